@@ -1,0 +1,57 @@
+"""The research graph: plan, fan out workers, write, review, and fill gaps until a stop rule."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.routes import (
+    dispatch_research,
+    dispatch_supplementary,
+    route_after_quality,
+    route_after_synthesis,
+)
+from graph.sync_bridge import node
+from graph.worker import build_worker_graph
+from nodes.planning import decompose
+from nodes.reviewing import analyze_gaps, quality_check
+from nodes.writing import finalize, refine_report, synthesize
+from settings import Settings
+from state import ResearchInput, ResearchOutput, ResearchState
+
+
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """A fresh compiled research graph; pass a checkpointer to make runs resumable."""
+    builder = StateGraph(
+        ResearchState,
+        context_schema=Settings,
+        input_schema=ResearchInput,
+        output_schema=ResearchOutput,
+    )
+    worker = build_worker_graph()
+    builder.add_node("decompose", node(decompose))
+    builder.add_node("research", worker)
+    builder.add_node("synthesize", node(synthesize))
+    builder.add_node("quality_check", node(quality_check))
+    builder.add_node("analyze_gaps", node(analyze_gaps))
+    builder.add_node("supplementary_research", worker)
+    builder.add_node("refine_report", node(refine_report))
+    builder.add_node("finalize", node(finalize))
+
+    builder.add_edge(START, "decompose")
+    builder.add_conditional_edges("decompose", dispatch_research, ["research"])
+    builder.add_edge("research", "synthesize")
+    builder.add_conditional_edges("synthesize", route_after_synthesis)
+    builder.add_conditional_edges("quality_check", route_after_quality)
+    builder.add_conditional_edges(
+        "analyze_gaps", dispatch_supplementary, ["supplementary_research", "finalize"]
+    )
+    builder.add_edge("supplementary_research", "refine_report")
+    builder.add_edge("refine_report", "quality_check")
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=checkpointer, name="deep_research")
+
+
+graph = build_graph()
+"""Compiled without a checkpointer, for Python callers and `langgraph dev` (which has its own)."""

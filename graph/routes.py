@@ -1,0 +1,105 @@
+"""The stop rules and every routing decision, as pure functions of state (no model involved)."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Literal
+
+from langgraph.types import Send
+
+from settings import Settings
+from state import ResearchState, StopReason, SubTask, WorkerInput, WorkerState
+from tools.budgets import budget_for
+
+
+def plateaued(history: list[float | None], min_improvement: float, rounds: int) -> bool:
+    """True when each of the last `rounds` reviews gained less than `min_improvement` points."""
+    scores = [score for score in history if score is not None]
+    if len(scores) < rounds + 1:
+        return False
+    recent = scores[-(rounds + 1) :]
+    return all(later - earlier < min_improvement for earlier, later in pairwise(recent))
+
+
+def over_budget(state: ResearchState, settings: Settings) -> bool:
+    """True when the run has spent a token or search budget the settings set."""
+    usage = state.get("usage")
+    if usage is None:
+        return False
+    tokens = usage.input_tokens + usage.output_tokens
+    return (settings.max_total_tokens is not None and tokens >= settings.max_total_tokens) or (
+        settings.max_search_calls is not None and usage.search_calls >= settings.max_search_calls
+    )
+
+
+def stop_reason(state: ResearchState, settings: Settings) -> StopReason | None:
+    """The first stop rule that holds after a review, in the design's order; None to go on."""
+    rounds = state.get("iteration", 0)
+    history = state.get("quality_history", [])
+    latest = history[-1] if history else None
+    quality = state.get("quality")
+    if rounds >= settings.max_iterations:
+        return "max_iterations"
+    if over_budget(state, settings):
+        return "budget"
+    if rounds < settings.min_iterations:
+        return None
+    if latest is not None and latest >= settings.quality_threshold:
+        return "quality_threshold"
+    if settings.diminishing_returns:
+        if plateaued(history, settings.min_improvement, settings.plateau_rounds):
+            return "plateau"
+        if latest is not None and quality is not None and not quality.another_round_worthwhile:
+            return "not_worthwhile"
+    return None
+
+
+def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "finalize"]:
+    """A report with no evidence behind it is not worth reviewing: finish honestly."""
+    return "finalize" if state.get("stop_reason") == "no_evidence" else "quality_check"
+
+
+def route_after_quality(state: ResearchState) -> Literal["analyze_gaps", "finalize"]:
+    """Decide whether another research round is worth its cost."""
+    return "finalize" if stop_reason(state, state["settings"]) else "analyze_gaps"
+
+
+def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -> list[Send]:
+    settings = state["settings"]
+    return [
+        Send(
+            node,
+            WorkerInput(
+                question=state["question"],
+                subtask=task,
+                budget=budget_for(task.complexity, settings),
+                round=round_,
+                settings=settings,
+                run_id=state["run_id"],
+            ),
+        )
+        for task in tasks
+    ]
+
+
+def dispatch_research(state: ResearchState) -> list[Send]:
+    """Fan out: one worker per planned subtask, all at once (`max_workers` bounds the work)."""
+    return _sends(state, "research", state["plan"].subtasks, 1)
+
+
+def dispatch_supplementary(state: ResearchState) -> list[Send] | Literal["finalize"]:
+    """Fan out the gap round's subtasks, or finish when gap analysis found none."""
+    tasks = state["gap_analysis"].supplementary_tasks if state.get("gap_analysis") else []
+    if state.get("stop_reason") == "no_gaps" or not tasks:
+        return "finalize"
+    return _sends(state, "supplementary_research", tasks, state["iteration"] + 1)
+
+
+def route_after_decide(state: WorkerState) -> Literal["act", "report_findings"]:
+    """A worker goes on only while gaps and budget are left."""
+    return "report_findings" if state.get("termination_reason") else "act"
+
+
+def route_after_act(state: WorkerState) -> Literal["observe", "report_findings"]:
+    """A worker with no new query to send is done."""
+    return "report_findings" if state.get("termination_reason") else "observe"

@@ -1,0 +1,60 @@
+"""Let `graph.invoke` run our async nodes: one shared event loop in a background thread.
+
+Every node is written once, as a coroutine. Under `ainvoke` LangGraph awaits it directly; under
+`invoke` the sync twin below runs it on a single long-lived loop (so HTTP clients and their
+connection pools are reused), carrying the caller's context variables so that LangGraph's
+config, stream writer and runtime are visible inside the node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+
+_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def _portal() -> asyncio.AbstractEventLoop:
+    """The background event loop, started on first use."""
+    global _loop
+    with _lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=_loop.run_forever, name="deep-research-loop", daemon=True
+            ).start()
+        return _loop
+
+
+def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Run `coroutine_fn(*args)` on the background loop with this thread's context; wait for it."""
+    loop = _portal()
+    context = contextvars.copy_context()
+    done: concurrent.futures.Future = concurrent.futures.Future()
+
+    def relay(task: asyncio.Task) -> None:
+        if task.cancelled():
+            done.cancel()
+        elif task.exception() is not None:
+            done.set_exception(task.exception())
+        else:
+            done.set_result(task.result())
+
+    def start() -> None:
+        task = loop.create_task(coroutine_fn(*args), context=context)
+        task.add_done_callback(relay)
+
+    loop.call_soon_threadsafe(start)
+    return done.result()
+
+
+def node(afunc: Callable[[Any], Awaitable[dict]]) -> RunnableLambda:
+    """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`."""
+    return RunnableLambda(lambda state: run_sync(afunc, state), afunc=afunc, name=afunc.__name__)

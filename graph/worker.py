@@ -1,0 +1,25 @@
+"""The worker subgraph: observe → orient → decide → act → observe ..., then report_findings."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.routes import route_after_act, route_after_decide
+from graph.sync_bridge import node
+from nodes.worker_steps import act, decide, observe, orient, report_findings
+from state import WorkerInput, WorkerOutput, WorkerState
+
+
+def build_worker_graph() -> CompiledStateGraph:
+    """One compiled worker; the research graph adds it under a node name per round kind."""
+    builder = StateGraph(WorkerState, input_schema=WorkerInput, output_schema=WorkerOutput)
+    for step in (observe, orient, decide, act, report_findings):
+        builder.add_node(step.__name__, node(step))
+    builder.add_edge(START, "observe")
+    builder.add_edge("observe", "orient")
+    builder.add_edge("orient", "decide")
+    builder.add_conditional_edges("decide", route_after_decide)
+    builder.add_conditional_edges("act", route_after_act)
+    builder.add_edge("report_findings", END)
+    return builder.compile(name="worker")

@@ -1,0 +1,99 @@
+"""Planning: take the question in, route it, and split it into subtasks the workers can run."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+
+from langgraph.runtime import get_runtime
+
+from nodes import prompts
+from settings import Settings, settings_from
+from state import ResearchState, SubTask, TaskPlan
+from tools.run_resources import resources_for
+from tools.structured import StructuredOutputError, ask
+
+MAX_QUESTION_CHARS = 4000
+
+
+class BadQuestion(ValueError):
+    """The question cannot be researched as given."""
+
+
+def clean_question(question: object) -> str:
+    """The question without control characters and surplus space; refuses empty or huge ones."""
+    if not isinstance(question, str):
+        raise BadQuestion(f"the question must be text, not {type(question).__name__}")
+    text = "".join(
+        ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in question
+    )
+    text = re.sub(r"[ \t]+", " ", text).strip()
+    if not text:
+        raise BadQuestion("the question is empty")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise BadQuestion(
+            f"the question is {len(text)} characters long; the limit is {MAX_QUESTION_CHARS}"
+        )
+    return text
+
+
+def _clean_queries(queries: list[str]) -> list[str]:
+    """Queries without blanks and duplicates, in their order."""
+    seen: dict[str, str] = {}
+    for query in queries:
+        text = " ".join(query.split())
+        if text and text.casefold() not in seen:
+            seen[text.casefold()] = text
+    return list(seen.values())
+
+
+def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
+    """The plan made safe to run: capped, de-duplicated, numbered, and sized by its route.
+
+    A straightforward question gets one simple subtask; any plan gets at most `max_subtasks`;
+    an empty plan still researches the question itself.
+    """
+    subtasks: list[SubTask] = []
+    seen: set[str] = set()
+    for task in plan.subtasks:
+        description = " ".join(task.description.split())
+        if description and description.casefold() not in seen:
+            seen.add(description.casefold())
+            subtasks.append(task.model_copy(update={"description": description}))
+    if not subtasks:
+        subtasks = [SubTask(description=question, search_queries=[question])]
+    limit = 1 if plan.query_type == "straightforward" else settings.max_subtasks
+    shaped = []
+    for number, task in enumerate(subtasks[:limit], start=1):
+        queries = _clean_queries(task.search_queries) or [task.description]
+        complexity = "simple" if plan.query_type == "straightforward" else task.complexity
+        shaped.append(
+            task.model_copy(
+                update={"id": number, "search_queries": queries, "complexity": complexity}
+            )
+        )
+    workers = min(max(plan.recommended_worker_count, 1), len(shaped))
+    return TaskPlan(query_type=plan.query_type, subtasks=shaped, recommended_worker_count=workers)
+
+
+async def decompose(state: ResearchState) -> dict:
+    """Start the run: keep its settings in state, then route the question and plan subtasks."""
+    settings = state.get("settings") or settings_from(get_runtime(Settings).context)
+    question = clean_question(state["question"])
+    run_id = state.get("run_id") or uuid.uuid4().hex
+    run = resources_for(run_id, settings)
+    try:
+        plan, usage = await ask(
+            TaskPlan, prompts.plan(question, settings.max_subtasks), role="planner", run=run
+        )
+    except StructuredOutputError as error:  # a one-subtask plan beats no research at all
+        plan, usage = TaskPlan(), error.usage
+    return {
+        "question": question,
+        "settings": settings,
+        "run_id": run_id,
+        "plan": shape_plan(plan, question, settings),
+        "iteration": 0,
+        "usage": usage,
+    }

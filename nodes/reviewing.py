@@ -1,0 +1,82 @@
+"""Reviewing: score the report, and find the gaps a further research round should fill."""
+
+from __future__ import annotations
+
+from nodes import prompts
+from state import GapAnalysis, QualityAssessment, ResearchState, SubTask
+from tools.citations import clean_citations
+from tools.run_resources import resources_for
+from tools.sources import SourceRegistry
+from tools.structured import StructuredOutputError, ask
+
+
+async def quality_check(state: ResearchState) -> dict:
+    """Score the current report against the question (0-100) and record why."""
+    registry = SourceRegistry(state["worker_results"])
+    cited = clean_citations(state["report"], registry.sources)[1]
+    messages = prompts.quality(state["question"], state["report"], len(cited))
+    run = resources_for(state["run_id"], state["settings"])
+    try:
+        assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
+    except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
+        return {"quality": None, "quality_history": [None], "usage": error.usage}
+    return {"quality": assessment, "quality_history": [assessment.score], "usage": usage}
+
+
+def shape_supplementary(
+    tasks: list[SubTask], researched: list[SubTask], limit: int
+) -> list[SubTask]:
+    """New subtasks only (not researched before), capped, numbered after the existing ones."""
+    seen = {t.description.casefold() for t in researched}
+    next_id = max((t.id for t in researched), default=0) + 1
+    fresh: list[SubTask] = []
+    for task in tasks:
+        description = " ".join(task.description.split())
+        if not description or description.casefold() in seen or len(fresh) >= limit:
+            continue
+        seen.add(description.casefold())
+        queries = [q for q in (" ".join(q.split()) for q in task.search_queries) if q]
+        fresh.append(
+            task.model_copy(
+                update={
+                    "id": next_id + len(fresh),
+                    "description": description,
+                    "search_queries": queries or [description],
+                }
+            )
+        )
+    return fresh
+
+
+def _researched(state: ResearchState) -> list[SubTask]:
+    """Every subtask the run has sent a worker on so far."""
+    done = list(state["plan"].subtasks)
+    for result in state.get("worker_results", []):
+        if result.round > 1:
+            done.append(SubTask(id=result.subtask_id, description=result.description))
+    return done
+
+
+async def analyze_gaps(state: ResearchState) -> dict:
+    """Find what the report lacks and plan the supplementary subtasks that would fill it."""
+    settings = state["settings"]
+    researched = _researched(state)
+    messages = prompts.gaps(
+        state["question"],
+        state["report"],
+        state.get("quality"),
+        [t.description for t in researched],
+        settings.max_supplementary_tasks,
+    )
+    run = resources_for(state["run_id"], settings)
+    try:
+        analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
+    except StructuredOutputError as error:  # no reliable gaps: finish with the report we have
+        return {"gap_analysis": GapAnalysis(), "stop_reason": "no_gaps", "usage": error.usage}
+    tasks = shape_supplementary(
+        analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
+    )
+    update = {"gap_analysis": analysis.model_copy(update={"supplementary_tasks": tasks})}
+    if not tasks:
+        update["stop_reason"] = "no_gaps"
+    return {**update, "usage": usage}

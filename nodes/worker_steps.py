@@ -1,0 +1,204 @@
+"""The worker's observe-orient-decide-act loop, within its budget, ending in one `WorkerResult`.
+
+A worker never raises for what the outside world does (a search or model error): it records the
+failure and hands back a `partial` or `failed` result, so its siblings' work is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import openai
+
+from nodes import prompts
+from state import (
+    Finding,
+    GapCheck,
+    SearchHit,
+    SourceEvidence,
+    Usage,
+    WorkerFindings,
+    WorkerResult,
+    WorkerState,
+)
+from tools.budgets import budget_spent, queries_left
+from tools.run_resources import RunResources, resources_for
+from tools.search import SEARCH_ERRORS
+from tools.search_cache import normalize_query
+from tools.sources import normalize_url
+from tools.structured import StructuredOutputError, ask
+
+MAX_HITS_KEPT = 15  # evidence a worker keeps and shows its model, best first
+FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fails
+MODEL_ERRORS = (openai.APIError, StructuredOutputError)
+
+
+def _run(state: WorkerState) -> RunResources:
+    return resources_for(state["run_id"], state["settings"])
+
+
+def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[str]:
+    """Queries worth sending: not empty, not sent before, not repeated, at most `limit`."""
+    seen = {normalize_query(q) for q in sent}
+    fresh = []
+    for query in candidates:
+        key = normalize_query(query)
+        if key and key not in seen and len(fresh) < limit:
+            seen.add(key)
+            fresh.append(" ".join(query.split()))
+    return fresh
+
+
+async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str]:
+    """One query through the run's cache: hits, what it cost, and an error message if it failed."""
+    try:
+        async with run.searches:
+            hits, cached = await run.search_cache.search(query, run.settings.max_results)
+    except SEARCH_ERRORS as error:
+        return [], Usage(search_calls=1), f"{query!r}: {type(error).__name__}: {error}"[:300]
+    return hits, Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached)), ""
+
+
+async def observe(state: WorkerState) -> dict:
+    """Observe: run this cycle's queries all at once, within the query budget."""
+    sent = state.get("sent_queries", [])
+    first_cycle = not state.get("cycles_used")
+    candidates = (
+        state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
+    )
+    queries = fresh_queries(candidates, sent, queries_left(state["budget"], len(sent)))
+    run = _run(state)
+    async with run.worker_slots:
+        outcomes = await asyncio.gather(*(_search(run, query) for query in queries))
+    usage = sum((cost for _, cost, _ in outcomes), Usage())
+    return {
+        "sent_queries": sent + queries,
+        "cycles_used": state.get("cycles_used", 0) + 1,
+        "hits": state.get("hits", []) + [hit for hits, _, _ in outcomes for hit in hits],
+        "search_errors": state.get("search_errors", []) + [e for _, _, e in outcomes if e],
+        "pending_queries": [],
+        "usage": usage,
+    }
+
+
+def rank_hits(hits: list[SearchHit], keep: int = MAX_HITS_KEPT) -> list[SearchHit]:
+    """Hits de-duplicated by URL (best score wins), best first, empty ones last, top `keep`."""
+    best: dict[str, SearchHit] = {}
+    for hit in hits:
+        key = normalize_url(hit.url)
+        if key not in best or hit.score > best[key].score:
+            best[key] = hit
+    ranked = sorted(best.values(), key=lambda h: (not h.content.strip(), -h.score))
+    return ranked[:keep]
+
+
+async def orient(state: WorkerState) -> dict:
+    """Orient: de-duplicate and rank what came back, keeping compact evidence only."""
+    return {"hits": rank_hits(state.get("hits", []))}
+
+
+async def decide(state: WorkerState) -> dict:
+    """Decide: stop when the budget is spent or nothing is missing; else name gaps and queries."""
+    sent, cycles = len(state.get("sent_queries", [])), state.get("cycles_used", 0)
+    hits = state.get("hits", [])
+    if budget_spent(state["budget"], sent, cycles):
+        return {"termination_reason": "budget_spent"}
+    if not hits and state.get("search_errors"):
+        return {"termination_reason": "search_failed"}
+    run = _run(state)
+    left = queries_left(state["budget"], sent)
+    try:
+        async with run.worker_slots:
+            check, usage = await ask(
+                GapCheck,
+                prompts.gap_check(state["question"], state["subtask"], hits, left),
+                role="researcher",
+                run=run,
+            )
+    except MODEL_ERRORS as error:
+        return {"termination_reason": "model_error", "usage": getattr(error, "usage", Usage())}
+    if not check.gaps:
+        return {"termination_reason": "no_gaps", "gaps": [], "usage": usage}
+    return {"gaps": check.gaps, "pending_queries": check.next_queries, "usage": usage}
+
+
+async def act(state: WorkerState) -> dict:
+    """Act: turn the gaps into the next cycle's queries (the model's, else the gaps themselves)."""
+    sent = state.get("sent_queries", [])
+    left = queries_left(state["budget"], len(sent))
+    queries = fresh_queries(state.get("pending_queries", []), sent, left)
+    queries = queries or fresh_queries(state.get("gaps", []), sent, left)
+    if not queries:
+        return {"pending_queries": [], "termination_reason": "no_new_queries"}
+    return {"pending_queries": queries}
+
+
+def _sources(hits: list[SearchHit]) -> list[SourceEvidence]:
+    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw)."""
+    return [
+        SourceEvidence(id=n, url=h.url, title=h.title, excerpt=h.content)
+        for n, h in enumerate(hits, 1)
+    ]
+
+
+def _cited_only(findings: list[Finding], sources: list[SourceEvidence]) -> list[SourceEvidence]:
+    cited = {i for f in findings for i in f.source_ids}
+    return [s for s in sources if s.id in cited]
+
+
+async def report_findings(state: WorkerState) -> dict:
+    """Hand back one `WorkerResult`: findings that cite the sources they came from."""
+    hits = state.get("hits", [])
+    errors = state.get("search_errors", [])
+    result = WorkerResult(
+        subtask_id=state["subtask"].id,
+        round=state["round"],
+        description=state["subtask"].description,
+        queries_used=len(state.get("sent_queries", [])),
+        cycles_used=state.get("cycles_used", 0),
+        termination_reason=state.get("termination_reason", ""),
+        gaps=state.get("gaps", []),
+    )
+    if not hits:
+        error = "; ".join(errors[:3]) or "the searches returned nothing"
+        failed = result.model_copy(update={"status": "failed", "error": error})
+        return {"worker_results": [failed]}
+    sources = _sources(hits)
+    run = _run(state)
+    try:
+        async with run.worker_slots:
+            answer, usage = await ask(
+                WorkerFindings,
+                prompts.findings(state["question"], state["subtask"], hits),
+                role="researcher",
+                run=run,
+            )
+    except MODEL_ERRORS as error:  # the evidence is real even when its summary failed
+        findings = [Finding(claim=s.excerpt[:400], source_ids=[s.id]) for s in sources]
+        partial = result.model_copy(
+            update={
+                "status": "partial",
+                "findings": findings[:FALLBACK_FINDINGS],
+                "sources": sources[:FALLBACK_FINDINGS],
+                "error": f"{type(error).__name__}: {error}"[:300],
+            }
+        )
+        return {"worker_results": [partial], "usage": getattr(error, "usage", Usage())}
+    known = {s.id for s in sources}
+    findings = [
+        Finding(claim=f.claim, source_ids=[i for i in f.source_ids if i in known])
+        for f in answer.findings
+        if f.claim.strip()
+    ]
+    done = result.model_copy(
+        update={
+            "status": "partial" if errors else "ok",
+            "findings": findings,
+            "summary": answer.summary,
+            "gaps": answer.gaps,
+            "confidence": answer.confidence,
+            "sources": _cited_only(findings, sources),
+            "error": "; ".join(errors[:3]),
+        }
+    )
+    return {"worker_results": [done], "usage": usage}

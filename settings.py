@@ -1,0 +1,94 @@
+"""Run settings: every number that bounds a run's cost, validated, with the reference defaults.
+
+`Settings` is the research graph's `context_schema`, so Studio shows it as the configuration
+panel and `graph.ainvoke(..., context={...})` validates it. The first step of a run copies it
+into state, because LangGraph does not persist `context=`: a resumed run finds its settings.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Complexity = Literal["simple", "medium", "complex"]
+Role = Literal["planner", "researcher", "writer", "reviewer"]
+
+DEFAULT_MODEL = "gpt-4.1-mini"
+
+
+def _default_model() -> str:
+    """The model for every role unless the caller names one: `DEEP_RESEARCH_MODEL` or ours."""
+    return os.environ.get("DEEP_RESEARCH_MODEL") or DEFAULT_MODEL
+
+
+class Settings(BaseModel):
+    """How much work a run may do, and with which models; the graph's context schema."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    max_workers: int = Field(6, ge=1, le=64, description="Workers that research at once.")
+    max_subtasks: int = Field(8, ge=1, le=50, description="Cap on the subtasks of any plan.")
+    min_iterations: int = Field(2, ge=1, le=20, description="Rounds before quality may stop.")
+    max_iterations: int = Field(5, ge=1, le=20, description="Rounds at most (1 = no gap round).")
+    quality_threshold: float = Field(80, ge=0, le=100, description="Score (0-100) that is enough.")
+    diminishing_returns: bool = Field(True, description="Stop when rounds stop paying.")
+    min_improvement: float = Field(5, ge=0, le=100, description="Score gain a round must bring.")
+    plateau_rounds: int = Field(2, ge=1, le=10, description="Rounds below min_improvement.")
+    max_queries: int | None = Field(
+        None, ge=1, le=50, description="Queries per worker; overrides the complexity budget."
+    )
+    max_cycles: int | None = Field(
+        None, ge=1, le=10, description="OODA cycles per worker; overrides the complexity budget."
+    )
+    max_results: int = Field(5, ge=1, le=20, description="Results per search.")
+    max_supplementary_tasks: int = Field(
+        3, ge=1, le=20, description="Subtasks a gap round may add."
+    )
+    model: str = Field(default_factory=_default_model, min_length=1, description="Every role.")
+    planner_model: str | None = Field(None, description="Model for planning; default `model`.")
+    researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
+    writer_model: str | None = Field(None, description="Model for the report; default `model`.")
+    reviewer_model: str | None = Field(None, description="Model for review; default `model`.")
+    structured_output: Literal["auto", "json_schema", "tool_calling", "prompt"] = Field(
+        "auto", description="How replies are forced into the JSON contracts."
+    )
+    structured_retries: int = Field(
+        2, ge=0, le=5, description="Re-asks after a reply that breaks its contract."
+    )
+    request_timeout: float = Field(120, gt=0, le=3600, description="Seconds per model call.")
+    model_retries: int = Field(3, ge=0, le=10, description="Retries of a failed model call.")
+    search_retries: int = Field(3, ge=0, le=10, description="Retries of a failed search.")
+    max_concurrent_model_calls: int = Field(
+        8, ge=1, le=256, description="Model calls in flight at once, all workers together."
+    )
+    max_total_tokens: int | None = Field(
+        None, ge=1, description="Run budget: input plus output tokens; no new round past it."
+    )
+    max_search_calls: int | None = Field(
+        None, ge=1, description="Run budget: searches sent; no new round past it."
+    )
+    max_concurrent_searches: int = Field(
+        8, ge=1, le=256, description="Searches in flight at once, all workers together."
+    )
+
+    @model_validator(mode="after")
+    def _iterations_in_order(self) -> Settings:
+        if self.min_iterations > self.max_iterations:
+            raise ValueError(
+                f"min_iterations ({self.min_iterations}) is above "
+                f"max_iterations ({self.max_iterations})"
+            )
+        return self
+
+    def model_for(self, role: Role) -> str:
+        """The model name a role uses: its own if set, else the shared `model`."""
+        return getattr(self, f"{role}_model") or self.model
+
+
+def settings_from(context: Settings | dict | None) -> Settings:
+    """Settings from whatever the caller passed as `context=` (nothing means the defaults)."""
+    if isinstance(context, Settings):
+        return context
+    return Settings.model_validate(context or {})

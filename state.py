@@ -1,0 +1,256 @@
+"""The JSON contracts the steps pass each other, and the state schemas of both graphs.
+
+Agents never chat: the planner hands workers `SubTask`s, workers hand back `WorkerResult`s whose
+findings cite source ids, the reviewer answers with a `QualityAssessment` and a `GapAnalysis`.
+The same Pydantic models are the structured-output schemas the models must fill.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, field_validator
+from typing_extensions import TypedDict
+
+from settings import Complexity, Settings
+
+QueryType = Literal["straightforward", "breadth_first", "depth_first"]
+WorkerStatus = Literal["ok", "partial", "failed"]
+StopReason = Literal[
+    "max_iterations",
+    "budget",
+    "quality_threshold",
+    "plateau",
+    "not_worthwhile",
+    "no_gaps",
+    "no_evidence",
+]
+
+
+def _clamp_score(value: object) -> object:
+    """Scores outside 0..100 are pulled to the nearest end rather than rejected."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return max(0, min(100, value))
+    return value
+
+
+# ---------------------------------------------------------------- planning
+
+
+class SubTask(BaseModel):
+    """One unit of research a single worker can finish on its own."""
+
+    id: int = Field(0, description="Unique number of the subtask within the run.")
+    description: str = Field(description="What to find out, as a self-contained instruction.")
+    search_queries: list[str] = Field(
+        default_factory=list, description="Web search queries to start with (2-4)."
+    )
+    complexity: Complexity = Field("medium", description="Sets the worker's search budget.")
+    perspective: str = Field("", description="For depth-first plans: the angle to take.")
+
+
+class TaskPlan(BaseModel):
+    """The planner's answer: how to route the question and how to split it."""
+
+    query_type: QueryType = Field(
+        "breadth_first",
+        description="straightforward: one focused lookup; breadth_first: independent "
+        "sub-questions; depth_first: several perspectives on one core question.",
+    )
+    subtasks: list[SubTask] = Field(default_factory=list)
+    recommended_worker_count: int = Field(1, description="Workers worth running in parallel.")
+
+
+class Budget(BaseModel):
+    """What one worker may spend: search queries and observe-orient-decide-act cycles."""
+
+    max_queries: int = Field(ge=1)
+    max_cycles: int = Field(ge=1)
+
+
+# ---------------------------------------------------------------- evidence
+
+
+class SearchHit(BaseModel):
+    """One result of one search, as the backend returned it (content already compact)."""
+
+    url: str
+    title: str = ""
+    content: str = ""
+    score: float = 0.0
+    query: str = ""
+
+
+class Source(BaseModel):
+    """A registered source: the only URLs a report may cite."""
+
+    id: int
+    url: str
+    title: str = ""
+
+
+class SourceEvidence(Source):
+    """A source with the text the search returned for it, the ground truth for its citations."""
+
+    excerpt: str = ""
+
+
+class Finding(BaseModel):
+    """One claim a worker found, citing the ids of the sources that support it."""
+
+    claim: str
+    source_ids: list[int] = Field(default_factory=list)
+
+
+class WorkerFindings(BaseModel):
+    """What the researcher model is asked for at the end of a worker's loop."""
+
+    findings: list[Finding] = Field(default_factory=list)
+    summary: str = ""
+    gaps: list[str] = Field(default_factory=list, description="What is still unknown.")
+    confidence: float = Field(0.5, ge=0, le=1)
+
+
+class GapCheck(BaseModel):
+    """A worker's decide step: what is still missing, and the queries that would find it."""
+
+    gaps: list[str] = Field(default_factory=list)
+    next_queries: list[str] = Field(default_factory=list)
+
+
+class WorkerResult(BaseModel):
+    """What a worker hands back: findings citing its own `sources` by their local ids."""
+
+    subtask_id: int
+    round: int = 1
+    description: str = ""
+    status: WorkerStatus = "ok"
+    findings: list[Finding] = Field(default_factory=list)
+    summary: str = ""
+    gaps: list[str] = Field(default_factory=list)
+    confidence: float = 0.0
+    queries_used: int = 0
+    cycles_used: int = 0
+    termination_reason: str = ""
+    sources: list[SourceEvidence] = Field(default_factory=list)
+    error: str = ""
+
+
+# ---------------------------------------------------------------- review
+
+
+class QualityDimensions(BaseModel):
+    """The reviewer's sub-scores, each 0-100."""
+
+    completeness: float = 0
+    accuracy: float = 0
+    depth: float = 0
+    structure: float = 0
+    readability: float = 0
+    source_quality: float = 0
+
+    _clamp = field_validator("*", mode="before")(classmethod(lambda cls, v: _clamp_score(v)))
+
+
+class QualityAssessment(BaseModel):
+    """The reviewer's verdict on a report: a 0-100 score, why, and whether to go on."""
+
+    score: float = Field(description="Overall quality, 0-100.")
+    dimensions: QualityDimensions = Field(default_factory=QualityDimensions)
+    issues: list[str] = Field(default_factory=list, description="Concrete weaknesses.")
+    another_round_worthwhile: bool = Field(
+        True, description="Would one more research round improve the report materially?"
+    )
+
+    _clamp = field_validator("score", mode="before")(classmethod(lambda cls, v: _clamp_score(v)))
+
+
+class GapAnalysis(BaseModel):
+    """What the report still lacks, and the subtasks that would fill it."""
+
+    gaps: list[str] = Field(default_factory=list)
+    supplementary_tasks: list[SubTask] = Field(default_factory=list)
+
+
+class Usage(BaseModel):
+    """Calls and tokens as the servers reported them; added up across workers and rounds."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    search_calls: int = 0
+    search_cache_hits: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+
+def add_usage(left: Usage | None, right: Usage | None) -> Usage:
+    """Reducer: usage from parallel workers and successive steps adds up."""
+    return (left or Usage()) + (right or Usage())
+
+
+# ---------------------------------------------------------------- research graph
+
+
+class ResearchInput(TypedDict):
+    """What a caller gives: the question."""
+
+    question: str
+
+
+class ResearchOutput(TypedDict):
+    """What a caller gets back."""
+
+    report: str
+    sources: list[Source]
+    quality: QualityAssessment | None
+    iteration: int
+    usage: Usage
+    stop_reason: StopReason
+
+
+class ResearchState(ResearchInput, ResearchOutput, total=False):
+    """Everything the orchestrator keeps between steps (and every checkpoint stores)."""
+
+    settings: Settings
+    run_id: str
+    plan: TaskPlan
+    worker_results: Annotated[list[WorkerResult], operator.add]
+    quality_history: Annotated[list[float | None], operator.add]  # None: no valid review
+    gap_analysis: GapAnalysis
+    usage: Annotated[Usage, add_usage]
+
+
+# ---------------------------------------------------------------- worker subgraph
+
+
+class WorkerInput(TypedDict):
+    """What the orchestrator sends one worker (a `Send` payload)."""
+
+    question: str
+    subtask: SubTask
+    budget: Budget
+    round: int
+    settings: Settings
+    run_id: str
+
+
+class WorkerOutput(TypedDict):
+    """What a worker gives back to the orchestrator, merged by its reducers."""
+
+    worker_results: Annotated[list[WorkerResult], operator.add]
+    usage: Annotated[Usage, add_usage]
+
+
+class WorkerState(WorkerInput, WorkerOutput, total=False):
+    """A worker's loop state: the budget counters and the evidence gathered so far."""
+
+    pending_queries: list[str]
+    sent_queries: list[str]
+    cycles_used: int
+    hits: list[SearchHit]
+    gaps: list[str]
+    search_errors: list[str]
+    termination_reason: str

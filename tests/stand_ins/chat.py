@@ -1,0 +1,289 @@
+"""A stand-in OpenAI chat-completions server with a scripted research "brain".
+
+It answers the three structured-output methods (JSON-schema response format, tool calling,
+schema in the prompt) and plain prose, streamed or not, and reports token usage that the tests
+compare with what the graph counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from stand_ins.http import Reply, StandIn
+
+_EVIDENCE = re.compile(r"^\[(\d+)\] (.*?) — (\S+)$", re.MULTILINE)
+_SCHEMA_NAME = re.compile(r"^Schema name: (\w+)$", re.MULTILINE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass
+class ChatCall:
+    """One request as the brain sees it."""
+
+    contract: str | None  # the schema asked for, None for prose
+    method: str  # json_schema | tool_calling | prompt | prose
+    system: str
+    user: str
+    body: dict
+
+    @property
+    def question(self) -> str:
+        match = re.search(r"^(?:Question|Overall question): (.*)$", self.user, re.MULTILINE)
+        return match.group(1) if match else ""
+
+    def evidence_ids(self) -> list[int]:
+        return [int(n) for n, _, _ in _EVIDENCE.findall(self.user)]
+
+
+@dataclass
+class Brain:
+    """Deterministic answers for each contract; tests change the knobs."""
+
+    subtasks: int = 3
+    query_type: str = "breadth_first"
+    scores: list[float] = field(default_factory=lambda: [70, 85, 90])
+    another_round_worthwhile: bool = True
+    gap_tasks: int = 1
+    worker_gaps_first_cycle: bool = False
+    invented_citations: bool = False
+    empty_strings: bool = False
+    calls: Counter = field(default_factory=Counter)
+
+    def answer(self, call: ChatCall) -> Any:
+        self.calls[call.contract or "prose"] += 1
+        handler = getattr(self, f"on_{call.contract}", None) if call.contract else None
+        return handler(call) if handler else self.on_prose(call)
+
+    def _cjk(self, call: ChatCall) -> bool:
+        return bool(_CJK.search(call.question))
+
+    def on_TaskPlan(self, call: ChatCall) -> dict:
+        q = call.question
+        word = "子课题" if self._cjk(call) else "aspect"
+        return {
+            "query_type": self.query_type,
+            "subtasks": [
+                {
+                    "id": n,
+                    "description": "" if self.empty_strings else f"{q} — {word} {n}",
+                    "search_queries": ["", " "]
+                    if self.empty_strings
+                    else [f"{q} {word} {n}", f"{q} {word} {n} data"],
+                    "complexity": "simple",
+                }
+                for n in range(1, self.subtasks + 1)
+            ],
+            "recommended_worker_count": self.subtasks,
+        }
+
+    def on_GapCheck(self, call: ChatCall) -> dict:
+        cycle_one = "Queries already run" in call.user and call.user.count('"') <= 8
+        if self.worker_gaps_first_cycle and cycle_one:
+            return {"gaps": ["more numbers"], "next_queries": [f"{call.question} numbers"]}
+        return {"gaps": [], "next_queries": []}
+
+    def on_WorkerFindings(self, call: ChatCall) -> dict:
+        ids = call.evidence_ids()
+        claim = "发现" if self._cjk(call) else "Finding"
+        findings = [{"claim": f"{claim} {i}", "source_ids": [i]} for i in ids[:3]]
+        if self.invented_citations:
+            findings.append({"claim": "Invented", "source_ids": [999]})
+        return {
+            "findings": findings,
+            "summary": "" if self.empty_strings else "Summary.",
+            "gaps": [],
+            "confidence": 0.8,
+        }
+
+    def on_QualityAssessment(self, call: ChatCall) -> dict:
+        index = self.calls["QualityAssessment"] - 1
+        score = self.scores[min(index, len(self.scores) - 1)]
+        return {
+            "score": score,
+            "dimensions": {"completeness": score, "accuracy": score},
+            "issues": ["needs more depth"],
+            "another_round_worthwhile": self.another_round_worthwhile,
+        }
+
+    def on_GapAnalysis(self, call: ChatCall) -> dict:
+        round_ = self.calls["GapAnalysis"]
+        q = call.question
+        tasks = [
+            {
+                "id": 1,
+                "description": f"{q} — gap {round_}.{n}",
+                "search_queries": [f"{q} gap {round_} {n}"],
+                "complexity": "simple",
+            }
+            for n in range(1, self.gap_tasks + 1)
+        ]
+        return {"gaps": [f"gap {round_}"] if tasks else [], "supplementary_tasks": tasks}
+
+    def on_prose(self, call: ChatCall) -> str:
+        if self.empty_strings:
+            return ""
+        ids = call.evidence_ids()
+        cjk = self._cjk(call)
+        current = re.search(r"Current report:\n(.*?)\n\nGaps found in review:", call.user, re.S)
+        head = (
+            current.group(1) if current else f"# {call.question}\n\n{'摘要' if cjk else 'Summary'}."
+        )
+        body = "\n".join(
+            (f"来源 {i} 支持这一点 [{i}]。" if cjk else f"Source {i} supports this [{i}].")
+            for i in ids
+        )
+        extra = ""
+        if self.invented_citations:
+            extra = (
+                "\nAn invented claim [999] and [1, 998]. See https://invented.example/page."
+                "\n\n## References\n- [999] Fake"
+            )
+        return f"{head}\n\n## {'新发现' if cjk else 'New findings'}\n{body}{extra}"
+
+
+class ChatServer(StandIn):
+    """The stand-in server. Knobs: brain, refuse_tools, refuse_response_format, reply_wrapper."""
+
+    def __init__(self, brain: Brain | None = None) -> None:
+        super().__init__()
+        self.brain = brain or Brain()
+        self.refuse_tools = False
+        self.refuse_response_format = False
+        self.reply_wrapper = lambda text, call: text  # e.g. add <think> blocks
+        self.fault = lambda number, body: None  # return a Reply to inject a failure
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.answered = 0
+        self._count = 0
+        self._brain_lock = threading.Lock()
+
+    def _call(self, body: dict) -> ChatCall:
+        messages = body.get("messages", [])
+        system = "\n".join(str(m.get("content")) for m in messages if m["role"] == "system")
+        user = "\n".join(
+            str(m.get("content")) for m in messages if m["role"] in ("user", "assistant")
+        )
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return ChatCall(
+                body["response_format"]["json_schema"]["name"], "json_schema", system, user, body
+            )
+        if body.get("tools"):
+            return ChatCall(
+                body["tools"][0]["function"]["name"], "tool_calling", system, user, body
+            )
+        match = _SCHEMA_NAME.search(system)
+        if match:
+            return ChatCall(match.group(1), "prompt", system, user, body)
+        return ChatCall(None, "prose", system, user, body)
+
+    def handle(self, path: str, body: dict, headers: dict) -> Reply:
+        with self._brain_lock:
+            self._count += 1
+            number = self._count
+        injected = self.fault(number, body)
+        if injected is not None:
+            return injected
+        if self.refuse_tools and body.get("tools"):
+            return Reply(
+                400,
+                {"error": {"message": "tools are not supported", "type": "invalid_request_error"}},
+            )
+        if self.refuse_response_format and body.get("response_format"):
+            return Reply(
+                400,
+                {
+                    "error": {
+                        "message": "response_format is not supported",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
+        call = self._call(body)
+        with self._brain_lock:
+            answer = self.brain.answer(call)
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if call.method == "tool_calling":
+            arguments = json.dumps(answer, ensure_ascii=False)
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{number}",
+                    "type": "function",
+                    "function": {"name": call.contract, "arguments": arguments},
+                }
+            ]
+            text = arguments
+        else:
+            text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+            if call.method == "prompt":
+                text = f"<tool_call>{text}</tool_call>"
+            text = self.reply_wrapper(text, call)
+            message["content"] = text
+        prompt_tokens = len(json.dumps(body.get("messages"), ensure_ascii=False)) // 4 + 1
+        completion_tokens = len(text) // 4 + 1
+        with self._brain_lock:
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+            self.answered += 1
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if body.get("stream"):
+            return Reply(sse=self._sse(body.get("model", ""), message, usage, number))
+        return Reply(
+            200,
+            {
+                "id": f"chatcmpl-{number}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", ""),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
+                ],
+                "usage": usage,
+            },
+        )
+
+    def _sse(self, model: str, message: dict, usage: dict, number: int) -> str:
+        delta = {"role": "assistant", "content": message.get("content") or ""}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": 0, **message["tool_calls"][0]}]
+        chunks = [
+            {
+                "id": f"chatcmpl-{number}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            },
+            {
+                "id": f"chatcmpl-{number}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            },
+            {
+                "id": f"chatcmpl-{number}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [],
+                "usage": usage,
+            },
+        ]
+        return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+    @property
+    def chat_requests(self) -> list[dict]:
+        return [r for r in self.requests if r["path"].endswith("/chat/completions")]

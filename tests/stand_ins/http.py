@@ -1,0 +1,103 @@
+"""A small threaded JSON HTTP server on loopback that records requests and peak concurrency."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class Reply:
+    """What a handler answers: a status, a JSON body or raw SSE text, and headers."""
+
+    def __init__(
+        self,
+        status: int = 200,
+        body: Any = None,
+        sse: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.status, self.body, self.sse, self.headers = status, body, sse, headers or {}
+
+
+class StandIn:
+    """Base: subclasses implement `handle(path, body, headers) -> Reply`."""
+
+    latency = 0.0  # seconds each request takes
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.peak_concurrency = 0
+        self._lock = threading.Lock()
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw or b"{}")
+                reply = stand_in._serve(self.path, body, dict(self.headers))
+                if reply.sse is not None:
+                    data = reply.sse.encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "text/event-stream")
+                else:
+                    data = json.dumps(reply.body).encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> StandIn:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _serve(self, path: str, body: dict, headers: dict) -> Reply:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
+        try:
+            if self.latency:
+                time.sleep(self.latency)
+            reply = self.handle(path, body, headers)
+            with self._lock:
+                self.requests.append(
+                    {
+                        "path": path,
+                        "body": body,
+                        "headers": headers,
+                        "status": reply.status,
+                        "reply": reply.body,
+                    }
+                )
+            return reply
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def handle(self, path: str, body: dict, headers: dict) -> Reply:
+        raise NotImplementedError

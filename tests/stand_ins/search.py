@@ -1,0 +1,47 @@
+"""A stand-in Tavily search server: deterministic results per query, failures on demand."""
+
+from __future__ import annotations
+
+import re
+
+from stand_ins.http import Reply, StandIn
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^\w]+", "-", text.casefold()).strip("-")[:60] or "q"
+
+
+class SearchServer(StandIn):
+    """Knobs: fail_all, latency, results_per_query, page_text (content override)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail_all = False
+        self.fault = lambda number, body: None
+        self.page_text = lambda query, n: f"Evidence {n} about {query}: the figure is {n * 7}."
+        self._count = 0
+
+    def handle(self, path: str, body: dict, headers: dict) -> Reply:
+        self._count += 1
+        if not headers.get("Authorization", "").startswith("Bearer "):
+            return Reply(401, {"detail": {"error": "missing key"}})
+        if self.fail_all:
+            return Reply(500, {"detail": {"error": "search is down"}})
+        injected = self.fault(self._count, body)
+        if injected is not None:
+            return injected
+        query = body["query"]
+        results = [
+            {
+                "url": f"https://example.com/{slug(query)}/{n}",
+                "title": f"{query} — page {n}",
+                "content": self.page_text(query, n),
+                "score": round(1 - n / 10, 2),
+            }
+            for n in range(1, min(int(body.get("max_results", 5)), 5) + 1)
+        ]
+        return Reply(200, {"query": query, "results": results, "response_time": 0.01})
+
+    @property
+    def queries(self) -> list[str]:
+        return [r["body"]["query"] for r in self.requests if r["status"] == 200]

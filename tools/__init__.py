@@ -1,0 +1,1 @@
+"""The outside world: chat models, structured output, search backends, cache, budgets."""

@@ -1,0 +1,65 @@
+"""Chat models: one `ChatOpenAI` per model name and event loop, built once and reused.
+
+Any OpenAI-compatible chat-completions server works (OpenAI, Qwen on DashScope, DeepSeek, vLLM,
+Ollama): the Responses API is never used. The API key and base URL come from the environment at
+client-build time and never enter settings, state or checkpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+
+import httpx
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from settings import Role, Settings
+
+PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, ChatOpenAI]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class MissingCredentials(RuntimeError):
+    """The environment lacks a key the chosen services need."""
+
+
+def openai_base_url() -> str | None:
+    """The chat server's base URL, from the variables the OpenAI SDK itself reads."""
+    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
+
+
+def openai_api_key() -> str:
+    """The chat server's key; a custom base URL may do without one (local servers)."""
+    key = os.environ.get("OPENAI_API_KEY", "").strip()
+    if key:
+        return key
+    if openai_base_url():
+        return PLACEHOLDER_KEY
+    raise MissingCredentials(
+        "OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to a server that needs no key."
+    )
+
+
+def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
+    """The client for a role's model on the running event loop (its connection pool is reused)."""
+    loop = asyncio.get_running_loop()
+    name = settings.model_for(role)
+    key = (name, openai_base_url(), settings.request_timeout, settings.model_retries)
+    per_loop = _clients.setdefault(loop, {})
+    if key not in per_loop:
+        per_loop[key] = ChatOpenAI(
+            model=name,
+            api_key=SecretStr(openai_api_key()),
+            base_url=openai_base_url(),
+            timeout=settings.request_timeout,
+            max_retries=settings.model_retries,
+            use_responses_api=False,
+            stream_usage=True,
+            http_async_client=httpx.AsyncClient(timeout=settings.request_timeout),
+        )
+    return per_loop[key]

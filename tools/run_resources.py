@@ -1,0 +1,58 @@
+"""What all workers of one run share in memory: the search cache and the concurrency limits.
+
+Keyed by the run's id and the running event loop, so a resumed run in a new process (or a
+second loop in this one) builds its own; nothing here is checkpointed, and nothing needs to be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from settings import Settings
+from tools.search import SearchBackend, TavilySearch
+from tools.search_cache import SearchCache
+
+RUNS_KEPT_PER_LOOP = 16  # runs whose caches stay in memory at once, per event loop
+
+
+@dataclass
+class RunResources:
+    """The shared, in-memory side of a run: cache, worker slots, call limits."""
+
+    settings: Settings
+    search_cache: SearchCache
+    worker_slots: asyncio.Semaphore
+    model_calls: asyncio.Semaphore
+    searches: asyncio.Semaphore
+    structured_mode: str = ""  # the method `auto` settled on for this run
+    notes: list[str] = field(default_factory=list)
+
+
+_runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OrderedDict[str, RunResources]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def search_backend(settings: Settings) -> SearchBackend:
+    """The backend the settings choose."""
+    return TavilySearch(settings)
+
+
+def resources_for(run_id: str, settings: Settings) -> RunResources:
+    """The run's shared resources, created on first use on this event loop."""
+    runs = _runs.setdefault(asyncio.get_running_loop(), OrderedDict())
+    if run_id not in runs:
+        runs[run_id] = RunResources(
+            settings=settings,
+            search_cache=SearchCache(search_backend(settings)),
+            worker_slots=asyncio.Semaphore(settings.max_workers),
+            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
+            searches=asyncio.Semaphore(settings.max_concurrent_searches),
+        )
+        while len(runs) > RUNS_KEPT_PER_LOOP:
+            runs.popitem(last=False)
+    runs.move_to_end(run_id)
+    return runs[run_id]

@@ -1,0 +1,51 @@
+"""One search cache per run, in front of every backend: a normalised query is paid for once.
+
+Two workers that ask the same query at the same moment share one request (single flight);
+a failed search is not cached, so a later ask tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import unicodedata
+
+from state import SearchHit
+from tools.search import SearchBackend
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_query(query: str) -> str:
+    """The cache key of a query: Unicode-normalised, case-folded, single-spaced, trimmed."""
+    text = unicodedata.normalize("NFKC", query).casefold()
+    return _SPACES.sub(" ", text).strip(" \t\"'.,;:!?")
+
+
+class SearchCache:
+    """Memoises `backend.search` per (normalised query, max_results) for the life of a run."""
+
+    def __init__(self, backend: SearchBackend) -> None:
+        self._backend = backend
+        self._entries: dict[tuple[str, int], asyncio.Future[list[SearchHit]]] = {}
+
+    async def search(self, query: str, max_results: int) -> tuple[list[SearchHit], bool]:
+        """Hits for a query, and whether they came from the cache rather than the backend."""
+        key = (normalize_query(query), max_results)
+        if key in self._entries:
+            return await asyncio.shield(self._entries[key]), True
+        future: asyncio.Future[list[SearchHit]] = asyncio.get_running_loop().create_future()
+        self._entries[key] = future
+        try:
+            hits = await self._backend.search(query, max_results)
+        except asyncio.CancelledError:
+            del self._entries[key]
+            future.cancel()
+            raise
+        except Exception as error:  # re-raised: the owner and every waiter see the failure
+            del self._entries[key]
+            future.set_exception(error)
+            future.exception()  # marks it retrieved when nobody else was waiting
+            raise
+        future.set_result(hits)
+        return hits, False

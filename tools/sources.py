@@ -1,0 +1,64 @@
+"""The source registry: every URL a search returned, once, with a stable integer id.
+
+Workers number their own sources (1..n) while they research in parallel; the registry gives
+them run-wide ids in a fixed order (round, then subtask id, then each worker's first-seen
+order), so ids never depend on which worker finished first and stay the same on resume.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+from state import Finding, SourceEvidence, WorkerResult
+
+
+def normalize_url(url: str) -> str:
+    """The identity of a URL: scheme and host lower-cased, no trailing slash, fragment kept."""
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/") or ""
+    return urlunsplit(
+        (parts.scheme.lower(), parts.netloc.lower(), path, parts.query, parts.fragment)
+    )
+
+
+class SourceRegistry:
+    """Run-wide source ids, built from worker results; results rewritten to cite them."""
+
+    def __init__(self, results: list[WorkerResult]) -> None:
+        self.sources: list[SourceEvidence] = []
+        self.results: list[WorkerResult] = []
+        self._ids: dict[str, int] = {}
+        for result in sorted(results, key=lambda r: (r.round, r.subtask_id)):
+            self.results.append(self._absorb(result))
+
+    def _register(self, source: SourceEvidence) -> int:
+        key = normalize_url(source.url)
+        if key not in self._ids:
+            self._ids[key] = len(self.sources) + 1
+            self.sources.append(source.model_copy(update={"id": self._ids[key]}))
+        return self._ids[key]
+
+    def _absorb(self, result: WorkerResult) -> WorkerResult:
+        """The result with its local source ids replaced by registry ids (unknown ids dropped)."""
+        local = {source.id: self._register(source) for source in result.sources}
+        findings = [
+            Finding(claim=f.claim, source_ids=[local[i] for i in f.source_ids if i in local])
+            for f in result.findings
+        ]
+        sources = [self.sources[local[s.id] - 1] for s in result.sources]
+        return result.model_copy(update={"findings": findings, "sources": sources})
+
+    def ids(self) -> set[int]:
+        """Every registered id."""
+        return {source.id for source in self.sources}
+
+    def urls(self) -> set[str]:
+        """Every registered URL, normalised."""
+        return set(self._ids)
+
+    def from_round(self, round_: int) -> tuple[list[WorkerResult], list[SourceEvidence]]:
+        """One round's results, and the sources first registered in that round."""
+        results = [r for r in self.results if r.round == round_]
+        earlier = {s.id for r in self.results if r.round < round_ for s in r.sources}
+        fresh = {s.id: s for r in results for s in r.sources if s.id not in earlier}
+        return results, sorted(fresh.values(), key=lambda s: s.id)
