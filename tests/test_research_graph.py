@@ -1,0 +1,144 @@
+"""The real graph, end to end, through the real ChatOpenAI and Tavily clients and the stand-ins."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from graph import build_graph, graph
+
+FAST = {"model_retries": 0, "search_retries": 0}
+
+
+def research(question, **settings):
+    return asyncio.run(graph.ainvoke({"question": question}, context={**FAST, **settings}))
+
+
+def cited_ids(report):
+    body = (
+        report.split("\n## ")[0] if "\n## Sources" not in report else report.split("## Sources")[0]
+    )
+    return {int(n) for n in re.findall(r"\[(\d+)\]", body)}
+
+
+def test_a_normal_run_keeps_the_contract(chat_server, search_server):
+    result = research("Compare zstd and xz for log archives", max_iterations=3)
+
+    assert set(result) == {"report", "sources", "quality", "iteration", "usage", "stop_reason"}
+    assert result["iteration"] == 2 and result["stop_reason"] == "quality_threshold"
+    assert 0 <= result["quality"].score <= 100
+    report = result["report"]
+    assert "## Sources" in report
+    source_ids = [s.id for s in result["sources"]]
+    assert source_ids == sorted(source_ids) and len(source_ids) == len(set(source_ids))
+    assert cited_ids(report) == set(source_ids)  # exactly the cited sources are listed
+    returned = {r["url"] for q in search_server.requests for r in q["reply"]["results"]}
+    assert {s.url for s in result["sources"]} <= returned  # no URL that no search returned
+    for source in result["sources"]:
+        assert f"- [{source.id}] {source.title} — {source.url}" in report
+
+
+def test_usage_is_what_the_servers_answered(chat_server, search_server):
+    usage = research("Compare zstd and xz for log archives", max_iterations=3)["usage"]
+    assert usage.llm_calls == chat_server.answered == len(chat_server.chat_requests)
+    assert usage.input_tokens == chat_server.prompt_tokens
+    assert usage.output_tokens == chat_server.completion_tokens
+    assert usage.search_calls == len(search_server.requests)
+    assert usage.search_cache_hits == 0
+
+
+def test_no_subtasks_still_researches_the_question(chat_server, search_server):
+    chat_server.brain.subtasks = 0
+    result = research("What is zstd?", max_iterations=1, min_iterations=1)
+    assert chat_server.brain.calls["WorkerFindings"] == 1
+    assert search_server.queries == ["What is zstd?"]
+    assert result["sources"]
+
+
+def test_thirty_subtasks_are_capped(chat_server, search_server):
+    chat_server.brain.subtasks = 30
+    research("Survey compression", max_iterations=1, min_iterations=1, max_subtasks=8)
+    assert chat_server.brain.calls["WorkerFindings"] == 8
+
+
+def test_empty_strings_everywhere_still_give_a_report(chat_server, search_server):
+    chat_server.brain.empty_strings = True
+    result = research("What is zstd?", max_iterations=1, min_iterations=1)
+    assert result["report"].startswith("# What is zstd?")
+    assert result["stop_reason"] == "max_iterations"
+
+
+@pytest.mark.parametrize(
+    ("scores", "settings", "iteration", "reason"),
+    [
+        ([0, 100], {}, 2, "quality_threshold"),
+        ([100], {"min_iterations": 1}, 1, "quality_threshold"),
+        ([0, 0, 0], {"diminishing_returns": False, "max_iterations": 3}, 3, "max_iterations"),
+        ([0, 0, 0], {"max_iterations": 4}, 3, "plateau"),
+    ],
+)
+def test_scores_at_the_edges_drive_the_stop_rules(
+    chat_server, search_server, scores, settings, iteration, reason
+):
+    chat_server.brain.scores = scores
+    result = research("Compare zstd and xz", **settings)
+    assert (result["iteration"], result["stop_reason"]) == (iteration, reason)
+    assert result["quality"].score == scores[iteration - 1]
+
+
+def test_invented_citations_never_reach_the_report(chat_server, search_server):
+    chat_server.brain.invented_citations = True
+    result = research("Compare zstd and xz", max_iterations=1, min_iterations=1)
+    assert "[999]" not in result["report"] and "[998]" not in result["report"]
+    assert "invented.example" not in result["report"]
+    assert "## References" not in result["report"]
+    assert cited_ids(result["report"]) == {s.id for s in result["sources"]}
+
+
+def test_a_run_where_every_search_fails_ends_honestly(chat_server, search_server):
+    search_server.fail_all = True
+    result = research("Compare zstd and xz", max_iterations=3)
+    assert result["stop_reason"] == "no_evidence"
+    assert result["sources"] == [] and not re.search(r"\[\d+\]", result["report"])
+    assert "No evidence could be gathered" in result["report"]
+    assert chat_server.brain.calls == {"TaskPlan": 1}  # nothing was written from nothing
+    assert result["usage"].search_calls == len(search_server.requests)
+
+
+def test_a_chinese_question_gets_a_chinese_report(chat_server, search_server):
+    result = research("比较 zstd 和 xz 在日志归档中的表现", max_iterations=1, min_iterations=1)
+    assert "## 参考来源" in result["report"]
+    assert "来源 1 支持这一点 [1]" in result["report"]
+
+
+def test_workers_run_concurrently(chat_server, search_server):
+    chat_server.brain.subtasks = 5
+    search_server.latency = 0.3
+    research("Survey compression", max_iterations=1, min_iterations=1, max_concurrent_searches=16)
+    assert search_server.peak_concurrency == 10  # 5 workers x 2 queries, all at once
+
+
+def test_max_workers_bounds_concurrency(chat_server, search_server):
+    chat_server.brain.subtasks = 5
+    search_server.latency = chat_server.latency = 0.1
+    research("Survey compression", max_iterations=1, min_iterations=1, max_workers=2, max_queries=1)
+    assert search_server.peak_concurrency == 2
+    assert chat_server.peak_concurrency <= 2
+
+
+def test_graph_invoke_works_too(chat_server, search_server):
+    fresh = build_graph()
+    result = fresh.invoke(
+        {"question": "What is zstd?"}, context={**FAST, "max_iterations": 1, "min_iterations": 1}
+    )
+    assert result["sources"] and result["stop_reason"] == "max_iterations"
+
+
+def test_bad_settings_are_refused_before_any_call(chat_server, search_server):
+    with pytest.raises(ValueError, match="min_iterations"):
+        research("q", min_iterations=4, max_iterations=3)
+    with pytest.raises(ValueError, match="quality_threshold"):
+        research("q", quality_threshold=101)
+    assert chat_server.requests == [] and search_server.requests == []

@@ -1,0 +1,141 @@
+"""The stop rules and routes, as pure functions: a table of states, no model involved."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.routes import (
+    dispatch_research,
+    dispatch_supplementary,
+    plateaued,
+    route_after_act,
+    route_after_decide,
+    route_after_quality,
+    route_after_synthesis,
+    stop_reason,
+)
+from settings import Settings
+from state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
+
+
+def review(history, *, worthwhile=True, rounds=None, usage=None):
+    """A state right after a quality check, with `history` the scores so far."""
+    latest = history[-1]
+    return {
+        "iteration": rounds if rounds is not None else len(history),
+        "quality_history": history,
+        "quality": None
+        if latest is None
+        else QualityAssessment(score=latest, another_round_worthwhile=worthwhile),
+        "usage": usage or Usage(),
+    }
+
+
+DEFAULTS = Settings()  # min 2, max 5, threshold 80, plateau 2 rounds below 5 points
+
+
+@pytest.mark.parametrize(
+    ("state", "settings", "expected"),
+    [
+        # max_iterations first, even when everything else would go on
+        (review([10, 20, 40, 60, 70]), DEFAULTS, "max_iterations"),
+        (review([95]), Settings(max_iterations=1, min_iterations=1), "max_iterations"),
+        # budget next
+        (
+            review([50], usage=Usage(input_tokens=900, output_tokens=200)),
+            Settings(max_total_tokens=1000),
+            "budget",
+        ),
+        (review([50], usage=Usage(search_calls=30)), Settings(max_search_calls=30), "budget"),
+        (review([50], usage=Usage(search_calls=29)), Settings(max_search_calls=30), None),
+        # never before min_iterations, however good the score
+        (review([100]), DEFAULTS, None),
+        (review([100, 100]), Settings(min_iterations=3), None),
+        # min_iterations reached and threshold met
+        (review([60, 80]), DEFAULTS, "quality_threshold"),
+        (review([60, 79.9]), DEFAULTS, None),
+        (review([0, 0, 100]), Settings(diminishing_returns=False), "quality_threshold"),
+        # diminishing returns: plateau of plateau_rounds rounds each below min_improvement
+        (review([60, 62, 64]), DEFAULTS, "plateau"),
+        (review([60, 62, 70]), DEFAULTS, None),
+        (review([60, 62]), DEFAULTS, None),  # one flat round is not a plateau of two
+        (review([60, 62]), Settings(plateau_rounds=1), "plateau"),
+        (review([60, 50, 40]), DEFAULTS, "plateau"),  # falling scores plateau too
+        # ... and the model's verdict
+        (review([60, 70], worthwhile=False), DEFAULTS, "not_worthwhile"),
+        (review([60], worthwhile=False), DEFAULTS, None),  # not before min_iterations
+        # diminishing returns off: only the other rules stop
+        (review([60, 62, 64], worthwhile=False), Settings(diminishing_returns=False), None),
+        # unknown scores (no valid review) neither meet the threshold nor count for a plateau
+        (review([60, 62, None]), DEFAULTS, None),
+        (review([60, None, 62, 63]), DEFAULTS, "plateau"),
+    ],
+)
+def test_stop_rules_in_order(state, settings, expected):
+    assert stop_reason(state, settings) == expected
+
+
+def test_threshold_wins_over_plateau_when_both_hold():
+    assert stop_reason(review([79, 80, 81]), DEFAULTS) == "quality_threshold"
+
+
+def test_route_after_quality_follows_the_stop_rules():
+    going_on = {**review([60]), "settings": DEFAULTS}
+    stopping = {**review([60, 90]), "settings": DEFAULTS}
+    assert route_after_quality(going_on) == "analyze_gaps"
+    assert route_after_quality(stopping) == "finalize"
+
+
+@pytest.mark.parametrize(
+    ("history", "gain", "rounds", "expected"),
+    [
+        ([], 5, 2, False),
+        ([50, 51, 52], 5, 2, True),
+        ([50, 51, 52], 1, 2, False),  # gains of exactly min_improvement are enough
+        ([50, 60, 61, 62], 5, 2, True),
+        ([50, 51, 60], 5, 2, False),
+    ],
+)
+def test_plateau(history, gain, rounds, expected):
+    assert plateaued(history, gain, rounds) is expected
+
+
+def _orchestrator_state(tasks, **extra):
+    return {
+        "question": "q",
+        "settings": Settings(max_queries=4),
+        "run_id": "r",
+        "plan": TaskPlan(subtasks=tasks),
+        "iteration": 1,
+        **extra,
+    }
+
+
+def test_dispatch_sends_one_worker_per_subtask_with_its_budget():
+    tasks = [
+        SubTask(id=1, description="a", complexity="simple"),
+        SubTask(id=2, description="b", complexity="complex"),
+    ]
+    sends = dispatch_research(_orchestrator_state(tasks))
+    assert [s.node for s in sends] == ["research", "research"]
+    assert [s.arg["budget"].max_queries for s in sends] == [4, 4]  # the override wins
+    assert [s.arg["budget"].max_cycles for s in sends] == [1, 3]  # complexity sets the rest
+    assert {s.arg["round"] for s in sends} == {1}
+
+
+def test_supplementary_round_or_finish():
+    tasks = [SubTask(id=4, description="gap")]
+    state = _orchestrator_state([], gap_analysis=GapAnalysis(gaps=["g"], supplementary_tasks=tasks))
+    sends = dispatch_supplementary(state)
+    assert [(s.node, s.arg["round"]) for s in sends] == [("supplementary_research", 2)]
+    empty = _orchestrator_state([], gap_analysis=GapAnalysis(), stop_reason="no_gaps")
+    assert dispatch_supplementary(empty) == "finalize"
+
+
+def test_worker_and_synthesis_routes():
+    assert route_after_decide({"termination_reason": "budget_spent"}) == "report_findings"
+    assert route_after_decide({}) == "act"
+    assert route_after_act({"termination_reason": "no_new_queries"}) == "report_findings"
+    assert route_after_act({"pending_queries": ["x"]}) == "observe"
+    assert route_after_synthesis({"stop_reason": "no_evidence"}) == "finalize"
+    assert route_after_synthesis({}) == "quality_check"

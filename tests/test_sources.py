@@ -1,0 +1,90 @@
+"""The source registry and the citation clean-up that `finalize` applies."""
+
+from __future__ import annotations
+
+from state import Finding, Source, SourceEvidence, WorkerResult
+from tools.citations import clean_citations, is_cjk, sources_section
+from tools.sources import SourceRegistry
+
+
+def result(subtask_id, urls, round_=1, cites=None):
+    sources = [SourceEvidence(id=n, url=u, title=f"T{u[-1]}") for n, u in enumerate(urls, 1)]
+    findings = [Finding(claim=f"c{i}", source_ids=[i]) for i in (cites or range(1, len(urls) + 1))]
+    return WorkerResult(subtask_id=subtask_id, round=round_, sources=sources, findings=findings)
+
+
+def test_ids_are_stable_whatever_order_workers_finish_in():
+    a = result(1, ["https://x.org/1", "https://x.org/2"])
+    b = result(2, ["https://x.org/2/", "https://x.org/3"])  # same page as a's second
+    late = result(3, ["https://x.org/4"], round_=2)
+    for order in ([a, b, late], [late, b, a]):
+        registry = SourceRegistry(order)
+        assert [(s.id, s.url) for s in registry.sources] == [
+            (1, "https://x.org/1"),
+            (2, "https://x.org/2"),
+            (3, "https://x.org/3"),
+            (4, "https://x.org/4"),
+        ]
+    by_subtask = {r.subtask_id: r for r in registry.results}
+    assert [f.source_ids for f in by_subtask[2].findings] == [[2], [3]]
+
+
+def test_findings_lose_ids_the_worker_never_had():
+    registry = SourceRegistry([result(1, ["https://x.org/1"], cites=[1, 7])])
+    assert [f.source_ids for f in registry.results[0].findings] == [[1], []]
+
+
+def test_from_round_gives_only_new_sources():
+    registry = SourceRegistry(
+        [
+            result(1, ["https://x.org/1"]),
+            result(2, ["https://x.org/1", "https://x.org/9"], round_=2),
+        ]
+    )
+    results, fresh = registry.from_round(2)
+    assert [r.subtask_id for r in results] == [2]
+    assert [s.id for s in fresh] == [2]
+
+
+SOURCES = [
+    Source(id=1, url="https://a.org/x", title="A"),
+    Source(id=2, url="https://b.org", title="B"),
+]
+
+
+def test_unknown_citations_and_unseen_urls_are_removed():
+    report = (
+        "Fact one [1]. Fact two [2, 7]. Made up [9]. Full width【2】.\n"
+        "A [link](https://a.org/x/) and a [fake link](https://evil.example/p).\n"
+        "Bare https://b.org and bare https://nowhere.example/q.\n"
+    )
+    text, cited = clean_citations(report, SOURCES)
+    assert "[9]" not in text and "[7]" not in text
+    assert "evil.example" not in text and "nowhere.example" not in text
+    assert "Fact two [2]." in text
+    assert "Made up." in text
+    assert "A link [1] and a fake link." in text
+    assert "Bare [2]" in text
+    assert cited == [1, 2]
+
+
+def test_the_writers_own_sources_list_is_replaced():
+    report = "# R\n\nClaim [1].\n\n## References\n\n1. https://invented.example\n[9] Fake"
+    text, cited = clean_citations(report, SOURCES)
+    assert "References" not in text and "invented" not in text
+    assert cited == [1]
+
+
+def test_a_section_after_the_writers_sources_list_is_kept():
+    report = "Claim [2].\n\n## Sources\n- [2] B\n\n## Conclusion\nDone [1]."
+    text, cited = clean_citations(report, SOURCES)
+    assert "## Conclusion" in text and "## Sources" not in text
+    assert cited == [2, 1]
+
+
+def test_sources_section_lists_exactly_the_cited_in_the_questions_language():
+    english = sources_section([SOURCES[1], SOURCES[0]], "Compare zstd and xz")
+    assert english.splitlines()[0] == "## Sources"
+    assert english.index("[1] A") < english.index("[2] B")
+    assert sources_section(SOURCES[:1], "比较 zstd 和 xz").startswith("## 参考来源")
+    assert is_cjk("比较 zstd 和 xz 的压缩率") and not is_cjk("Compare zstd and xz")
