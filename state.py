@@ -8,7 +8,7 @@ The same Pydantic models are the structured-output schemas the models must fill.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import BaseModel, Field, field_validator
 from typing_extensions import TypedDict
@@ -195,9 +195,10 @@ def add_usage(left: Usage | None, right: Usage | None) -> Usage:
 
 
 class ResearchInput(TypedDict):
-    """What a caller gives: the question."""
+    """What a caller gives: the question (settings may come here or as `context=`)."""
 
     question: str
+    settings: NotRequired[Settings | dict]  # in the input, they are checkpointed from step one
 
 
 class ResearchOutput(TypedDict):
@@ -214,7 +215,6 @@ class ResearchOutput(TypedDict):
 class ResearchState(ResearchInput, ResearchOutput, total=False):
     """Everything the orchestrator keeps between steps (and every checkpoint stores)."""
 
-    settings: Settings
     run_id: str
     plan: TaskPlan
     worker_results: Annotated[list[WorkerResult], operator.add]

@@ -79,7 +79,7 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
 
 async def decompose(state: ResearchState) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks."""
-    settings = state.get("settings") or settings_from(get_runtime(Settings).context)
+    settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
     run_id = state.get("run_id") or uuid.uuid4().hex
     run = resources_for(run_id, settings)
