@@ -51,6 +51,9 @@ class Settings(BaseModel):
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
     writer_model: str | None = Field(None, description="Model for the report; default `model`.")
     reviewer_model: str | None = Field(None, description="Model for review; default `model`.")
+    approve_plan: bool = Field(
+        False, description="Pause after planning until a person approves or edits the plan."
+    )
     structured_output: Literal["auto", "json_schema", "tool_calling", "prompt"] = Field(
         "auto", description="How replies are forced into the JSON contracts."
     )

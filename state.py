@@ -25,6 +25,7 @@ StopReason = Literal[
     "not_worthwhile",
     "no_gaps",
     "no_evidence",
+    "plan_rejected",
 ]
 
 
@@ -60,6 +61,13 @@ class TaskPlan(BaseModel):
     )
     subtasks: list[SubTask] = Field(default_factory=list)
     recommended_worker_count: int = Field(1, description="Workers worth running in parallel.")
+
+
+class PlanDecision(BaseModel):
+    """A person's answer to a plan shown for approval."""
+
+    action: Literal["approve", "edit", "reject"]
+    plan: TaskPlan | None = Field(None, description="The edited plan, for action 'edit'.")
 
 
 class Budget(BaseModel):

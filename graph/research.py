@@ -7,13 +7,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.routes import (
-    dispatch_research,
     dispatch_supplementary,
+    route_after_approval,
+    route_after_plan,
     route_after_quality,
     route_after_synthesis,
 )
 from graph.sync_bridge import node
 from graph.worker import build_worker_graph
+from nodes.approval import approve_plan
 from nodes.planning import decompose
 from nodes.reviewing import analyze_gaps, quality_check
 from nodes.writing import finalize, refine_report, synthesize
@@ -31,6 +33,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     )
     worker = build_worker_graph()
     builder.add_node("decompose", node(decompose))
+    builder.add_node("approve_plan", node(approve_plan))
     builder.add_node("research", worker)
     builder.add_node("synthesize", node(synthesize))
     builder.add_node("quality_check", node(quality_check))
@@ -40,7 +43,8 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("finalize", node(finalize))
 
     builder.add_edge(START, "decompose")
-    builder.add_conditional_edges("decompose", dispatch_research, ["research"])
+    builder.add_conditional_edges("decompose", route_after_plan, ["approve_plan", "research"])
+    builder.add_conditional_edges("approve_plan", route_after_approval, ["research", "finalize"])
     builder.add_edge("research", "synthesize")
     builder.add_conditional_edges("synthesize", route_after_synthesis)
     builder.add_conditional_edges("quality_check", route_after_quality)

@@ -87,6 +87,16 @@ def dispatch_research(state: ResearchState) -> list[Send]:
     return _sends(state, "research", state["plan"].subtasks, 1)
 
 
+def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan"]:
+    """Show the plan to a person first when the settings ask for approval."""
+    return "approve_plan" if state["settings"].approve_plan else dispatch_research(state)
+
+
+def route_after_approval(state: ResearchState) -> list[Send] | Literal["finalize"]:
+    """A rejected plan ends the run; an approved or edited one is researched."""
+    return "finalize" if state.get("stop_reason") == "plan_rejected" else dispatch_research(state)
+
+
 def dispatch_supplementary(state: ResearchState) -> list[Send] | Literal["finalize"]:
     """Fan out the gap round's subtasks, or finish when gap analysis found none."""
     tasks = state["gap_analysis"].supplementary_tasks if state.get("gap_analysis") else []

@@ -9,6 +9,7 @@ import uuid
 from langgraph.runtime import get_runtime
 
 from nodes import prompts
+from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.run_resources import resources_for
@@ -83,17 +84,28 @@ async def decompose(state: ResearchState) -> dict:
     question = clean_question(state["question"])
     run_id = state.get("run_id") or uuid.uuid4().hex
     run = resources_for(run_id, settings)
+    fallback = ""
     try:
         plan, usage = await ask(
             TaskPlan, prompts.plan(question, settings.max_subtasks), role="planner", run=run
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
-        plan, usage = TaskPlan(), error.usage
+        plan, usage, fallback = TaskPlan(), error.usage, str(error)
+    plan = shape_plan(plan, question, settings)
+    emit(
+        "plan",
+        query_type=plan.query_type,
+        subtasks=[
+            {"id": t.id, "description": t.description, "complexity": t.complexity}
+            for t in plan.subtasks
+        ],
+        fallback=fallback,
+    )
     return {
         "question": question,
         "settings": settings,
         "run_id": run_id,
-        "plan": shape_plan(plan, question, settings),
+        "plan": plan,
         "iteration": 0,
         "usage": usage,
     }

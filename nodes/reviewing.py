@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nodes import prompts
+from nodes.events import emit
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask
 from tools.citations import clean_citations
 from tools.run_resources import resources_for
@@ -19,7 +20,9 @@ async def quality_check(state: ResearchState) -> dict:
     try:
         assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
+        emit("quality", round=state["iteration"], score=None, issues=[str(error)])
         return {"quality": None, "quality_history": [None], "usage": error.usage}
+    emit("quality", round=state["iteration"], score=assessment.score, issues=assessment.issues)
     return {"quality": assessment, "quality_history": [assessment.score], "usage": usage}
 
 
@@ -72,10 +75,12 @@ async def analyze_gaps(state: ResearchState) -> dict:
     try:
         analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # no reliable gaps: finish with the report we have
+        emit("gaps", round=state["iteration"], gaps=[], tasks=[], error=str(error))
         return {"gap_analysis": GapAnalysis(), "stop_reason": "no_gaps", "usage": error.usage}
     tasks = shape_supplementary(
         analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
     )
+    emit("gaps", round=state["iteration"], gaps=analysis.gaps, tasks=[t.description for t in tasks])
     update = {"gap_analysis": analysis.model_copy(update={"supplementary_tasks": tasks})}
     if not tasks:
         update["stop_reason"] = "no_gaps"

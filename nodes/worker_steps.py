@@ -11,6 +11,7 @@ import asyncio
 import openai
 
 from nodes import prompts
+from nodes.events import emit
 from state import (
     Finding,
     GapCheck,
@@ -35,6 +36,21 @@ MODEL_ERRORS = (openai.APIError, StructuredOutputError)
 
 def _run(state: WorkerState) -> RunResources:
     return resources_for(state["run_id"], state["settings"])
+
+
+def _progress(state: WorkerState, phase: str, **data: object) -> None:
+    """One worker event: which subtask, what phase, and its budget use."""
+    event = {
+        "round": state["round"],
+        "subtask_id": state["subtask"].id,
+        "description": state["subtask"].description,
+        "phase": phase,
+        "queries_used": len(state.get("sent_queries", [])),
+        "max_queries": state["budget"].max_queries,
+        "cycles_used": state.get("cycles_used", 0),
+        "max_cycles": state["budget"].max_cycles,
+    }
+    emit("worker", **{**event, **data})
 
 
 def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[str]:
@@ -71,9 +87,11 @@ async def observe(state: WorkerState) -> dict:
     async with run.worker_slots:
         outcomes = await asyncio.gather(*(_search(run, query) for query in queries))
     usage = sum((cost for _, cost, _ in outcomes), Usage())
+    cycles = state.get("cycles_used", 0) + 1
+    _progress(state, "searched", queries_used=len(sent) + len(queries), cycles_used=cycles)
     return {
         "sent_queries": sent + queries,
-        "cycles_used": state.get("cycles_used", 0) + 1,
+        "cycles_used": cycles,
         "hits": state.get("hits", []) + [hit for hits, _, _ in outcomes for hit in hits],
         "search_errors": state.get("search_errors", []) + [e for _, _, e in outcomes if e],
         "pending_queries": [],
@@ -146,6 +164,20 @@ def _cited_only(findings: list[Finding], sources: list[SourceEvidence]) -> list[
     return [s for s in sources if s.id in cited]
 
 
+def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
+    """The worker's output, announced on the progress stream."""
+    _progress(
+        state,
+        "done",
+        status=result.status,
+        findings=len(result.findings),
+        sources=len(result.sources),
+        termination_reason=result.termination_reason,
+        error=result.error,
+    )
+    return {"worker_results": [result], "usage": usage}
+
+
 async def report_findings(state: WorkerState) -> dict:
     """Hand back one `WorkerResult`: findings that cite the sources they came from."""
     hits = state.get("hits", [])
@@ -162,7 +194,7 @@ async def report_findings(state: WorkerState) -> dict:
     if not hits:
         error = "; ".join(errors[:3]) or "the searches returned nothing"
         failed = result.model_copy(update={"status": "failed", "error": error})
-        return {"worker_results": [failed]}
+        return _finished(state, failed, Usage())
     sources = _sources(hits)
     run = _run(state)
     try:
@@ -183,7 +215,7 @@ async def report_findings(state: WorkerState) -> dict:
                 "error": f"{type(error).__name__}: {error}"[:300],
             }
         )
-        return {"worker_results": [partial], "usage": getattr(error, "usage", Usage())}
+        return _finished(state, partial, getattr(error, "usage", Usage()))
     known = {s.id for s in sources}
     findings = [
         Finding(claim=f.claim, source_ids=[i for i in f.source_ids if i in known])
@@ -201,4 +233,4 @@ async def report_findings(state: WorkerState) -> dict:
             "error": "; ".join(errors[:3]),
         }
     )
-    return {"worker_results": [done], "usage": usage}
+    return _finished(state, done, usage)

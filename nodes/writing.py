@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graph.routes import stop_reason
 from nodes import prompts
+from nodes.events import emit
 from state import ResearchState, Source, WorkerResult
 from tools.citations import clean_citations, is_cjk, sources_section
 from tools.run_resources import RunResources, resources_for
@@ -47,8 +48,10 @@ async def synthesize(state: ResearchState) -> dict:
         return {"report": report, "iteration": 1, "stop_reason": "no_evidence"}
     messages = prompts.synthesize(state["question"], results, sources)
     report, usage = await write(messages, role="writer", run=_run(state))
+    report = report or notes_report(state["question"], results)
+    emit("report", round=1, chars=len(report))
     return {
-        "report": report or notes_report(state["question"], results),
+        "report": report,
         "iteration": 1,
         "usage": usage,
     }
@@ -61,7 +64,9 @@ async def refine_report(state: ResearchState) -> dict:
     gaps = state["gap_analysis"].gaps
     messages = prompts.refine(state["question"], state["report"], gaps, results, new_sources)
     report, usage = await write(messages, role="writer", run=_run(state))
-    return {"report": report or state["report"], "iteration": round_, "usage": usage}
+    report = report or state["report"]
+    emit("report", round=round_, chars=len(report))
+    return {"report": report, "iteration": round_, "usage": usage}
 
 
 async def finalize(state: ResearchState) -> dict:
@@ -74,4 +79,5 @@ async def finalize(state: ResearchState) -> dict:
         f"{text}\n\n{sources_section(sources, state['question'])}\n" if sources else text + "\n"
     )
     reason = state.get("stop_reason") or stop_reason(state, state["settings"]) or "max_iterations"
+    emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     return {"report": report, "sources": sources, "stop_reason": reason}

@@ -43,6 +43,17 @@ class SearchBackend(Protocol):
         ...
 
 
+def tavily_api_key() -> str:
+    """The Tavily key; without one the client would silently go keyless, so refuse instead."""
+    key = os.environ.get("TAVILY_API_KEY", "").strip()
+    if not key:
+        raise MissingCredentials(
+            "TAVILY_API_KEY is not set: set it for web search "
+            "(or research your own documents with --search local, which needs none)."
+        )
+    return key
+
+
 def _is_transient(error: BaseException) -> bool:
     """429, 5xx, timeouts and dropped connections are worth another try; the rest are not."""
     if isinstance(error, httpx.HTTPStatusError):
@@ -59,13 +70,7 @@ class TavilySearch:
     _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tavily.AsyncTavilyClient]
 
     def __init__(self, settings: Settings) -> None:
-        key = os.environ.get("TAVILY_API_KEY", "").strip()
-        if not key:
-            raise MissingCredentials(
-                "TAVILY_API_KEY is not set: set it for web search "
-                "(or research your own documents with the local search backend)."
-            )
-        self._key = key
+        self._key = tavily_api_key()
         self._base_url = os.environ.get("TAVILY_API_BASE_URL") or None
         self._timeout = settings.request_timeout
         self._attempts = settings.search_retries + 1

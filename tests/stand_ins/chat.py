@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from stand_ins.http import Reply, StandIn
+from stand_ins.loopback import Reply, StandIn
 
 _EVIDENCE = re.compile(r"^\[(\d+)\] (.*?) — (\S+)$", re.MULTILINE)
 _SCHEMA_NAME = re.compile(r"^Schema name: (\w+)$", re.MULTILINE)

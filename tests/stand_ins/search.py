@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from stand_ins.http import Reply, StandIn
+from stand_ins.loopback import Reply, StandIn
 
 
 def slug(text: str) -> str:

@@ -1,0 +1,1 @@
+"""The `deep-research` command: run, resume and inspect durable research runs."""

@@ -1,0 +1,187 @@
+"""`deep-research`: the command line. Exit codes: 0 done, 1 failed midway, 2 bad input, 130 Ctrl-C.
+
+A run that fails or is interrupted is saved step by step; the message says how to resume it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from dotenv import load_dotenv
+from pydantic import ValidationError
+
+from cli import inspect
+from cli.preflight import BadInput, check_credentials, check_question, settings_or_explain
+from cli.progress import PlainProgress
+from cli.runner import Outputs, UnknownThread, execute
+from state import TaskPlan
+from tools.checkpoints import default_checkpoint_db
+
+SETTING_FLAGS = {
+    "min_iterations": int,
+    "max_iterations": int,
+    "quality_threshold": float,
+    "max_workers": int,
+    "model": str,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deep-research", description="Research a question; cite what was found."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def outputs(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
+        sub.add_argument("--json", type=Path, help="write the output state here as JSON")
+        sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    def store(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--checkpoint-db",
+            default=None,
+            help="SQLite file or postgresql:// URL (default: $DEEP_RESEARCH_CHECKPOINT_DB "
+            "or a file in your data folder)",
+        )
+
+    run = commands.add_parser("run", help="start a research run")
+    run.add_argument("question")
+    run.add_argument("--thread-id", help="name the run (default: a new id)")
+    for name, kind in SETTING_FLAGS.items():
+        run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+    run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
+    outputs(run)
+    store(run)
+
+    resume = commands.add_parser("resume", help="continue a run from its last finished step")
+    resume.add_argument("thread_id")
+    outputs(resume)
+    store(resume)
+
+    history = commands.add_parser("history", help="the checkpoints of a run")
+    history.add_argument("thread_id")
+    store(history)
+
+    threads = commands.add_parser("threads", help="recent runs")
+    threads.add_argument("--limit", type=int, default=20)
+    store(threads)
+    return parser
+
+
+def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
+    store = f" --checkpoint-db {shlex.quote(checkpoint_db)}" if checkpoint_db else ""
+    return f"deep-research resume {thread_id}{store}"
+
+
+def _edit_plan(plan: dict) -> dict:
+    """Open the plan as JSON in $VISUAL/$EDITOR and read the edited plan back."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as handle:
+        json.dump(plan, handle, ensure_ascii=False, indent=2)
+    try:
+        subprocess.run([*shlex.split(editor), handle.name], check=True)
+        return TaskPlan.model_validate_json(Path(handle.name).read_text()).model_dump()
+    finally:
+        os.unlink(handle.name)
+
+
+def decide_plan(request: dict) -> dict:
+    """Ask on the terminal whether to approve, edit or reject the plan."""
+    plan = request["plan"]
+    print(f"\nPlan ({plan['query_type']}):", file=sys.stderr)
+    for task in plan["subtasks"]:
+        print(f"  {task['id']}. [{task['complexity']}] {task['description']}", file=sys.stderr)
+    while True:
+        print("Approve this plan? [a]pprove, [e]dit, [r]eject: ", end="", file=sys.stderr)
+        sys.stderr.flush()
+        answer = sys.stdin.readline()
+        if not answer:
+            raise BadInput("--approve-plan needs an answer on standard input (a, e or r)")
+        choice = answer.strip().lower()[:1]
+        if choice == "a":
+            return {"action": "approve"}
+        if choice == "r":
+            return {"action": "reject"}
+        if choice == "e":
+            try:
+                return {"action": "edit", "plan": _edit_plan(plan)}
+            except (ValidationError, subprocess.CalledProcessError, OSError) as error:
+                print(f"the edited plan is not usable: {error}", file=sys.stderr)
+
+
+def _settings_values(args: argparse.Namespace) -> dict:
+    values = {
+        name: getattr(args, name) for name in SETTING_FLAGS if getattr(args, name) is not None
+    }
+    if args.approve_plan:
+        values["approve_plan"] = True
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line, run the command, and turn failures into exit codes."""
+    load_dotenv(Path.cwd() / ".env", override=False)
+    args = _parser().parse_args(argv)
+    target = args.checkpoint_db or default_checkpoint_db()
+    progress = PlainProgress(quiet=getattr(args, "quiet", False))
+    thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
+    try:
+        if args.command == "history":
+            print("\n".join(asyncio.run(inspect.history(target, args.thread_id))))
+            return 0
+        if args.command == "threads":
+            print("\n".join(asyncio.run(inspect.threads(target, args.limit))))
+            return 0
+        graph_input = None
+        if args.command == "run":
+            settings = settings_or_explain(_settings_values(args))
+            question = check_question(args.question)
+            check_credentials(settings)
+            graph_input = {"question": question, "settings": settings}
+            progress.note(f"thread: {thread_id}")
+        else:
+            progress.note(f"resuming thread: {thread_id}")
+        outputs = Outputs(report=args.output, json=args.json)
+        asyncio.run(
+            execute(
+                target=target,
+                thread_id=thread_id,
+                graph_input=graph_input,
+                outputs=outputs,
+                progress=progress,
+                decide_plan=decide_plan,
+            )
+        )
+        return 0
+    except (BadInput, UnknownThread) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",
+            file=sys.stderr,
+        )
+        return 130
+    except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
+        print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
+        if args.command in ("run", "resume"):
+            print(
+                f"the run is saved; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",
+                file=sys.stderr,
+            )
+        return 1
+
+
+def entry_point() -> None:
+    """The console script."""
+    sys.exit(main())

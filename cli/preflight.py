@@ -1,0 +1,42 @@
+"""Checks that run before any model call, so bad input costs nothing and says what is wrong."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from nodes.planning import BadQuestion, clean_question
+from settings import Settings
+from tools.models import MissingCredentials, openai_api_key
+from tools.search import tavily_api_key
+
+
+class BadInput(ValueError):
+    """Input that cannot start a run; the message is one sentence that names the cause."""
+
+
+def settings_or_explain(values: dict) -> Settings:
+    """Validated settings, or BadInput naming the field and the rule it breaks."""
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        message = first["msg"].removeprefix("Value error, ")
+        raise BadInput(f"invalid setting {field}: {message}") from None
+
+
+def check_question(question: str) -> str:
+    """The cleaned question, or BadInput saying why it cannot be researched."""
+    try:
+        return clean_question(question)
+    except BadQuestion as error:
+        raise BadInput(str(error)) from None
+
+
+def check_credentials(settings: Settings) -> None:
+    """The keys the chosen model server and search backend need are set."""
+    try:
+        openai_api_key()
+        tavily_api_key()
+    except MissingCredentials as error:
+        raise BadInput(str(error)) from None

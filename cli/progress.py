@@ -1,0 +1,55 @@
+"""Progress as plain lines on stderr, one per event (for pipes, CI and logs)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+
+def describe(event: dict[str, Any]) -> str | None:
+    """One line for one progress event; None for events not worth a line."""
+    kind = event.get("event")
+    if kind == "plan":
+        note = f" (fallback plan: {event['fallback']})" if event.get("fallback") else ""
+        tasks = "; ".join(f"{t['id']}. {t['description']}" for t in event["subtasks"])
+        return f"plan: {event['query_type']}, {len(event['subtasks'])} subtasks{note}: {tasks}"
+    if kind == "worker":
+        head = f"worker {event['subtask_id']} (round {event['round']})"
+        budget = (
+            f"queries {event['queries_used']}/{event['max_queries']}, "
+            f"cycles {event['cycles_used']}/{event['max_cycles']}"
+        )
+        if event["phase"] == "done":
+            error = f" — {event['error']}" if event.get("error") else ""
+            return (
+                f"{head} {event['status']}: {event['findings']} findings, "
+                f"{event['sources']} sources, {budget}{error}"
+            )
+        return f"{head} searching: {budget}"
+    if kind == "report":
+        return f"round {event['round']}: report written ({event['chars']} characters)"
+    if kind == "quality":
+        score = "unknown" if event["score"] is None else f"{event['score']:g}/100"
+        return f"round {event['round']}: quality {score}"
+    if kind == "gaps":
+        tasks = "; ".join(event["tasks"]) or "nothing more to research"
+        return f"round {event['round']}: gap analysis: {tasks}"
+    if kind == "done":
+        return f"done after {event['rounds']} rounds: {event['stop_reason']}"
+    return None
+
+
+class PlainProgress:
+    """Writes one line per event; quiet prints nothing."""
+
+    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
+        self.stream, self.quiet = stream, quiet
+
+    def event(self, event: dict[str, Any]) -> None:
+        line = describe(event)
+        if line and not self.quiet:
+            print(line, file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.stream, flush=True)

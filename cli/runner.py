@@ -1,0 +1,94 @@
+"""Run or resume one research thread against the checkpoint store, streaming its progress.
+
+Every step is checkpointed before the next starts (durability "sync"), so a run killed at any
+point resumes from its last finished step: nothing finished is paid for twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from langgraph.types import Command
+from pydantic_core import to_jsonable_python
+
+from graph import build_graph
+from tools.checkpoints import open_checkpointer
+
+OUTPUT_KEYS = ("report", "sources", "quality", "iteration", "usage", "stop_reason")
+
+
+class Progress(Protocol):
+    """Where progress events and notes go."""
+
+    def event(self, event: dict[str, Any]) -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+class UnknownThread(LookupError):
+    """No run with that thread id is in the checkpoint store."""
+
+
+@dataclass
+class Outputs:
+    """Where the results go: the report to a file (else stdout), the output state as JSON."""
+
+    report: Path | None = None
+    json: Path | None = None
+
+
+def thread_config(thread_id: str) -> dict:
+    """The LangGraph config that names a thread."""
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def write_outputs(output: dict[str, Any], outputs: Outputs, stdout: Callable[[str], None]) -> None:
+    """The report to its file or stdout, the output state to its JSON file."""
+    if outputs.report:
+        outputs.report.parent.mkdir(parents=True, exist_ok=True)
+        outputs.report.write_text(output.get("report") or "", encoding="utf-8")
+    else:
+        stdout(output.get("report") or "")
+    if outputs.json:
+        outputs.json.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(to_jsonable_python(output), ensure_ascii=False, indent=2)
+        outputs.json.write_text(text + "\n", encoding="utf-8")
+
+
+async def execute(
+    *,
+    target: str,
+    thread_id: str,
+    graph_input: dict | None,
+    outputs: Outputs,
+    progress: Progress,
+    decide_plan: Callable[[dict], dict],
+    stdout: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run (or, with no input, resume) a thread to its end; returns the output state."""
+    async with open_checkpointer(target) as saver:
+        graph = build_graph(checkpointer=saver)
+        config = thread_config(thread_id)
+        if graph_input is None and not (await graph.aget_state(config)).values:
+            raise UnknownThread(f"no run with thread id {thread_id!r} in {target}")
+        step_input: dict | Command | None = graph_input
+        while True:
+            async for _namespace, mode, data in graph.astream(
+                step_input,
+                config,
+                stream_mode=["updates", "custom"],
+                subgraphs=True,
+                durability="sync",
+            ):
+                if mode == "custom":
+                    progress.event(data)
+            snapshot = await graph.aget_state(config)
+            if not snapshot.interrupts:
+                break
+            step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
+    output = {key: snapshot.values.get(key) for key in OUTPUT_KEYS}
+    write_outputs(output, outputs, stdout)
+    return output

@@ -1,0 +1,38 @@
+"""Plan approval: pause after planning so a person can approve, edit or reject the plan."""
+
+from __future__ import annotations
+
+from langgraph.types import interrupt
+
+from nodes.events import emit
+from nodes.planning import shape_plan
+from state import PlanDecision, ResearchState
+
+
+def rejected_report(question: str) -> str:
+    """What a run whose plan was rejected reports."""
+    return f"# {question}\n\nThe research plan was rejected; no research was done."
+
+
+async def approve_plan(state: ResearchState) -> dict:
+    """Show the plan and wait; resume with {"action": "approve" | "edit" | "reject", "plan"?}."""
+    answer = interrupt({"question": state["question"], "plan": state["plan"].model_dump()})
+    decision = PlanDecision.model_validate(
+        answer if isinstance(answer, dict) else {"action": answer}
+    )
+    if decision.action == "reject":
+        return {"stop_reason": "plan_rejected", "report": rejected_report(state["question"])}
+    if decision.action == "edit" and decision.plan is not None:
+        plan = shape_plan(decision.plan, state["question"], state["settings"])
+        emit(
+            "plan",
+            query_type=plan.query_type,
+            subtasks=[
+                {"id": t.id, "description": t.description, "complexity": t.complexity}
+                for t in plan.subtasks
+            ],
+            fallback="",
+            edited=True,
+        )
+        return {"plan": plan}
+    return {}

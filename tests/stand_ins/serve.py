@@ -1,0 +1,38 @@
+"""Serve both stand-ins until stopped, for trying the CLI offline: prints the variables to export.
+
+python tests/stand_ins/serve.py --latency 0.2 > /tmp/standins.env &
+set -a; . /tmp/standins.env; set +a; deep-research run "..."
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stand_ins.chat import ChatServer
+from stand_ins.search import SearchServer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per model call")
+    parser.add_argument("--search-latency", type=float, default=0.0, help="seconds per search")
+    parser.add_argument("--subtasks", type=int, default=3)
+    args = parser.parse_args()
+    chat, search = ChatServer().start(), SearchServer().start()
+    chat.latency, search.latency = args.latency, args.search_latency
+    chat.brain.subtasks = args.subtasks
+    print(f"OPENAI_BASE_URL={chat.url}/v1")
+    print("OPENAI_API_KEY=sk-stand-in")
+    print(f"TAVILY_API_BASE_URL={search.url}")
+    print("TAVILY_API_KEY=tvly-stand-in")
+    print("DEEP_RESEARCH_MODEL=stand-in", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Where runs are checkpointed: an SQLite file in the user's data folder, or PostgreSQL.
+
+Checkpoints are read back only as our own contract types (an explicit msgpack allowlist), so a
+tampered database cannot make the loader build arbitrary objects.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import platformdirs
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+import state
+from settings import Settings
+
+CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
+STATE_TYPES = (
+    Settings,
+    state.SubTask,
+    state.TaskPlan,
+    state.PlanDecision,
+    state.Budget,
+    state.SearchHit,
+    state.Source,
+    state.SourceEvidence,
+    state.Finding,
+    state.WorkerResult,
+    state.QualityDimensions,
+    state.QualityAssessment,
+    state.GapAnalysis,
+    state.Usage,
+)
+
+
+def serializer() -> JsonPlusSerializer:
+    """The checkpoint serializer, limited to LangGraph's safe types and our contracts."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def data_dir() -> Path:
+    """The user's data folder for deep-research (checkpoints, document indexes)."""
+    return platformdirs.user_data_path("deep-research", appauthor=False)
+
+
+def default_checkpoint_db() -> str:
+    """`DEEP_RESEARCH_CHECKPOINT_DB`, else an SQLite file in the user's data folder."""
+    return os.environ.get(CHECKPOINT_DB_VARIABLE) or str(data_dir() / "checkpoints.sqlite")
+
+
+def is_postgres(target: str) -> bool:
+    """True for a PostgreSQL connection URL."""
+    return target.startswith(("postgresql://", "postgres://"))
+
+
+@asynccontextmanager
+async def open_checkpointer(target: str) -> AsyncIterator[BaseCheckpointSaver]:
+    """An async checkpointer for an SQLite path or a PostgreSQL URL, tables created if needed."""
+    if is_postgres(target):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(target, serde=serializer()) as saver:
+            await saver.setup()
+            yield saver
+        return
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(target).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with aiosqlite.connect(str(path)) as connection:
+        saver = AsyncSqliteSaver(connection, serde=serializer())
+        await saver.setup()
+        yield saver
