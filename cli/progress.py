@@ -42,14 +42,14 @@ def describe(event: dict[str, Any]) -> str | None:
 class PlainProgress:
     """Writes one line per event; quiet prints nothing."""
 
-    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.stream, self.quiet = stream, quiet
 
     def event(self, event: dict[str, Any]) -> None:
         line = describe(event)
-        if line and not self.quiet:
-            print(line, file=self.stream, flush=True)
+        if line:
+            self.note(line)
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            print(text, file=self.stream, flush=True)
+            print(text, file=self.stream or sys.stderr, flush=True)

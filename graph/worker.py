@@ -14,8 +14,11 @@ from state import WorkerInput, WorkerOutput, WorkerState
 def build_worker_graph() -> CompiledStateGraph:
     """One compiled worker; the research graph adds it under a node name per round kind."""
     builder = StateGraph(WorkerState, input_schema=WorkerInput, output_schema=WorkerOutput)
-    for step in (observe, orient, decide, act, report_findings):
-        builder.add_node(step.__name__, node(step))
+    builder.add_node("observe", node(observe))
+    builder.add_node("orient", node(orient))
+    builder.add_node("decide", node(decide))
+    builder.add_node("act", node(act))
+    builder.add_node("report_findings", node(report_findings))
     builder.add_edge(START, "observe")
     builder.add_edge("observe", "orient")
     builder.add_edge("orient", "decide")

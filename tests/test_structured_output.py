@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from stand_ins.http import Reply
+from stand_ins.loopback import Reply
 
 from graph import graph
 

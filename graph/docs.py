@@ -1,0 +1,57 @@
+"""The README's generated sections: the graph diagram and the settings table, from the code.
+
+`python -m graph.docs` rewrites them in README.md; a test fails when they are out of date.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from settings import Settings
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def mermaid() -> str:
+    """The research graph with its worker subgraphs expanded, as a Mermaid block."""
+    from graph.research import build_graph
+
+    return "```mermaid\n" + build_graph().get_graph(xray=1).draw_mermaid().rstrip() + "\n```"
+
+
+def _default(name: str) -> str:
+    field = Settings.model_fields[name]
+    if field.default_factory is not None:
+        return "`$DEEP_RESEARCH_MODEL` or `gpt-4.1-mini`"
+    value = field.default
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def settings_table() -> str:
+    """Every setting with its default and meaning, as a Markdown table."""
+    rows = ["| setting | default | meaning |", "| --- | --- | --- |"]
+    for name, field in Settings.model_fields.items():
+        rows.append(f"| `{name}` | {_default(name)} | {field.description} |")
+    return "\n".join(rows)
+
+
+SECTIONS = {"graph": mermaid, "settings": settings_table}
+
+
+def render(text: str) -> str:
+    """The README text with every generated section replaced by its current content."""
+    for name, make in SECTIONS.items():
+        pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(\n<!-- {name}:end -->)", re.S)
+        text = pattern.sub(lambda m, make=make: m.group(1) + make() + m.group(2), text)
+    return text
+
+
+if __name__ == "__main__":
+    README.write_text(render(README.read_text(encoding="utf-8")), encoding="utf-8")

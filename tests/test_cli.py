@@ -1,0 +1,145 @@
+"""The `deep-research` command in-process: outputs, exit codes, inspection and plan approval."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from cli.main import main
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    path = tmp_path / "store" / "checkpoints.sqlite"
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(path))
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+def run(*args):
+    return main(["run", *args, "--max-iterations", "1", "--min-iterations", "1"])
+
+
+def test_run_writes_report_and_json_and_prints_the_thread(
+    chat_server, search_server, store, tmp_path, capsys
+):
+    code = run(
+        "Compare zstd and xz", "--thread-id", "t1", "--output", "out/r.md", "--json", "r.json"
+    )
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "thread: t1" in err and "plan: breadth_first" in err and "done after 1 rounds" in err
+    report = (tmp_path / "out" / "r.md").read_text()
+    assert "## Sources" in report
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert set(record) == {"report", "sources", "quality", "iteration", "usage", "stop_reason"}
+    assert record["report"] == report and record["stop_reason"] == "max_iterations"
+    assert store.exists()
+
+
+def test_report_goes_to_stdout_and_quiet_prints_nothing_else(
+    chat_server, search_server, store, capsys
+):
+    assert run("Compare zstd and xz", "--quiet") == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# Compare zstd and xz") and err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["   "], {}, "the question is empty"),
+        (
+            ["q", "--min-iterations", "4", "--max-iterations", "3"],
+            {},
+            "min_iterations (4) is above",
+        ),
+        (["q", "--quality-threshold", "101"], {}, "quality_threshold"),
+        (["q", "--max-workers", "0"], {}, "max_workers"),
+        (["q"], {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "OPENAI_API_KEY is not set"),
+        (["q"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
+    ],
+)
+def test_bad_input_exits_2_with_the_cause_and_no_request(
+    chat_server, search_server, store, capsys, monkeypatch, args, env, message
+):
+    for name, value in env.items():
+        monkeypatch.delenv(name) if value is None else monkeypatch.setenv(name, value)
+    assert main(["run", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert chat_server.requests == [] and search_server.requests == []
+
+
+def test_history_and_threads(chat_server, search_server, store, capsys):
+    run("Compare zstd and xz", "--thread-id", "t2", "--quiet")
+    capsys.readouterr()
+    assert main(["history", "t2"]) == 0
+    history = capsys.readouterr().out
+    assert "decompose" in history and "finalize" in history and "(end)" in history
+    assert main(["threads"]) == 0
+    threads = capsys.readouterr().out
+    assert "t2" in threads and "done" in threads and "max_iterations" in threads
+    assert main(["history", "nope"]) == 2
+
+
+def test_resume_of_unknown_thread_is_bad_input(chat_server, search_server, store, capsys):
+    assert main(["resume", "nope"]) == 2
+    assert "no run with thread id 'nope'" in capsys.readouterr().err
+
+
+def test_a_run_that_fails_midway_exits_1_with_the_resume_command(
+    chat_server, search_server, store, capsys
+):
+    chat_server.fault = lambda number, body: __import__("stand_ins.loopback").loopback.Reply(
+        401, {"error": {"message": "bad key"}}
+    )
+    assert run("Compare zstd and xz", "--thread-id", "t3") == 1
+    err = capsys.readouterr().err
+    assert "AuthenticationError" in err
+    assert "resume with: deep-research resume t3" in err
+
+
+def answer_plan(monkeypatch, *lines):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
+
+
+def test_approve_plan_approve(chat_server, search_server, store, capsys, monkeypatch):
+    answer_plan(monkeypatch, "a")
+    assert run("Compare zstd and xz", "--approve-plan", "--json", "r.json") == 0
+    assert "Approve this plan?" in capsys.readouterr().err
+    assert chat_server.brain.calls["WorkerFindings"] == 3
+
+
+def test_approve_plan_reject(chat_server, search_server, store, capsys, monkeypatch, tmp_path):
+    answer_plan(monkeypatch, "r")
+    assert run("Compare zstd and xz", "--approve-plan", "--json", "r.json") == 0
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["stop_reason"] == "plan_rejected" and record["sources"] == []
+    assert search_server.requests == []
+
+
+def test_approve_plan_edit(chat_server, search_server, store, capsys, monkeypatch, tmp_path):
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import json, sys\n"
+        "plan = json.load(open(sys.argv[1]))\n"
+        "plan['subtasks'] = plan['subtasks'][:1]\n"
+        "plan['subtasks'][0]['search_queries'] = ['edited query']\n"
+        "json.dump(plan, open(sys.argv[1], 'w'))\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    answer_plan(monkeypatch, "x", "e")
+    assert run("Compare zstd and xz", "--approve-plan") == 0
+    assert search_server.queries == ["edited query"]
+
+
+def test_approve_plan_without_an_answer_is_bad_input(
+    chat_server, search_server, store, capsys, monkeypatch
+):
+    answer_plan(monkeypatch)
+    assert run("Compare zstd and xz", "--approve-plan", "--thread-id", "t4") == 2
+    assert "needs an answer on standard input" in capsys.readouterr().err
