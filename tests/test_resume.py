@@ -1,4 +1,4 @@
-"""Durable runs: a run killed with SIGKILL, or one whose worker raised, resumes paying nothing twice.
+"""Durable runs: a run killed by SIGKILL, or whose worker raised, resumes paying nothing twice.
 
 Runs against SQLite always, and against PostgreSQL where `DEEP_RESEARCH_TEST_POSTGRES_URL` names
 a server (`.ci/run` starts one; in CI the PostgreSQL cases must run, elsewhere they skip).
