@@ -143,3 +143,23 @@ def test_approve_plan_without_an_answer_is_bad_input(
     answer_plan(monkeypatch)
     assert run("Compare zstd and xz", "--approve-plan", "--thread-id", "t4") == 2
     assert "needs an answer on standard input" in capsys.readouterr().err
+
+
+def test_keys_never_reach_checkpoints_outputs_or_progress(
+    chat_server, search_server, store, tmp_path, capsys
+):
+    from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
+
+    assert run("Compare zstd and xz", "--output", "r.md", "--json", "r.json") == 0
+    printed = capsys.readouterr()
+    written = [
+        store.read_bytes(),
+        (tmp_path / "r.md").read_bytes(),
+        (tmp_path / "r.json").read_bytes(),
+    ]
+    written += [p.read_bytes() for p in store.parent.glob("*")]  # the SQLite WAL files too
+    for secret in (SECRET_MODEL_KEY, SECRET_SEARCH_KEY):
+        assert secret not in printed.out and secret not in printed.err
+        assert all(secret.encode() not in blob for blob in written)
+    auth = [r["headers"].get("authorization") for r in chat_server.requests]
+    assert auth and all(a == f"Bearer {SECRET_MODEL_KEY}" for a in auth)  # it was really used

@@ -168,3 +168,29 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
     findings = [b for b in resumed_chat if "WorkerFindings" in json.dumps(b)]
     assert len(findings) == 1 and "aspect 2" in json.dumps(findings[0])
     assert chat_server.brain.calls["WorkerFindings"] == 3
+
+
+def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, tmp_path):
+    env = {**os.environ, "DEEP_RESEARCH_CHECKPOINT_DB": str(tmp_path / "c.sqlite")}
+    held, hold = threading.Event(), threading.Event()
+
+    def hold_reports(number, body):
+        if "WorkerFindings" in json.dumps(body):
+            held.set()
+            hold.wait(30)
+        return None
+
+    chat_server.fault = hold_reports
+    command, options = cli("run", "Compare zstd and xz", "--thread-id", "ctrl-c", env=env)
+    process = subprocess.Popen(
+        command, **options, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert held.wait(60)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        hold.set()
+    assert process.returncode == 130
+    assert "interrupted; resume with: deep-research resume ctrl-c" in err
+    assert "Traceback" not in err

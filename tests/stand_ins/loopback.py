@@ -23,6 +23,10 @@ class Reply:
         self.status, self.body, self.sse, self.headers = status, body, sse, headers or {}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default backlog of 5 would serialise a wide fan-out
+
+
 class StandIn:
     """Base: subclasses implement `handle(path, body, headers) -> Reply`."""
 
@@ -45,7 +49,8 @@ class StandIn:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw or b"{}")
-                reply = stand_in._serve(self.path, body, dict(self.headers))
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                reply = stand_in._serve(self.path, body, headers)
                 if reply.sse is not None:
                     data = reply.sse.encode()
                     self.send_response(reply.status)
@@ -61,7 +66,7 @@ class StandIn:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)  # the client may be gone: a test killed it
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 

@@ -23,7 +23,7 @@ class SearchServer(StandIn):
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
         self._count += 1
-        if not headers.get("Authorization", "").startswith("Bearer "):
+        if not headers.get("authorization", "").startswith("Bearer "):
             return Reply(401, {"detail": {"error": "missing key"}})
         if self.fail_all:
             return Reply(500, {"detail": {"error": "search is down"}})
