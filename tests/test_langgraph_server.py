@@ -1,4 +1,4 @@
-"""`langgraph dev` serves the graph to Studio and the SDK: streamed worker events, state, history."""
+"""`langgraph dev` serves the graph to Studio and the SDK: worker events, state, history."""
 
 from __future__ import annotations
 
