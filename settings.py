@@ -46,6 +46,12 @@ class Settings(BaseModel):
     max_supplementary_tasks: int = Field(
         3, ge=1, le=20, description="Subtasks a gap round may add."
     )
+    search_backend: Literal["tavily", "local", "hybrid"] = Field(
+        "tavily", description="Web (Tavily), a folder of documents (local), or both (hybrid)."
+    )
+    corpus_dir: str | None = Field(
+        None, description="The folder that local and hybrid search read (recursively)."
+    )
     model: str = Field(default_factory=_default_model, min_length=1, description="Every role.")
     planner_model: str | None = Field(None, description="Model for planning; default `model`.")
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
@@ -83,6 +89,8 @@ class Settings(BaseModel):
                 f"min_iterations ({self.min_iterations}) is above "
                 f"max_iterations ({self.max_iterations})"
             )
+        if self.search_backend != "tavily" and not self.corpus_dir:
+            raise ValueError(f"search_backend {self.search_backend!r} needs corpus_dir")
         return self
 
     def model_for(self, role: Role) -> str:

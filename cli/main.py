@@ -20,7 +20,13 @@ from dotenv import load_dotenv
 from pydantic import ValidationError
 
 from cli import inspect
-from cli.preflight import BadInput, check_credentials, check_question, settings_or_explain
+from cli.preflight import (
+    BadInput,
+    check_corpus,
+    check_credentials,
+    check_question,
+    settings_or_explain,
+)
 from cli.progress import PlainProgress
 from cli.runner import Outputs, UnknownThread, execute
 from state import TaskPlan
@@ -59,6 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--thread-id", help="name the run (default: a new id)")
     for name, kind in SETTING_FLAGS.items():
         run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+    run.add_argument(
+        "--search",
+        choices=["tavily", "local", "hybrid"],
+        dest="search_backend",
+        help="web (default), a folder of documents, or both",
+    )
+    run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
     outputs(run)
     store(run)
@@ -125,6 +138,10 @@ def _settings_values(args: argparse.Namespace) -> dict:
     }
     if args.approve_plan:
         values["approve_plan"] = True
+    if args.search_backend:
+        values["search_backend"] = args.search_backend
+    if args.corpus is not None:
+        values["corpus_dir"] = str(args.corpus.expanduser().resolve())
     return values
 
 
@@ -147,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             settings = settings_or_explain(_settings_values(args))
             question = check_question(args.question)
             check_credentials(settings)
+            check_corpus(settings, progress)
             graph_input = {"question": question, "settings": settings}
             progress.note(f"thread: {thread_id}")
         else:

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pydantic import ValidationError
 
 from nodes.planning import BadQuestion, clean_question
 from settings import Settings
+from tools.corpus import CorpusError
+from tools.local_search import open_corpus
 from tools.models import MissingCredentials, openai_api_key
 from tools.search import tavily_api_key
+
+
+class Notes(Protocol):
+    """Where a check reports what it did."""
+
+    def note(self, text: str) -> None: ...
 
 
 class BadInput(ValueError):
@@ -37,6 +47,22 @@ def check_credentials(settings: Settings) -> None:
     """The keys the chosen model server and search backend need are set."""
     try:
         openai_api_key()
-        tavily_api_key()
+        if settings.search_backend in ("tavily", "hybrid"):
+            tavily_api_key()
     except MissingCredentials as error:
         raise BadInput(str(error)) from None
+
+
+def check_corpus(settings: Settings, progress: Notes) -> None:
+    """For local search: the folder exists and holds readable documents (indexing it now)."""
+    if settings.search_backend == "tavily":
+        return
+    try:
+        stats = open_corpus(settings.corpus_dir or "").refresh()
+    except CorpusError as error:
+        raise BadInput(str(error)) from None
+    progress.note(
+        f"corpus: {stats.passages} passages from {settings.corpus_dir} "
+        f"({stats.files_added} added, {stats.files_updated} updated, "
+        f"{stats.files_skipped} skipped, {stats.seconds:.2f} s)"
+    )

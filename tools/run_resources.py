@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from settings import Settings
+from tools.local_search import HybridSearch, LocalSearch
 from tools.search import SearchBackend, TavilySearch
 from tools.search_cache import SearchCache
 
@@ -37,8 +38,13 @@ _runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OrderedDict[str, Run
 
 
 def search_backend(settings: Settings) -> SearchBackend:
-    """The backend the settings choose."""
-    return TavilySearch(settings)
+    """The backend the settings choose: the web, the user's folder, or both."""
+    if settings.search_backend == "tavily":
+        return TavilySearch(settings)
+    local = LocalSearch(settings.corpus_dir or "")
+    if settings.search_backend == "local":
+        return local
+    return HybridSearch(TavilySearch(settings), local)
 
 
 def resources_for(run_id: str, settings: Settings) -> RunResources:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import weakref
 from typing import Protocol
 
@@ -19,6 +20,7 @@ from tenacity import (
 
 from settings import Settings
 from state import SearchHit
+from tools.corpus import CorpusError
 from tools.models import MissingCredentials
 
 MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
@@ -31,6 +33,8 @@ SEARCH_ERRORS: tuple[type[BaseException], ...] = (
     tavily_errors.InvalidAPIKeyError,
     tavily_errors.TimeoutError,
     OSError,
+    sqlite3.Error,
+    CorpusError,
 )
 """What a failed search raises; a worker records these instead of failing the run."""
 

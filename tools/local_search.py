@@ -1,0 +1,60 @@
+"""Research over the user's own documents: the local index as a search backend, or with the web.
+
+The index lives beside the checkpoints (one SQLite file per folder), never in the folder itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from itertools import zip_longest
+from pathlib import Path
+
+from state import SearchHit
+from tools.checkpoints import data_dir
+from tools.corpus import LocalCorpus
+from tools.search import SearchBackend
+from tools.sources import normalize_url
+
+
+def index_path(corpus_dir: str | Path) -> Path:
+    """Where the index of a folder is kept: the data folder, keyed by the folder's real path."""
+    real = str(Path(corpus_dir).expanduser().resolve())
+    digest = hashlib.sha256(real.encode()).hexdigest()[:16]
+    return data_dir() / "indexes" / f"{Path(real).name or 'root'}-{digest}.sqlite"
+
+
+def open_corpus(corpus_dir: str | Path) -> LocalCorpus:
+    """The folder's index (raises CorpusError when the folder is missing or not a folder)."""
+    return LocalCorpus(corpus_dir, index_path(corpus_dir))
+
+
+class LocalSearch:
+    """Full-text search over a folder; the first search brings the index up to date."""
+
+    def __init__(self, corpus_dir: str | Path) -> None:
+        self._corpus = open_corpus(corpus_dir)
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """The best passages for a query, one per document section."""
+        return await self._corpus.asearch(query, max_results)
+
+
+class HybridSearch:
+    """The web and the folder together: both asked at once, answers interleaved, URLs unique."""
+
+    def __init__(self, web: SearchBackend, local: SearchBackend) -> None:
+        self._web, self._local = web, local
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """Local and web hits alternately (local first), without duplicates."""
+        local, web = await asyncio.gather(
+            self._local.search(query, max_results), self._web.search(query, max_results)
+        )
+        hits, seen = [], set()
+        for pair in zip_longest(local, web):
+            for hit in pair:
+                if hit is not None and normalize_url(hit.url) not in seen:
+                    seen.add(normalize_url(hit.url))
+                    hits.append(hit)
+        return hits
