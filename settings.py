@@ -23,6 +23,15 @@ def _default_model() -> str:
     return os.environ.get("DEEP_RESEARCH_MODEL") or DEFAULT_MODEL
 
 
+class ModelPrice(BaseModel):
+    """What a model costs, in US dollars per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+
+
 class Settings(BaseModel):
     """How much work a run may do, and with which models; the graph's context schema."""
 
@@ -70,7 +79,7 @@ class Settings(BaseModel):
     model_retries: int = Field(3, ge=0, le=10, description="Retries of a failed model call.")
     search_retries: int = Field(3, ge=0, le=10, description="Retries of a failed search.")
     max_concurrent_model_calls: int = Field(
-        8, ge=1, le=256, description="Model calls in flight at once, all workers together."
+        16, ge=1, le=256, description="Model calls in flight at once, all workers together."
     )
     max_total_tokens: int | None = Field(
         None, ge=1, description="Run budget: input plus output tokens; no new round past it."
@@ -78,8 +87,18 @@ class Settings(BaseModel):
     max_search_calls: int | None = Field(
         None, ge=1, description="Run budget: searches sent; no new round past it."
     )
+    max_cost_usd: float | None = Field(
+        None, gt=0, description="Run budget in US dollars (needs `prices`); no new round past it."
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Price per model name; a model without one makes the cost unknown.",
+    )
+    max_context_tokens: int = Field(
+        100_000, ge=4_000, le=2_000_000, description="Largest prompt the run may send, in tokens."
+    )
     max_concurrent_searches: int = Field(
-        8, ge=1, le=256, description="Searches in flight at once, all workers together."
+        16, ge=1, le=256, description="Searches in flight at once, all workers together."
     )
 
     @model_validator(mode="after")
@@ -89,6 +108,8 @@ class Settings(BaseModel):
                 f"min_iterations ({self.min_iterations}) is above "
                 f"max_iterations ({self.max_iterations})"
             )
+        if self.max_cost_usd is not None and not self.prices:
+            raise ValueError("max_cost_usd needs prices for the models the run uses")
         if self.search_backend != "tavily" and not self.corpus_dir:
             raise ValueError(f"search_backend {self.search_backend!r} needs corpus_dir")
         return self

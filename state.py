@@ -181,6 +181,21 @@ class GapAnalysis(BaseModel):
     supplementary_tasks: list[SubTask] = Field(default_factory=list)
 
 
+class RoleUsage(BaseModel):
+    """One role's model calls and tokens."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: RoleUsage) -> RoleUsage:
+        return RoleUsage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
 class Usage(BaseModel):
     """Calls and tokens as the servers reported them; added up across workers and rounds."""
 
@@ -189,9 +204,27 @@ class Usage(BaseModel):
     output_tokens: int = 0
     search_calls: int = 0
     search_cache_hits: int = 0
+    by_role: dict[str, RoleUsage] = Field(default_factory=dict)
+
+    @classmethod
+    def of_call(cls, role: str, input_tokens: int, output_tokens: int) -> Usage:
+        """One answered model call of one role."""
+        call = RoleUsage(llm_calls=1, input_tokens=input_tokens, output_tokens=output_tokens)
+        return cls(**call.model_dump(), by_role={role: call})
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+        counts = {
+            k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields if k != "by_role"
+        }
+        roles = dict(self.by_role)
+        for role, usage in other.by_role.items():
+            roles[role] = roles[role] + usage if role in roles else usage
+        return Usage(**counts, by_role=roles)
 
 
 def add_usage(left: Usage | None, right: Usage | None) -> Usage:
@@ -243,6 +276,7 @@ class WorkerInput(TypedDict):
     round: int
     settings: Settings
     run_id: str
+    spent: Usage  # the run's usage when the worker was sent, for the run budgets
 
 
 class WorkerOutput(TypedDict):

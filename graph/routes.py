@@ -8,8 +8,8 @@ from typing import Literal
 from langgraph.types import Send
 
 from settings import Settings
-from state import ResearchState, StopReason, SubTask, WorkerInput, WorkerState
-from tools.budgets import budget_for
+from state import ResearchState, StopReason, SubTask, Usage, WorkerInput, WorkerState
+from tools.budgets import budget_for, run_budget_spent
 
 
 def plateaued(history: list[float | None], min_improvement: float, rounds: int) -> bool:
@@ -21,17 +21,6 @@ def plateaued(history: list[float | None], min_improvement: float, rounds: int) 
     return all(later - earlier < min_improvement for earlier, later in pairwise(recent))
 
 
-def over_budget(state: ResearchState, settings: Settings) -> bool:
-    """True when the run has spent a token or search budget the settings set."""
-    usage = state.get("usage")
-    if usage is None:
-        return False
-    tokens = usage.input_tokens + usage.output_tokens
-    return (settings.max_total_tokens is not None and tokens >= settings.max_total_tokens) or (
-        settings.max_search_calls is not None and usage.search_calls >= settings.max_search_calls
-    )
-
-
 def stop_reason(state: ResearchState, settings: Settings) -> StopReason | None:
     """The first stop rule that holds after a review, in the design's order; None to go on."""
     rounds = state.get("iteration", 0)
@@ -40,7 +29,7 @@ def stop_reason(state: ResearchState, settings: Settings) -> StopReason | None:
     quality = state.get("quality")
     if rounds >= settings.max_iterations:
         return "max_iterations"
-    if over_budget(state, settings):
+    if run_budget_spent(state.get("usage") or Usage(), settings):
         return "budget"
     if rounds < settings.min_iterations:
         return None
@@ -76,6 +65,7 @@ def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -
                 round=round_,
                 settings=settings,
                 run_id=state["run_id"],
+                spent=state.get("usage") or Usage(),
             ),
         )
         for task in tasks

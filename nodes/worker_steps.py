@@ -35,7 +35,9 @@ MODEL_ERRORS = (openai.APIError, StructuredOutputError)
 
 
 def _run(state: WorkerState) -> RunResources:
-    return resources_for(state["run_id"], state["settings"])
+    run = resources_for(state["run_id"], state["settings"])
+    run.seed(state.get("spent") or Usage())
+    return run
 
 
 def _progress(state: WorkerState, phase: str, **data: object) -> None:
@@ -71,8 +73,11 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
         async with run.searches:
             hits, cached = await run.search_cache.search(query, run.settings.max_results)
     except SEARCH_ERRORS as error:
+        run.record(Usage(search_calls=1))
         return [], Usage(search_calls=1), f"{query!r}: {type(error).__name__}: {error}"[:300]
-    return hits, Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached)), ""
+    usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
+    run.record(usage)
+    return hits, usage, ""
 
 
 async def observe(state: WorkerState) -> dict:
@@ -82,8 +87,9 @@ async def observe(state: WorkerState) -> dict:
     candidates = (
         state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
     )
-    queries = fresh_queries(candidates, sent, queries_left(state["budget"], len(sent)))
     run = _run(state)
+    limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
+    queries = fresh_queries(candidates, sent, limit)
     async with run.worker_slots:
         outcomes = await asyncio.gather(*(_search(run, query) for query in queries))
     usage = sum((cost for _, cost, _ in outcomes), Usage())
@@ -124,6 +130,8 @@ async def decide(state: WorkerState) -> dict:
     if not hits and state.get("search_errors"):
         return {"termination_reason": "search_failed"}
     run = _run(state)
+    if run.budget_spent():
+        return {"termination_reason": "run_budget_spent"}
     left = queries_left(state["budget"], sent)
     try:
         async with run.worker_slots:
@@ -192,7 +200,8 @@ async def report_findings(state: WorkerState) -> dict:
         gaps=state.get("gaps", []),
     )
     if not hits:
-        error = "; ".join(errors[:3]) or "the searches returned nothing"
+        quiet = "the run's budget was spent" if _run(state).budget_spent() else "nothing came back"
+        error = "; ".join(errors[:3]) or quiet
         failed = result.model_copy(update={"status": "failed", "error": error})
         return _finished(state, failed, Usage())
     sources = _sources(hits)

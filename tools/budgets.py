@@ -1,9 +1,9 @@
-"""Worker budgets: how many queries and cycles a subtask may spend, from its complexity."""
+"""Budgets: a worker's queries and cycles by complexity, and the run's tokens, searches and cost."""
 
 from __future__ import annotations
 
 from settings import Complexity, Settings
-from state import Budget
+from state import Budget, Usage
 
 BUDGET_BY_COMPLEXITY: dict[Complexity, Budget] = {
     "simple": Budget(max_queries=3, max_cycles=1),
@@ -29,3 +29,27 @@ def queries_left(budget: Budget, sent: int) -> int:
 def budget_spent(budget: Budget, sent: int, cycles: int) -> bool:
     """True when a worker may start no further cycle."""
     return cycles >= budget.max_cycles or queries_left(budget, sent) == 0
+
+
+def cost_usd(usage: Usage, settings: Settings) -> float | None:
+    """What the run's model calls cost, from the price table; None when a model has no price."""
+    total = 0.0
+    for role, spent in usage.by_role.items():
+        price = settings.prices.get(settings.model_for(role))  # type: ignore[arg-type]
+        if price is None:
+            return None
+        total += spent.input_tokens * price.input_per_million / 1e6
+        total += spent.output_tokens * price.output_per_million / 1e6
+    return total
+
+
+def run_budget_spent(usage: Usage, settings: Settings) -> bool:
+    """True once the run has spent its token, search or dollar budget (those that are set)."""
+    if settings.max_total_tokens is not None and usage.total_tokens >= settings.max_total_tokens:
+        return True
+    if settings.max_search_calls is not None and usage.search_calls >= settings.max_search_calls:
+        return True
+    if settings.max_cost_usd is not None:
+        cost = cost_usd(usage, settings)
+        return cost is not None and cost >= settings.max_cost_usd
+    return False

@@ -16,11 +16,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import state
-from settings import Settings
+from settings import ModelPrice, Settings
 
 CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
 STATE_TYPES = (
     Settings,
+    ModelPrice,
     state.SubTask,
     state.TaskPlan,
     state.PlanDecision,
@@ -34,6 +35,7 @@ STATE_TYPES = (
     state.QualityAssessment,
     state.GapAnalysis,
     state.Usage,
+    state.RoleUsage,
 )
 
 

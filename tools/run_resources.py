@@ -12,6 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from settings import Settings
+from state import Usage
+from tools.budgets import run_budget_spent
 from tools.local_search import HybridSearch, LocalSearch
 from tools.search import SearchBackend, TavilySearch
 from tools.search_cache import SearchCache
@@ -29,7 +31,23 @@ class RunResources:
     model_calls: asyncio.Semaphore
     searches: asyncio.Semaphore
     structured_mode: str = ""  # the method `auto` settled on for this run
-    notes: list[str] = field(default_factory=list)
+    spent: Usage = field(default_factory=Usage)  # every call this process made for the run
+
+    def record(self, usage: Usage) -> None:
+        """Count calls as they are answered, so workers see the run's spending live."""
+        self.spent = self.spent + usage
+
+    def seed(self, usage: Usage) -> None:
+        """Count what the run spent before (in checkpointed steps), if more than we know of."""
+        if (
+            usage.total_tokens > self.spent.total_tokens
+            or usage.search_calls > self.spent.search_calls
+        ):
+            self.spent = usage
+
+    def budget_spent(self) -> bool:
+        """True once the run's token, search or dollar budget is spent."""
+        return run_budget_spent(self.spent, self.settings)
 
 
 _runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OrderedDict[str, RunResources]] = (

@@ -36,14 +36,10 @@ class StructuredOutputError(RuntimeError):
         self.usage = usage
 
 
-def usage_of(reply: AIMessage) -> Usage:
-    """One answered call, with the tokens the server reported for it."""
+def usage_of(reply: AIMessage, role: Role) -> Usage:
+    """One answered call of a role, with the tokens the server reported for it."""
     meta = reply.usage_metadata or {}
-    return Usage(
-        llm_calls=1,
-        input_tokens=meta.get("input_tokens", 0),
-        output_tokens=meta.get("output_tokens", 0),
-    )
+    return Usage.of_call(role, meta.get("input_tokens", 0), meta.get("output_tokens", 0))
 
 
 def _with_reply_format(messages: list[BaseMessage], contract: type[BaseModel]) -> list:
@@ -117,7 +113,8 @@ async def ask(
                 if weaker is None:
                     raise
                 run.structured_mode = weaker
-        usage += usage_of(reply)
+        usage += usage_of(reply, role)
+        run.record(usage_of(reply, role))
         text = reply.text
         try:
             value, text = _reply_json(reply)
@@ -146,4 +143,6 @@ async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -
     model = chat_model(run.settings, role)
     async with run.model_calls:
         reply = await model.ainvoke(messages)
-    return strip_reasoning(reply.text), usage_of(reply)
+    usage = usage_of(reply, role)
+    run.record(usage)
+    return strip_reasoning(reply.text), usage

@@ -1,0 +1,271 @@
+"""A live terminal view of a run (rich on stderr), and the end-of-run summary for both views.
+
+The state built from progress events (`ProgressModel`) is kept apart from its drawing
+(`render`), so the view can be tested without a terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+DESCRIPTION_WIDTH = 40
+ERROR_WIDTH = 30
+STATUS_STYLES = {"searching": "cyan", "ok": "green", "partial": "yellow", "failed": "red"}
+
+
+def shorten(text: str, width: int) -> str:
+    """The text on one line, cut to `width` characters with an ellipsis, so rows stay short."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def score_text(score: float | None) -> str:
+    """A quality score as "72/100", or "unknown" when the review could not score it."""
+    return "unknown" if score is None else f"{score:g}/100"
+
+
+@dataclass
+class WorkerRow:
+    """One worker's latest state: its subtask, status, budget use and, once done, its yield."""
+
+    round: int
+    subtask_id: int
+    description: str
+    status: str = "searching"
+    queries_used: int = 0
+    max_queries: int = 0
+    cycles_used: int = 0
+    max_cycles: int = 0
+    findings: int | None = None
+    sources: int | None = None
+    error: str = ""
+
+
+@dataclass
+class RoundLine:
+    """What one round produced: its report's size, its quality score and the gap analysis."""
+
+    number: int
+    report_chars: int | None = None
+    scored: bool = False
+    score: float | None = None
+    gap_tasks: list[str] | None = None  # None: the gap analysis has not run (yet)
+    gap_error: str = ""
+
+
+@dataclass
+class ProgressModel:
+    """Everything the live view shows, built up one progress event at a time."""
+
+    query_type: str = ""
+    subtasks: list[tuple[int, str]] = field(default_factory=list)
+    edited: bool = False
+    fallback: str = ""
+    workers: dict[tuple[int, int], WorkerRow] = field(default_factory=dict)
+    rounds: dict[int, RoundLine] = field(default_factory=dict)
+    stop_reason: str | None = None
+    total_rounds: int | None = None
+    cited_sources: int | None = None
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """Fold one event into the model; kinds it does not know are ignored."""
+        handler = getattr(self, f"_on_{event.get('event')}", None)
+        if callable(handler):
+            handler(event)
+
+    def round(self, number: int) -> RoundLine:
+        """The line for a round, made on its first event."""
+        return self.rounds.setdefault(number, RoundLine(number))
+
+    def _on_plan(self, event: dict[str, Any]) -> None:
+        self.query_type = event.get("query_type", "")
+        self.subtasks = [(t["id"], t["description"]) for t in event.get("subtasks", [])]
+        self.edited = bool(event.get("edited"))
+        fallback = event.get("fallback")
+        self.fallback = fallback if isinstance(fallback, str) else ""
+
+    def _on_worker(self, event: dict[str, Any]) -> None:
+        key = (event["round"], event["subtask_id"])
+        row = self.workers.setdefault(key, WorkerRow(*key, event.get("description", "")))
+        for name in ("queries_used", "max_queries", "cycles_used", "max_cycles"):
+            setattr(row, name, event.get(name, getattr(row, name)))
+        if event.get("phase") == "done":
+            row.status = event.get("status", "ok")
+            row.findings, row.sources = event.get("findings"), event.get("sources")
+            row.error = event.get("error") or ""
+
+    def _on_report(self, event: dict[str, Any]) -> None:
+        self.round(event["round"]).report_chars = event.get("chars")
+
+    def _on_quality(self, event: dict[str, Any]) -> None:
+        line = self.round(event["round"])
+        line.scored, line.score = True, event.get("score")
+
+    def _on_gaps(self, event: dict[str, Any]) -> None:
+        line = self.round(event["round"])
+        line.gap_tasks, line.gap_error = list(event.get("tasks", [])), event.get("error") or ""
+
+    def _on_done(self, event: dict[str, Any]) -> None:
+        self.stop_reason = event.get("stop_reason")
+        self.total_rounds, self.cited_sources = event.get("rounds"), event.get("sources")
+
+
+def render_plan(model: ProgressModel) -> RenderableType:
+    """The plan: query type, numbered subtasks, and whether it was edited or a fallback."""
+    head = Text("Plan: ", style="bold").append(model.query_type or "…", style="bold cyan")
+    if model.edited:
+        head.append(" (edited)", style="magenta")
+    lines: list[RenderableType] = [head]
+    if model.fallback:
+        lines.append(Text(f"⚠ fallback plan: {model.fallback}", style="yellow"))
+    lines += [Text(f"  {number}. {text}") for number, text in model.subtasks]
+    return Group(*lines)
+
+
+def render_workers(model: ProgressModel) -> Table:
+    """One row per worker, in (round, subtask) order."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
+    for name in ("Rnd", "#", "Subtask", "Status", "Queries", "Cycles", "Found", "Srcs"):
+        left = name in ("Subtask", "Status")
+        table.add_column(name, no_wrap=name != "Subtask", justify="left" if left else "right")
+    table.columns[2].min_width = 16  # narrow terminals wrap the description, not the numbers
+    table.add_column("Error", style="dim", min_width=10)
+    for _, row in sorted(model.workers.items()):
+        table.add_row(
+            str(row.round),
+            str(row.subtask_id),
+            shorten(row.description, DESCRIPTION_WIDTH),
+            Text(row.status, style=STATUS_STYLES.get(row.status, "")),
+            f"{row.queries_used}/{row.max_queries}",
+            f"{row.cycles_used}/{row.max_cycles}",
+            "" if row.findings is None else str(row.findings),
+            "" if row.sources is None else str(row.sources),
+            shorten(row.error, ERROR_WIDTH),
+        )
+    return table
+
+
+def round_text(line: RoundLine) -> Text:
+    """One round's line: report size, quality score and what the gap analysis asked for."""
+    text = Text(f"Round {line.number}: ", style="bold")
+    parts = []
+    if line.report_chars is not None:
+        parts.append(f"report {line.report_chars:,} chars")
+    if line.scored:
+        parts.append(f"quality {score_text(line.score)}")
+    if line.gap_tasks is not None:
+        asked = "; ".join(line.gap_tasks) or "nothing more to research"
+        parts.append(f"gap analysis: {asked}")
+    text.append(" · ".join(parts) or "researching…")
+    if line.gap_error:
+        text.append(f" (gap analysis failed: {shorten(line.gap_error, ERROR_WIDTH)})", style="dim")
+    return text
+
+
+def render(model: ProgressModel) -> RenderableType:
+    """The whole view: plan, workers table, one line per round and, at the end, why it stopped."""
+    parts: list[RenderableType] = [render_plan(model)]
+    if model.workers:
+        parts += [Text(""), render_workers(model)]
+    parts += [round_text(line) for _, line in sorted(model.rounds.items())]
+    if model.stop_reason is not None:
+        done = Text("Done", style="bold green")
+        done.append(f" after {model.total_rounds} rounds: {model.stop_reason}", style="bold")
+        if model.cited_sources is not None:
+            done.append(f" ({model.cited_sources} sources cited)")
+        parts.append(done)
+    return Group(*parts)
+
+
+@dataclass
+class RunSummary:
+    """The numbers a finished run is judged by; None for what was not measured."""
+
+    rounds: int
+    score: float | None
+    stop_reason: str
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    search_calls: int
+    cache_hits: int
+    wall_seconds: float
+    report_path: str | None  # None: the report went to stdout
+    citation_precision: float | None = None  # a fraction, 0 to 1
+    cost_usd: float | None = None
+
+
+def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
+    """(label, value) pairs shared by the table and the plain lines, so both say the same."""
+    precision = summary.citation_precision
+    return [
+        ("rounds", str(summary.rounds)),
+        ("quality", score_text(summary.score)),
+        ("stop reason", summary.stop_reason),
+        ("LLM calls", f"{summary.llm_calls:,}"),
+        ("tokens", f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"),
+        ("searches", f"{summary.search_calls:,} ({summary.cache_hits:,} cache hits)"),
+        ("citation precision", "unknown" if precision is None else f"{precision:.0%}"),
+        ("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"),
+        ("wall time", f"{summary.wall_seconds:.1f}s"),
+        ("report", summary.report_path or "stdout"),
+    ]
+
+
+def render_summary(summary: RunSummary) -> Table:
+    """The end-of-run summary as a two-column table."""
+    table = Table(title="Run summary", title_justify="left", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for label, value in summary_rows(summary):
+        table.add_row(label, value)
+    return table
+
+
+def summary_lines(summary: RunSummary) -> list[str]:
+    """The end-of-run summary as plain lines, for the plain progress printer."""
+    return [f"{label}: {value}" for label, value in summary_rows(summary)]
+
+
+class LiveProgress:
+    """A `Progress` that redraws the run's state in place on a terminal (stderr by default)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.model = ProgressModel()
+        self.live = Live(
+            console=self.console,
+            auto_refresh=False,  # redrawn on each event: no thread reads the model as it changes
+            redirect_stdout=False,  # stdout may carry the report; never pull it onto stderr
+            get_renderable=lambda: render(self.model),
+        )
+
+    def __enter__(self) -> LiveProgress:
+        self.live.start(refresh=True)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        """Stop redrawing, also on errors."""
+        self.live.stop()  # not transient: the final frame stays on screen
+        if not self.console.is_terminal:
+            self.console.line()  # rich ends the frame with a newline only on terminals
+
+    def event(self, event: dict[str, Any]) -> None:
+        """Fold the event into the view and redraw it."""
+        self.model.apply(event)
+        self.live.refresh()
+
+    def note(self, text: str) -> None:
+        """A line above the live area, as is (no markup)."""
+        self.console.print(text, markup=False, highlight=False)
+
+    def summary(self, summary: RunSummary) -> None:
+        """Print the end-of-run summary table."""
+        self.console.print(render_summary(summary))

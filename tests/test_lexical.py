@@ -1,0 +1,210 @@
+"""The lexical citation check: cited statements of a report, and word overlap with a source."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.lexical import best_quote, cited_statements, lexical_verdict, support_score
+
+
+def statements(report):
+    return [(s.text, s.source_ids) for s in cited_statements(report)]
+
+
+@pytest.mark.parametrize(
+    ("report", "expected"),
+    [
+        pytest.param(
+            "Solar is cheap [1]. Wind is cheaper [2]! Is coal dead [3]? Nobody knows.",
+            [("Solar is cheap.", (1,)), ("Wind is cheaper!", (2,)), ("Is coal dead?", (3,))],
+            id="several-sentences",
+        ),
+        pytest.param(
+            "- Prices fell [1]\n- Output rose [2]\n* Plain item\n1. Numbered item [3]",
+            [("Prices fell", (1,)), ("Output rose", (2,)), ("Numbered item", (3,))],
+            id="bullets",
+        ),
+        pytest.param(
+            "- A long item\n  wrapped onto a second line [4]",
+            [("A long item wrapped onto a second line", (4,))],
+            id="wrapped-bullet",
+        ),
+        pytest.param(
+            "| Model | Score |\n|---|:---:|\n| GPT | 3.5 [1] |\n| Other | n/a |",
+            [("GPT | 3.5", (1,))],
+            id="table-rows",
+        ),
+        pytest.param(
+            "The model scored 3.5 points higher in 2024 [2]. It was cheap [3].",
+            [("The model scored 3.5 points higher in 2024.", (2,)), ("It was cheap.", (3,))],
+            id="decimal-not-split",
+        ),
+        pytest.param(
+            "Tools, e.g. Copilot, help [1]. That is, i.e. Cursor, too [2]. Rust vs. Go [3].",
+            [
+                ("Tools, e.g. Copilot, help.", (1,)),
+                ("That is, i.e. Cursor, too.", (2,)),
+                ("Rust vs. Go.", (3,)),
+            ],
+            id="abbreviations-not-split",
+        ),
+        pytest.param(
+            "Sales doubled. [3] Margins held. [4]\nThe end.",
+            [("Sales doubled.", (3,)), ("Margins held.", (4,))],
+            id="citations-after-period",
+        ),
+        pytest.param(
+            "Both agree [2][5]. So do these [1, 4]. Repeats count once [1][1].",
+            [("Both agree.", (2, 5)), ("So do these.", (1, 4)), ("Repeats count once.", (1,))],
+            id="multiple-citations",
+        ),
+        pytest.param(
+            "中国经济增长了5.2%[1]。出口下降[2][3]。没有引用的句子。",
+            [("中国经济增长了5.2%。", (1,)), ("出口下降。", (2, 3))],
+            id="chinese",
+        ),
+        pytest.param(
+            "# Title [1]\n\nBody text [2].\n\n```\ncode line [3].\n```\n\n## Sources\n\n- [1] A",
+            [("Body text.", (2,))],
+            id="headings-code-sources-skipped",
+        ),
+        pytest.param(
+            "正文内容[1]。\n\n## 参考来源\n\n- [1] 某网站 — https://x.org",
+            [("正文内容。", (1,))],
+            id="chinese-sources-skipped",
+        ),
+        pytest.param("No citations here. None at all.", [], id="uncited"),
+    ],
+)
+def test_cited_statements(report, expected):
+    assert statements(report) == expected
+
+
+def test_offsets_cover_statement_and_markers():
+    report = (
+        "# Report\n\nIntro line. Prices rose 3.5% [1]. Costs fell. [2][3]\n\n"
+        "- Item with **bold** [4]\n\n| A | B [5] |\n\n水价上涨[6]。"
+    )
+    found = cited_statements(report)
+    assert [report[s.start : s.end] for s in found] == [
+        "Prices rose 3.5% [1].",
+        "Costs fell. [2][3]",
+        "Item with **bold** [4]",
+        "| A | B [5] |",
+        "水价上涨[6]。",
+    ]
+
+
+PASSAGE = (
+    "According to the 2024 industry survey, solar panel prices fell 12% as manufacturers "
+    "expanded capacity. Wind installations were flat."
+)
+
+
+@pytest.mark.parametrize(
+    ("statement", "passage", "low", "high"),
+    [
+        pytest.param(PASSAGE, PASSAGE, 0.99, 1.0, id="exact-copy"),
+        pytest.param(
+            "Prices of solar panels fell 12% in 2024, the industry survey says.",
+            PASSAGE,
+            0.9,
+            1.0,
+            id="paraphrase",
+        ),
+        pytest.param(
+            "Dolphins communicate with whistles underwater.", PASSAGE, 0.0, 0.05, id="unrelated"
+        ),
+        pytest.param(
+            "中国经济增长了5.2%。",
+            "据统计，2023年中国经济增长了5.2%，高于预期。",
+            0.99,
+            1.0,
+            id="chinese",
+        ),
+        pytest.param(
+            "中国经济增长了5.2%。", "日本的出口大幅下降。", 0.0, 0.05, id="chinese-unrelated"
+        ),
+        pytest.param("Anything at all.", "", 0.0, 0.0, id="empty-passage"),
+    ],
+)
+def test_support_score(statement, passage, low, high):
+    assert low <= support_score(statement, passage) <= high
+
+
+def test_changed_number_lowers_score_a_lot():
+    right = support_score("Solar panel prices fell 12% in 2024.", PASSAGE)
+    wrong = support_score("Solar panel prices fell 21% in 2024.", PASSAGE)
+    assert right == pytest.approx(1.0)
+    assert right - wrong >= 0.25
+
+
+@pytest.mark.parametrize(
+    ("statement", "passage", "verdict"),
+    [
+        pytest.param(
+            "Solar panel prices fell 12% in 2024.", PASSAGE, "supported", id="clear-support"
+        ),
+        pytest.param(
+            "Dolphins communicate with whistles underwater.",
+            PASSAGE,
+            "unsupported",
+            id="clear-unsupported",
+        ),
+        pytest.param(
+            "Solar panel prices fell because of cheaper polysilicon and subsidy cuts.",
+            PASSAGE,
+            None,
+            id="middle",
+        ),
+        pytest.param(
+            "According to the 2024 survey, manufacturers expanded capacity and prices fell 15%.",
+            PASSAGE,
+            None,
+            id="number-mismatch",
+        ),
+        pytest.param("Solar panel prices fell 12%.", "", "unsupported", id="empty-passage"),
+        pytest.param("Solar panel prices fell 12%.", "  \n", "unsupported", id="blank-passage"),
+        pytest.param("It is.", PASSAGE, None, id="nothing-to-measure"),
+    ],
+)
+def test_lexical_verdict(statement, passage, verdict):
+    assert lexical_verdict(statement, passage) == verdict
+
+
+def test_number_mismatch_is_never_supported_even_at_low_threshold():
+    statement = "According to the 2024 survey, manufacturers expanded capacity and prices fell 15%."
+    assert support_score(statement, PASSAGE) >= 0.7
+    assert lexical_verdict(statement, PASSAGE, supported_at=0.1) is None
+
+
+@pytest.mark.parametrize(
+    ("statement", "passage", "quote"),
+    [
+        pytest.param(
+            "Wind installations stayed flat.", PASSAGE, "Wind installations were flat.", id="second"
+        ),
+        pytest.param(
+            "Revenue grew 12 percent.",
+            "Hello there.\nIn 2023 revenue grew 12% to $5bn. Costs rose.",
+            "In 2023 revenue grew 12% to $5bn.",
+            id="line-and-sentence",
+        ),
+        pytest.param(
+            "出口下降。", "经济增长了。出口下降了百分之三。", "出口下降了百分之三。", id="chinese"
+        ),
+        pytest.param("Dolphins whistle.", PASSAGE, "", id="no-match"),
+        pytest.param("Anything.", "", "", id="empty"),
+    ],
+)
+def test_best_quote(statement, passage, quote):
+    assert best_quote(statement, passage) == quote
+
+
+def test_best_quote_windows_long_sentences():
+    filler = " ".join(f"word{i}" for i in range(200))
+    passage = f"{filler} the reactor output reached 42% capacity in March {filler}."
+    quote = best_quote("Reactor output reached 42% capacity.", passage, max_chars=120)
+    assert len(quote) <= 120
+    assert "reactor output reached 42% capacity" in quote
+    assert not quote.startswith("ord")  # windows start on a word boundary

@@ -1,0 +1,204 @@
+"""The live terminal view: its model from events, its drawing as text, and the run summary."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from cli.live import (
+    LiveProgress,
+    ProgressModel,
+    RunSummary,
+    render,
+    render_summary,
+    summary_lines,
+)
+
+SUBTASKS = [
+    {"id": 1, "description": "History of solid-state batteries", "complexity": "low"},
+    {"id": 2, "description": "Current energy density of commercial cells", "complexity": "medium"},
+    {"id": 3, "description": "Manufacturing cost outlook to 2030", "complexity": "high"},
+]
+
+
+def worker(round_: int, subtask: dict, phase: str, queries: int, cycles: int, **done) -> dict:
+    """A worker event shaped like `nodes.worker_steps._progress` emits it."""
+    return {
+        "event": "worker",
+        "round": round_,
+        "subtask_id": subtask["id"],
+        "description": subtask["description"],
+        "phase": phase,
+        "queries_used": queries,
+        "max_queries": 3,
+        "cycles_used": cycles,
+        "max_cycles": 2,
+        **done,
+    }
+
+
+def finished(status: str, findings: int, sources: int, error: str | None = None) -> dict:
+    """The extra fields of a worker's "done" event."""
+    return {
+        "status": status,
+        "findings": findings,
+        "sources": sources,
+        "termination_reason": "budget" if status == "ok" else "error",
+        "error": error,
+    }
+
+
+GAP_TASK = {"id": 4, "description": "Safety record of pilot production lines"}
+
+EVENTS = [
+    {"event": "plan", "query_type": "breadth_first", "subtasks": SUBTASKS, "fallback": ""},
+    worker(1, SUBTASKS[0], "searched", 2, 1),
+    worker(1, SUBTASKS[1], "searched", 3, 1),
+    worker(1, SUBTASKS[2], "searched", 1, 1),
+    worker(1, SUBTASKS[0], "done", 2, 1, **finished("ok", 4, 5)),
+    worker(1, SUBTASKS[1], "done", 3, 2, **finished("partial", 2, 3, "search timed out")),
+    worker(1, SUBTASKS[2], "done", 1, 1, **finished("failed", 0, 0, "model returned no JSON")),
+    {"event": "report", "round": 1, "chars": 5234},
+    {"event": "quality", "round": 1, "score": 68.0, "issues": ["thin on costs"]},
+    {"event": "gaps", "round": 1, "gaps": ["safety"], "tasks": [GAP_TASK["description"]]},
+    {"event": "telemetry", "whatever": 1},
+    worker(2, GAP_TASK, "searched", 2, 1),
+    worker(2, GAP_TASK, "done", 2, 1, **finished("ok", 3, 4)),
+    {"event": "report", "round": 2, "chars": 6120},
+    {"event": "quality", "round": 2, "score": None, "issues": ["review failed"]},
+    {"event": "done", "stop_reason": "max_iterations", "sources": 9, "rounds": 2},
+]
+
+SUMMARY = RunSummary(
+    rounds=2,
+    score=81.5,
+    stop_reason="quality_reached",
+    llm_calls=14,
+    input_tokens=52310,
+    output_tokens=8204,
+    search_calls=9,
+    cache_hits=3,
+    wall_seconds=73.25,
+    report_path="out/report.md",
+)
+
+
+def text_console() -> tuple[Console, io.StringIO]:
+    """A console writing plain text to a buffer, as no terminal would."""
+    buffer = io.StringIO()
+    return Console(file=buffer, width=120, force_terminal=False, color_system=None), buffer
+
+
+def as_text(renderable) -> str:
+    """What a renderable looks like as plain text, 120 columns wide."""
+    console, buffer = text_console()
+    console.print(renderable)
+    return buffer.getvalue()
+
+
+def model_after(events: list[dict]) -> ProgressModel:
+    """The model with every event applied in order."""
+    model = ProgressModel()
+    for event in events:
+        model.apply(event)
+    return model
+
+
+def test_model_follows_the_run():
+    model = model_after(EVENTS)
+    assert model.query_type == "breadth_first"
+    assert [n for n, _ in model.subtasks] == [1, 2, 3]
+    assert not model.edited and model.fallback == ""
+    assert sorted(model.workers) == [(1, 1), (1, 2), (1, 3), (2, 4)]
+    failed = model.workers[(1, 3)]
+    assert (failed.status, failed.findings, failed.error) == ("failed", 0, "model returned no JSON")
+    partial = model.workers[(1, 2)]
+    assert (partial.status, partial.cycles_used, partial.max_cycles) == ("partial", 2, 2)
+    assert model.workers[(2, 4)].sources == 4
+    assert model.rounds[1].score == 68.0 and model.rounds[1].gap_tasks == [GAP_TASK["description"]]
+    assert model.rounds[2].scored and model.rounds[2].score is None
+    assert model.rounds[2].gap_tasks is None
+    assert (model.stop_reason, model.total_rounds, model.cited_sources) == ("max_iterations", 2, 9)
+
+
+def test_searching_worker_has_no_counts_until_done():
+    model = model_after(EVENTS[:2])
+    row = model.workers[(1, 1)]
+    assert (row.status, row.queries_used, row.findings, row.sources) == ("searching", 2, None, None)
+
+
+def test_unknown_events_are_ignored():
+    model = model_after([{"event": "telemetry"}, {"no": "kind"}, {"event": None}])
+    assert model == ProgressModel()
+    assert "Plan" in as_text(render(model))
+
+
+def test_edited_and_fallback_plans_are_marked():
+    plan = {"event": "plan", "query_type": "straightforward", "subtasks": SUBTASKS[:1]}
+    text = as_text(render(model_after([{**plan, "fallback": "planner returned no JSON"}])))
+    assert "fallback plan: planner returned no JSON" in text and "(edited)" not in text
+    text = as_text(render(model_after([{**plan, "fallback": "", "edited": True}])))
+    assert "(edited)" in text and "fallback" not in text
+
+
+def test_render_shows_plan_workers_rounds_and_stop_reason():
+    text = as_text(render(model_after(EVENTS)))
+    for description in [t["description"] for t in SUBTASKS] + [GAP_TASK["description"]]:
+        assert description in text
+    assert "breadth_first" in text
+    assert "2/3" in text and "1/2" in text and "2/2" in text
+    assert "failed" in text and "partial" in text and "model returned no JSON" in text
+    assert "quality 68/100" in text and "quality unknown" in text
+    assert f"gap analysis: {GAP_TASK['description']}" in text
+    assert "max_iterations" in text and "9 sources cited" in text
+
+
+def test_gap_analysis_with_nothing_to_add():
+    events = [{"event": "gaps", "round": 1, "gaps": [], "tasks": [], "error": "bad JSON"}]
+    text = as_text(render(model_after(events)))
+    assert "nothing more to research" in text and "gap analysis failed: bad JSON" in text
+
+
+def test_long_descriptions_and_errors_are_truncated():
+    long = {"id": 1, "description": "word " * 40}
+    event = worker(1, long, "done", 1, 1, **finished("failed", 0, 0, "trace " * 40))
+    text = as_text(render(model_after([event])))
+    assert "…" in text and "word " * 20 not in text
+
+
+def test_live_progress_leaves_the_final_frame():
+    console, buffer = text_console()
+    with LiveProgress(console=console) as progress:
+        progress.note("resuming thread abc")
+        for event in EVENTS:
+            progress.event(event)
+        progress.note("[bold]as is[/bold]")
+    progress.summary(SUMMARY)
+    text = buffer.getvalue()
+    assert text.startswith("resuming thread abc") and "[bold]as is[/bold]" in text
+    assert "Done after 2 rounds: max_iterations (9 sources cited)\n" in text
+    assert "model returned no JSON" in text and "quality 68/100" in text
+    assert text.index("Done after") < text.index("Run summary")
+
+
+def test_summary_shows_unknown_for_what_was_not_measured():
+    text = as_text(render_summary(SUMMARY))
+    assert "cost" in text and "unknown" in text
+    lines = summary_lines(SUMMARY)
+    assert "cost: unknown" in lines and "citation precision: unknown" in lines
+    assert "quality: 81.5/100" in lines and "report: out/report.md" in lines
+    assert "tokens: 52,310 in / 8,204 out" in lines
+    assert "searches: 9 (3 cache hits)" in lines and "wall time: 73.2s" in lines
+
+
+def test_summary_shows_measured_numbers():
+    measured = RunSummary(
+        **{**SUMMARY.__dict__, "citation_precision": 0.92, "cost_usd": 0.0412},
+    )
+    measured.score, measured.report_path = None, None
+    lines = summary_lines(measured)
+    assert "cost: $0.0412" in lines and "citation precision: 92%" in lines
+    assert "quality: unknown" in lines and "report: stdout" in lines
+    text = as_text(render_summary(measured))
+    assert "$0.0412" in text and "92%" in text and "stdout" in text
