@@ -250,6 +250,7 @@ class ResearchOutput(TypedDict):
     quality: QualityAssessment | None
     iteration: int
     usage: Usage
+    cost_usd: float | None  # from the `prices` setting; None when a model has no price
     stop_reason: StopReason
 
 

@@ -16,9 +16,10 @@ from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
 from graph import build_graph
+from state import ResearchOutput
 from tools.checkpoints import open_checkpointer
 
-OUTPUT_KEYS = ("report", "sources", "quality", "iteration", "usage", "stop_reason")
+OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
 
 class Progress(Protocol):

@@ -15,7 +15,8 @@ async def quality_check(state: ResearchState) -> dict:
     """Score the current report against the question (0-100) and record why."""
     registry = SourceRegistry(state["worker_results"])
     cited = clean_citations(state["report"], registry.sources)[1]
-    messages = prompts.quality(state["question"], state["report"], len(cited))
+    limit = state["settings"].max_context_tokens
+    messages = prompts.quality(state["question"], state["report"], len(cited), limit)
     run = resources_for(state["run_id"], state["settings"])
     try:
         assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
@@ -70,6 +71,7 @@ async def analyze_gaps(state: ResearchState) -> dict:
         state.get("quality"),
         [t.description for t in researched],
         settings.max_supplementary_tasks,
+        settings.max_context_tokens,
     )
     run = resources_for(state["run_id"], settings)
     try:

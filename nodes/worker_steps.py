@@ -88,9 +88,9 @@ async def observe(state: WorkerState) -> dict:
         state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
     )
     run = _run(state)
-    limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
-    queries = fresh_queries(candidates, sent, limit)
-    async with run.worker_slots:
+    async with run.worker_slots:  # the budget is read once this worker may spend
+        limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
+        queries = fresh_queries(candidates, sent, limit)
         outcomes = await asyncio.gather(*(_search(run, query) for query in queries))
     usage = sum((cost for _, cost, _ in outcomes), Usage())
     cycles = state.get("cycles_used", 0) + 1
@@ -130,14 +130,16 @@ async def decide(state: WorkerState) -> dict:
     if not hits and state.get("search_errors"):
         return {"termination_reason": "search_failed"}
     run = _run(state)
-    if run.budget_spent():
-        return {"termination_reason": "run_budget_spent"}
     left = queries_left(state["budget"], sent)
     try:
         async with run.worker_slots:
+            if run.budget_spent():
+                return {"termination_reason": "run_budget_spent"}
             check, usage = await ask(
                 GapCheck,
-                prompts.gap_check(state["question"], state["subtask"], hits, left),
+                prompts.gap_check(
+                    state["question"], state["subtask"], hits, left, run.settings.max_context_tokens
+                ),
                 role="researcher",
                 run=run,
             )
@@ -210,7 +212,9 @@ async def report_findings(state: WorkerState) -> dict:
         async with run.worker_slots:
             answer, usage = await ask(
                 WorkerFindings,
-                prompts.findings(state["question"], state["subtask"], hits),
+                prompts.findings(
+                    state["question"], state["subtask"], hits, run.settings.max_context_tokens
+                ),
                 role="researcher",
                 run=run,
             )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from graph.routes import stop_reason
 from nodes import prompts
 from nodes.events import emit
-from state import ResearchState, Source, WorkerResult
+from state import ResearchState, Source, Usage, WorkerResult
+from tools.budgets import cost_usd
 from tools.citations import clean_citations, is_cjk, sources_section
 from tools.run_resources import RunResources, resources_for
 from tools.sources import SourceRegistry
@@ -46,7 +47,8 @@ async def synthesize(state: ResearchState) -> dict:
     if not registry.sources:
         report = no_evidence_report(state["question"], results)
         return {"report": report, "iteration": 1, "stop_reason": "no_evidence"}
-    messages = prompts.synthesize(state["question"], results, sources)
+    limit = state["settings"].max_context_tokens
+    messages = prompts.synthesize(state["question"], results, sources, limit)
     report, usage = await write(messages, role="writer", run=_run(state))
     report = report or notes_report(state["question"], results)
     emit("report", round=1, chars=len(report))
@@ -62,7 +64,8 @@ async def refine_report(state: ResearchState) -> dict:
     round_ = state["iteration"] + 1
     results, new_sources = SourceRegistry(state["worker_results"]).from_round(round_)
     gaps = state["gap_analysis"].gaps
-    messages = prompts.refine(state["question"], state["report"], gaps, results, new_sources)
+    limit = state["settings"].max_context_tokens
+    messages = prompts.refine(state["question"], state["report"], gaps, results, new_sources, limit)
     report, usage = await write(messages, role="writer", run=_run(state))
     report = report or state["report"]
     emit("report", round=round_, chars=len(report))
@@ -80,4 +83,5 @@ async def finalize(state: ResearchState) -> dict:
     )
     reason = state.get("stop_reason") or stop_reason(state, state["settings"]) or "max_iterations"
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
-    return {"report": report, "sources": sources, "stop_reason": reason}
+    cost = cost_usd(state.get("usage") or Usage(), state["settings"])
+    return {"report": report, "sources": sources, "stop_reason": reason, "cost_usd": cost}

@@ -19,6 +19,9 @@ def store(tmp_path, monkeypatch):
     return path
 
 
+OUTPUT = {"report", "sources", "quality", "iteration", "usage", "cost_usd", "stop_reason"}
+
+
 def run(*args):
     return main(["run", *args, "--max-iterations", "1", "--min-iterations", "1"])
 
@@ -35,7 +38,7 @@ def test_run_writes_report_and_json_and_prints_the_thread(
     report = (tmp_path / "out" / "r.md").read_text()
     assert "## Sources" in report
     record = json.loads((tmp_path / "r.json").read_text())
-    assert set(record) == {"report", "sources", "quality", "iteration", "usage", "stop_reason"}
+    assert set(record) == OUTPUT
     assert record["report"] == report and record["stop_reason"] == "max_iterations"
     assert store.exists()
 

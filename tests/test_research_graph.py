@@ -11,6 +11,8 @@ from graph import build_graph, graph
 
 FAST = {"model_retries": 0, "search_retries": 0}
 
+OUTPUT = {"report", "sources", "quality", "iteration", "usage", "cost_usd", "stop_reason"}
+
 
 def research(question, **settings):
     return asyncio.run(graph.ainvoke({"question": question}, context={**FAST, **settings}))
@@ -26,7 +28,7 @@ def cited_ids(report):
 def test_a_normal_run_keeps_the_contract(chat_server, search_server):
     result = research("Compare zstd and xz for log archives", max_iterations=3)
 
-    assert set(result) == {"report", "sources", "quality", "iteration", "usage", "stop_reason"}
+    assert set(result) == OUTPUT
     assert result["iteration"] == 2 and result["stop_reason"] == "quality_threshold"
     assert 0 <= result["quality"].score <= 100
     report = result["report"]

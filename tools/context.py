@@ -1,0 +1,64 @@
+"""Prompt sizes: a conservative offline token estimate, and packing text into a token budget.
+
+No tokenizer is downloaded. Latin-script text is counted at 3 characters a token (English runs
+near 4 with OpenAI's tokenizers, so this overestimates by about a third); each CJK character
+counts 1.5 tokens (common tokenizers give 0.7-1.3). Overestimating is the safe side: a prompt we
+think fits, fits.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+
+CHARS_PER_TOKEN = 3
+TOKENS_PER_CJK_CHAR = 1.5
+REPLY_RESERVE = 4_096  # room left for the model's answer
+FORMAT_RESERVE = 2_000  # room for the schema the prompt method adds to the system message
+MESSAGE_OVERHEAD = 8  # per message: role and separators
+
+
+def estimate_tokens(text: str) -> int:
+    """An upper estimate of the tokens `text` takes."""
+    cjk = len(_CJK.findall(text))
+    return math.ceil((len(text) - cjk) / CHARS_PER_TOKEN + cjk * TOKENS_PER_CJK_CHAR)
+
+
+def prompt_room(max_context_tokens: int, *fixed: str) -> int:
+    """Tokens left for packed material once the reply, the format and the fixed text are counted."""
+    used = sum(estimate_tokens(part) + MESSAGE_OVERHEAD for part in fixed)
+    return max(0, max_context_tokens - REPLY_RESERVE - FORMAT_RESERVE - used)
+
+
+def clip(text: str, limit: int) -> str:
+    """The longest prefix of `text` within `limit` tokens, cut at a line or word when possible."""
+    if estimate_tokens(text) <= limit:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # binary search on the prefix length; one token is kept for the " …"
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= limit - 1:
+            low = middle
+        else:
+            high = middle - 1
+    cut = text[:low]
+    for boundary in ("\n", " "):
+        position = cut.rfind(boundary)
+        if position > low * 0.8:
+            return cut[:position] + " …"
+    return cut[: max(0, low - 2)] + " …"
+
+
+def pack(blocks: list[str], limit: int, separator: str = "\n\n") -> str:
+    """As many whole blocks as fit in `limit` tokens, in the order given (best first)."""
+    chosen: list[str] = []
+    used = 0
+    for block in blocks:
+        cost = estimate_tokens(block + separator)
+        if used + cost > limit:
+            break
+        chosen.append(block)
+        used += cost
+    return separator.join(chosen)
