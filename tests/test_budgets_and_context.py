@@ -102,7 +102,7 @@ def test_prompt_tokens_per_round_stay_flat(chat_server, search_server):
         and not r["body"].get("tools")
         and not r["body"].get("response_format")
     ]
-    first, *revisions = writer
+    _first, *revisions = writer
     assert len(revisions) == 3
     assert max(revisions) < 3 * min(revisions)  # a revision sends the report and the new research
 
