@@ -66,6 +66,9 @@ class Settings(BaseModel):
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
     writer_model: str | None = Field(None, description="Model for the report; default `model`.")
     reviewer_model: str | None = Field(None, description="Model for review; default `model`.")
+    verify_citations: bool = Field(
+        True, description="Check every cited statement against its source before finishing."
+    )
     approve_plan: bool = Field(
         False, description="Pause after planning until a person approves or edits the plan."
     )

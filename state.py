@@ -196,6 +196,48 @@ class RoleUsage(BaseModel):
         )
 
 
+# ---------------------------------------------------------------- citation checks
+
+Verdict = Literal["supported", "partial", "unsupported"]
+
+
+class CitationCheck(BaseModel):
+    """One cited statement checked against one source it cites."""
+
+    statement: str
+    source_id: int
+    verdict: Verdict
+    evidence: str = Field("", description="The passage of the source that bears on it.")
+    method: Literal["lexical", "model", "fallback"] = "lexical"
+
+
+class PairVerdict(BaseModel):
+    """The model's verdict on one numbered (statement, source) pair."""
+
+    pair: int = Field(description="The number of the pair.")
+    verdict: Verdict
+    quote: str = Field("", description="The words of the source that decide it, quoted exactly.")
+
+
+class PairVerdicts(BaseModel):
+    """The model's verdicts on a batch of pairs."""
+
+    verdicts: list[PairVerdict] = Field(default_factory=list)
+
+
+class StatementRewrite(BaseModel):
+    """A statement rewritten from the evidence it has; empty text when that cannot be done."""
+
+    statement: int = Field(description="The number of the statement.")
+    text: str = Field("", description="The rewritten statement with its [n] citations, or empty.")
+
+
+class StatementRewrites(BaseModel):
+    """The writer's rewrites of statements whose citations failed."""
+
+    rewrites: list[StatementRewrite] = Field(default_factory=list)
+
+
 class Usage(BaseModel):
     """Calls and tokens as the servers reported them; added up across workers and rounds."""
 
@@ -251,6 +293,8 @@ class ResearchOutput(TypedDict):
     iteration: int
     usage: Usage
     cost_usd: float | None  # from the `prices` setting; None when a model has no price
+    citations: list[CitationCheck]  # one entry per cited statement and source
+    citation_precision: float | None  # supported / checked; None when nothing was checked
     stop_reason: StopReason
 
 

@@ -18,6 +18,7 @@ from graph.worker import build_worker_graph
 from nodes.approval import approve_plan
 from nodes.planning import decompose
 from nodes.reviewing import analyze_gaps, quality_check
+from nodes.verifying import verify_citations
 from nodes.writing import finalize, refine_report, synthesize
 from settings import Settings
 from state import ResearchInput, ResearchOutput, ResearchState
@@ -40,6 +41,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("analyze_gaps", node(analyze_gaps))
     builder.add_node("supplementary_research", worker)
     builder.add_node("refine_report", node(refine_report))
+    builder.add_node("verify_citations", node(verify_citations))
     builder.add_node("finalize", node(finalize))
 
     builder.add_edge(START, "decompose")
@@ -49,10 +51,13 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_conditional_edges("synthesize", route_after_synthesis)
     builder.add_conditional_edges("quality_check", route_after_quality)
     builder.add_conditional_edges(
-        "analyze_gaps", dispatch_supplementary, ["supplementary_research", "finalize"]
+        "analyze_gaps",
+        dispatch_supplementary,
+        ["supplementary_research", "verify_citations", "finalize"],
     )
     builder.add_edge("supplementary_research", "refine_report")
     builder.add_edge("refine_report", "quality_check")
+    builder.add_edge("verify_citations", "finalize")
     builder.add_edge("finalize", END)
     return builder.compile(checkpointer=checkpointer, name="deep_research")
 

@@ -48,9 +48,16 @@ def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "fin
     return "finalize" if state.get("stop_reason") == "no_evidence" else "quality_check"
 
 
-def route_after_quality(state: ResearchState) -> Literal["analyze_gaps", "finalize"]:
+def finish(state: ResearchState) -> Literal["verify_citations", "finalize"]:
+    """The way out: through citation verification unless the settings turn it off."""
+    return "verify_citations" if state["settings"].verify_citations else "finalize"
+
+
+def route_after_quality(
+    state: ResearchState,
+) -> Literal["analyze_gaps", "verify_citations", "finalize"]:
     """Decide whether another research round is worth its cost."""
-    return "finalize" if stop_reason(state, state["settings"]) else "analyze_gaps"
+    return finish(state) if stop_reason(state, state["settings"]) else "analyze_gaps"
 
 
 def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -> list[Send]:
@@ -87,11 +94,13 @@ def route_after_approval(state: ResearchState) -> list[Send] | Literal["finalize
     return "finalize" if state.get("stop_reason") == "plan_rejected" else dispatch_research(state)
 
 
-def dispatch_supplementary(state: ResearchState) -> list[Send] | Literal["finalize"]:
+def dispatch_supplementary(
+    state: ResearchState,
+) -> list[Send] | Literal["verify_citations", "finalize"]:
     """Fan out the gap round's subtasks, or finish when gap analysis found none."""
     tasks = state["gap_analysis"].supplementary_tasks if state.get("gap_analysis") else []
     if state.get("stop_reason") == "no_gaps" or not tasks:
-        return "finalize"
+        return finish(state)
     return _sends(state, "supplementary_research", tasks, state["iteration"] + 1)
 
 

@@ -12,5 +12,9 @@ from langgraph.config import get_stream_writer
 
 
 def emit(event: str, **data: Any) -> None:
-    """Send one progress event to whoever streams the run."""
-    get_stream_writer()({"event": event, **data})
+    """Send one progress event to whoever streams the run (nobody, outside a graph run)."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # a step called directly, not by a graph: there is no stream
+        return
+    writer({"event": event, **data})

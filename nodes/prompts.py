@@ -251,3 +251,50 @@ def gaps(
     )
     user = head + clip(report, prompt_room(limit, system, head))
     return [SystemMessage(system), HumanMessage(user)]
+
+
+# ---------------------------------------------------------------- citation checks
+
+
+VERIFY_SYSTEM = (
+    "You check citations. For each numbered pair, decide from the source text alone whether "
+    "it supports the statement: supported (it states it), partial (it states part of it, or "
+    "something close but weaker), unsupported (it does not say it, or says otherwise). "
+    f"Quote the deciding words exactly. {UNTRUSTED}"
+)
+
+
+def pair_block(number: int, statement: str, source: SourceEvidence, room: int) -> str:
+    """One (statement, source) pair as the checker sees it, within `room` tokens."""
+    head = f"Pair {number}\nStatement: {statement}\nSource [{source.id}] {source.title}:\n"
+    return head + data_section(clip(source.excerpt, max(room - estimate_tokens(head) - 10, 50)))
+
+
+def verify_room(limit: int) -> int:
+    """Tokens a batch of pairs may take."""
+    return prompt_room(limit, VERIFY_SYSTEM)
+
+
+def verify_pairs(blocks: list[str]) -> list[BaseMessage]:
+    """Judge a batch of numbered pairs: does each source's text support its statement?"""
+    return [SystemMessage(VERIFY_SYSTEM), HumanMessage("\n\n".join(blocks))]
+
+
+def rewrite_statements(
+    items: list[tuple[int, str, list[SourceEvidence]]], question: str, limit: int
+) -> list[BaseMessage]:
+    """Rewrite statements whose sources do not support them, from what those sources do say."""
+    system = (
+        "Some statements of a research report cite sources that do not support them. Rewrite "
+        "each numbered statement so that it says only what its sources' text supports, citing "
+        "them as [n]; keep it short and in the language of the report. When the sources support "
+        f"nothing of it, return empty text for it. {UNTRUSTED}"
+    )
+    blocks = [
+        f"Statement {n}: {statement}\n"
+        + "\n".join(f"Source [{s.id}] {s.title}:\n{data_section(s.excerpt)}" for s in sources)
+        for n, statement, sources in items
+    ]
+    room = prompt_room(limit, system, question)
+    user = f"Question: {question}\n\n" + pack([clip(b, room) for b in blocks], room)
+    return [SystemMessage(system), HumanMessage(user)]

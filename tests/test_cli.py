@@ -19,7 +19,17 @@ def store(tmp_path, monkeypatch):
     return path
 
 
-OUTPUT = {"report", "sources", "quality", "iteration", "usage", "cost_usd", "stop_reason"}
+OUTPUT = {
+    "report",
+    "sources",
+    "quality",
+    "iteration",
+    "usage",
+    "cost_usd",
+    "stop_reason",
+    "citations",
+    "citation_precision",
+}
 
 
 def run(*args):

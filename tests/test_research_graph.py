@@ -11,7 +11,17 @@ from graph import build_graph, graph
 
 FAST = {"model_retries": 0, "search_retries": 0}
 
-OUTPUT = {"report", "sources", "quality", "iteration", "usage", "cost_usd", "stop_reason"}
+OUTPUT = {
+    "report",
+    "sources",
+    "quality",
+    "iteration",
+    "usage",
+    "cost_usd",
+    "stop_reason",
+    "citations",
+    "citation_precision",
+}
 
 
 def research(question, **settings):

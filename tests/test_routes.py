@@ -82,8 +82,10 @@ def test_threshold_wins_over_plateau_when_both_hold():
 def test_route_after_quality_follows_the_stop_rules():
     going_on = {**review([60]), "settings": DEFAULTS}
     stopping = {**review([60, 90]), "settings": DEFAULTS}
+    unchecked = {**stopping, "settings": Settings(verify_citations=False)}
     assert route_after_quality(going_on) == "analyze_gaps"
-    assert route_after_quality(stopping) == "finalize"
+    assert route_after_quality(stopping) == "verify_citations"
+    assert route_after_quality(unchecked) == "finalize"
 
 
 @pytest.mark.parametrize(
@@ -129,7 +131,7 @@ def test_supplementary_round_or_finish():
     sends = dispatch_supplementary(state)
     assert [(s.node, s.arg["round"]) for s in sends] == [("supplementary_research", 2)]
     empty = _orchestrator_state([], gap_analysis=GapAnalysis(), stop_reason="no_gaps")
-    assert dispatch_supplementary(empty) == "finalize"
+    assert dispatch_supplementary(empty) == "verify_citations"
 
 
 def test_worker_and_synthesis_routes():

@@ -35,6 +35,11 @@ STATE_TYPES = (
     state.QualityAssessment,
     state.GapAnalysis,
     state.Usage,
+    state.CitationCheck,
+    state.PairVerdict,
+    state.PairVerdicts,
+    state.StatementRewrite,
+    state.StatementRewrites,
     state.RoleUsage,
 )
 

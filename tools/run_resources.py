@@ -26,12 +26,19 @@ class RunResources:
     """The shared, in-memory side of a run: cache, worker slots, call limits."""
 
     settings: Settings
-    search_cache: SearchCache
     worker_slots: asyncio.Semaphore
     model_calls: asyncio.Semaphore
     searches: asyncio.Semaphore
     structured_mode: str = ""  # the method `auto` settled on for this run
     spent: Usage = field(default_factory=Usage)  # every call this process made for the run
+    _search_cache: SearchCache | None = None
+
+    @property
+    def search_cache(self) -> SearchCache:
+        """The run's cache in front of its search backend, built when a worker first searches."""
+        if self._search_cache is None:
+            self._search_cache = SearchCache(search_backend(self.settings))
+        return self._search_cache
 
     def record(self, usage: Usage) -> None:
         """Count calls as they are answered, so workers see the run's spending live."""
@@ -71,7 +78,6 @@ def resources_for(run_id: str, settings: Settings) -> RunResources:
     if run_id not in runs:
         runs[run_id] = RunResources(
             settings=settings,
-            search_cache=SearchCache(search_backend(settings)),
             worker_slots=asyncio.Semaphore(settings.max_workers),
             model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
             searches=asyncio.Semaphore(settings.max_concurrent_searches),

@@ -51,6 +51,8 @@ class Brain:
     gap_tasks: int = 1
     worker_gaps_first_cycle: bool = False
     invented_citations: bool = False
+    citation_verdicts: str = "supported"  # supported | partial | unsupported | mixed
+    rewrites: bool = True
     empty_strings: bool = False
     calls: Counter = field(default_factory=Counter)
 
@@ -123,6 +125,26 @@ class Brain:
             for n in range(1, self.gap_tasks + 1)
         ]
         return {"gaps": [f"gap {round_}"] if tasks else [], "supplementary_tasks": tasks}
+
+    def on_PairVerdicts(self, call: ChatCall) -> dict:
+        pairs = [int(n) for n in re.findall(r"^Pair (\d+)$", call.user, re.MULTILINE)]
+        cycle = ["supported", "unsupported", "partial"]
+        verdicts = []
+        for n in pairs:
+            verdict = self.citation_verdicts
+            if verdict == "mixed":
+                verdict = cycle[(n - 1) % 3]
+            verdicts.append({"pair": n, "verdict": verdict, "quote": f"quote {n}"})
+        return {"verdicts": verdicts}
+
+    def on_StatementRewrites(self, call: ChatCall) -> dict:
+        rewrites = []
+        blocks = re.split(r"^Statement (\d+): ", call.user, flags=re.MULTILINE)[1:]
+        for number, block in zip(blocks[::2], blocks[1::2], strict=True):
+            source = re.search(r"Source \[(\d+)\].*?<data>\n(.*?)\n</data>", block, re.S)
+            text = f"{source.group(2).split(':')[-1].strip()} [{source.group(1)}]"
+            rewrites.append({"statement": int(number), "text": text if self.rewrites else ""})
+        return {"rewrites": rewrites}
 
     def on_prose(self, call: ChatCall) -> str:
         if self.empty_strings:
