@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from dotenv import load_dotenv
 from pydantic import ValidationError
 
 from cli import inspect
+from cli.live import LiveProgress, RunSummary
 from cli.preflight import (
     BadInput,
     check_corpus,
@@ -28,7 +30,7 @@ from cli.preflight import (
     settings_or_explain,
 )
 from cli.progress import PlainProgress
-from cli.runner import Outputs, UnknownThread, execute
+from cli.runner import Outputs, UnknownThread, execute, write_outputs
 from state import TaskPlan
 from tools.checkpoints import default_checkpoint_db
 
@@ -51,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
         sub.add_argument("--json", type=Path, help="write the output state here as JSON")
         sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
+        sub.add_argument(
+            "--evidence",
+            action="store_true",
+            help="append a table statement → source → quote to the report",
+        )
 
     def store(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
@@ -145,12 +152,38 @@ def _settings_values(args: argparse.Namespace) -> dict:
     return values
 
 
+def choose_progress(quiet: bool) -> LiveProgress | PlainProgress:
+    """A live view on a terminal; plain lines on stderr elsewhere; nothing with --quiet."""
+    if not quiet and sys.stderr.isatty():
+        return LiveProgress()
+    return PlainProgress(quiet=quiet)
+
+
+def run_summary(output: dict, seconds: float, report: Path | None) -> RunSummary:
+    """The end-of-run figures from the output state."""
+    usage, quality = output["usage"], output.get("quality")
+    return RunSummary(
+        rounds=output.get("iteration") or 0,
+        score=None if quality is None else quality.score,
+        stop_reason=output.get("stop_reason") or "",
+        llm_calls=usage.llm_calls,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        search_calls=usage.search_calls,
+        cache_hits=usage.search_cache_hits,
+        wall_seconds=seconds,
+        report_path=str(report) if report else None,
+        citation_precision=output.get("citation_precision"),
+        cost_usd=output.get("cost_usd"),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     load_dotenv(Path.cwd() / ".env", override=False)
     args = _parser().parse_args(argv)
     target = args.checkpoint_db or default_checkpoint_db()
-    progress = PlainProgress(quiet=getattr(args, "quiet", False))
+    progress = choose_progress(getattr(args, "quiet", False))
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
     try:
         if args.command == "history":
@@ -169,17 +202,19 @@ def main(argv: list[str] | None = None) -> int:
             progress.note(f"thread: {thread_id}")
         else:
             progress.note(f"resuming thread: {thread_id}")
-        outputs = Outputs(report=args.output, json=args.json)
-        asyncio.run(
-            execute(
-                target=target,
-                thread_id=thread_id,
-                graph_input=graph_input,
-                outputs=outputs,
-                progress=progress,
-                decide_plan=decide_plan,
+        started = time.monotonic()
+        with progress:
+            output = asyncio.run(
+                execute(
+                    target=target,
+                    thread_id=thread_id,
+                    graph_input=graph_input,
+                    progress=progress,
+                    decide_plan=decide_plan,
+                )
             )
-        )
+            progress.summary(run_summary(output, time.monotonic() - started, args.output))
+        write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
         return 0
     except (BadInput, UnknownThread) as error:
         print(f"error: {error}", file=sys.stderr)

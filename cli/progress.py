@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from cli.live import RunSummary, summary_lines
+
 
 def describe(event: dict[str, Any]) -> str | None:
     """One line for one progress event; None for events not worth a line."""
@@ -34,6 +36,13 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "gaps":
         tasks = "; ".join(event["tasks"]) or "nothing more to research"
         return f"round {event['round']}: gap analysis: {tasks}"
+    if kind == "citations":
+        precision = "-" if event["precision"] is None else f"{event['precision']:.0%}"
+        return (
+            f"citations: {event['checked']} checked, {event['supported']} supported "
+            f"({precision}), {event['removed']} removed, {event['rewritten']} statements rewritten"
+            " or marked"
+        )
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None
@@ -53,3 +62,13 @@ class PlainProgress:
     def note(self, text: str) -> None:
         if not self.quiet:
             print(text, file=self.stream or sys.stderr, flush=True)
+
+    def summary(self, summary: RunSummary) -> None:
+        for line in summary_lines(summary):
+            self.note(line)
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass

@@ -18,6 +18,7 @@ from pydantic_core import to_jsonable_python
 from graph import build_graph
 from state import ResearchOutput
 from tools.checkpoints import open_checkpointer
+from tools.citations import evidence_table
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
@@ -39,6 +40,7 @@ class Outputs:
 
     report: Path | None = None
     json: Path | None = None
+    evidence: bool = False
 
 
 def thread_config(thread_id: str) -> dict:
@@ -47,12 +49,15 @@ def thread_config(thread_id: str) -> dict:
 
 
 def write_outputs(output: dict[str, Any], outputs: Outputs, stdout: Callable[[str], None]) -> None:
-    """The report to its file or stdout, the output state to its JSON file."""
+    """The report to its file or stdout (with the evidence table if asked), the state as JSON."""
+    report = output.get("report") or ""
+    if outputs.evidence:
+        report += "\n" + evidence_table(output.get("citations") or [], output.get("report") or "")
     if outputs.report:
         outputs.report.parent.mkdir(parents=True, exist_ok=True)
-        outputs.report.write_text(output.get("report") or "", encoding="utf-8")
+        outputs.report.write_text(report, encoding="utf-8")
     else:
-        stdout(output.get("report") or "")
+        stdout(report)
     if outputs.json:
         outputs.json.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(to_jsonable_python(output), ensure_ascii=False, indent=2)
@@ -64,10 +69,8 @@ async def execute(
     target: str,
     thread_id: str,
     graph_input: dict | None,
-    outputs: Outputs,
     progress: Progress,
     decide_plan: Callable[[dict], dict],
-    stdout: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run (or, with no input, resume) a thread to its end; returns the output state."""
     async with open_checkpointer(target) as saver:
@@ -90,6 +93,4 @@ async def execute(
             if not snapshot.interrupts:
                 break
             step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
-    output = {key: snapshot.values.get(key) for key in OUTPUT_KEYS}
-    write_outputs(output, outputs, stdout)
-    return output
+    return {key: snapshot.values.get(key) for key in OUTPUT_KEYS}

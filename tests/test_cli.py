@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 
 import pytest
@@ -176,3 +177,35 @@ def test_keys_never_reach_checkpoints_outputs_or_progress(
         assert all(secret.encode() not in blob for blob in written)
     auth = [r["headers"].get("authorization") for r in chat_server.requests]
     assert auth and all(a == f"Bearer {SECRET_MODEL_KEY}" for a in auth)  # it was really used
+
+
+def test_summary_and_evidence_table(chat_server, search_server, store, tmp_path, capsys):
+    assert run("Compare zstd and xz", "--output", "r.md", "--evidence") == 0
+    err = capsys.readouterr().err
+    for label in (
+        "rounds: 1",
+        "stop reason: max_iterations",
+        "LLM calls:",
+        "tokens:",
+        "searches:",
+        "citation precision:",
+        "cost: unknown",
+        "report: r.md",
+    ):
+        assert label in err
+    assert "citations: " in err  # the verification step's progress line
+    report = (tmp_path / "r.md").read_text()
+    assert "## Citation evidence" in report
+    assert "| statement | source | verdict | evidence |" in report
+
+
+def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch, capsys):
+    from cli import main as cli_main
+
+    monkeypatch.setattr(cli_main.sys.stderr, "isatty", lambda: True)
+    assert isinstance(cli_main.choose_progress(quiet=False), cli_main.LiveProgress)
+    assert not isinstance(cli_main.choose_progress(quiet=True), cli_main.LiveProgress)
+    assert run("Compare zstd and xz") == 0
+    err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().err)  # drop the styling
+    assert "Run summary" in err and "Plan: breadth_first" in err
+    assert "Done after 1 rounds: max_iterations" in err

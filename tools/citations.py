@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from state import Source
+from state import CitationCheck, Source
 from tools.sources import normalize_url
 
 _FULLWIDTH_CITATION = re.compile(r"【\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*】")
@@ -77,3 +77,22 @@ def sources_section(sources: list[Source], question: str) -> str:
         f"- [{s.id}] {s.title or s.url} — {s.url}" for s in sorted(sources, key=lambda s: s.id)
     ]
     return heading + "\n\n" + "\n".join(lines)
+
+
+def _cell(text: str, limit: int) -> str:
+    """Text safe inside a Markdown table cell."""
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def evidence_table(checks: list[CitationCheck], report: str) -> str:
+    """Every checked citation as a Markdown table: statement, source, verdict, quoted evidence."""
+    heading = "## 引用核查" if is_cjk(report) else "## Citation evidence"
+    if not checks:
+        return f"{heading}\n\n(no cited statements were checked)\n"
+    rows = ["| statement | source | verdict | evidence |", "| --- | --- | --- | --- |"]
+    rows += [
+        f"| {_cell(c.statement, 160)} | [{c.source_id}] | {c.verdict} | {_cell(c.evidence, 200)} |"
+        for c in checks
+    ]
+    return heading + "\n\n" + "\n".join(rows) + "\n"
