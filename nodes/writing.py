@@ -40,6 +40,17 @@ def notes_report(question: str, results: list[WorkerResult]) -> str:
     return "\n\n".join(sections)
 
 
+def limitations(question: str, results: list[WorkerResult]) -> str:
+    """A section naming the subtopics no worker could research, and why; empty when none."""
+    done = {r.description for r in results if r.status != "failed"}
+    missing = {r.description: r.error for r in results if r.status == "failed"}
+    lines = [f"- {d}: {error}" for d, error in missing.items() if d not in done]
+    if not lines:
+        return ""
+    heading = "## 未能研究的子课题" if is_cjk(question) else "## Not researched"
+    return heading + "\n\n" + "\n".join(lines)
+
+
 async def synthesize(state: ResearchState) -> dict:
     """Write the first report from every worker's findings, citing run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
@@ -78,9 +89,9 @@ async def finalize(state: ResearchState) -> dict:
     text, cited = clean_citations(state.get("report", ""), registry.sources)
     by_id = {s.id: s for s in registry.sources}
     sources = [Source(id=i, url=by_id[i].url, title=by_id[i].title) for i in sorted(cited)]
-    report = (
-        f"{text}\n\n{sources_section(sources, state['question'])}\n" if sources else text + "\n"
-    )
+    limits = limitations(state["question"], registry.results) if sources else ""
+    report = text + (f"\n\n{limits}" if limits else "")
+    report += f"\n\n{sources_section(sources, state['question'])}\n" if sources else "\n"
     reason = state.get("stop_reason") or stop_reason(state, state["settings"]) or "max_iterations"
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])

@@ -105,3 +105,23 @@ def test_transient_model_errors_are_retried(chat_server, search_server):
     result = research(model_retries=2)
     assert result["sources"]
     assert [r["status"] for r in chat_server.chat_requests[:4]].count(503) == 2
+
+
+def test_a_worker_whose_model_fails_reports_its_evidence_as_partial(chat_server, search_server):
+    chat_server.reply_wrapper = lambda text, call: (
+        "no JSON here" if call.contract == "WorkerFindings" else text
+    )
+    result = research(structured_output="prompt", structured_retries=0)
+    assert result["sources"]  # the snippets themselves were reported, citing their pages
+    assert result["stop_reason"] == "max_iterations"
+
+
+def test_a_reviewer_that_never_answers_gives_an_unknown_score(chat_server, search_server):
+    chat_server.reply_wrapper = lambda text, call: (
+        "no JSON here" if call.contract == "QualityAssessment" else text
+    )
+    result = research(
+        structured_output="prompt", structured_retries=0, max_iterations=3, min_iterations=1
+    )
+    assert result["quality"] is None  # unknown, not zero
+    assert result["iteration"] == 3 and result["stop_reason"] == "max_iterations"

@@ -13,6 +13,7 @@ import tavily
 from tavily import errors as tavily_errors
 from tenacity import (
     AsyncRetrying,
+    RetryCallState,
     retry_if_exception,
     stop_after_attempt,
     wait_random_exponential,
@@ -24,6 +25,8 @@ from tools.corpus import CorpusError
 from tools.models import MissingCredentials
 
 MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
+MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is capped rather than obeyed
+_backoff = wait_random_exponential(multiplier=0.5, max=20)
 
 SEARCH_ERRORS: tuple[type[BaseException], ...] = (
     httpx.HTTPError,
@@ -68,6 +71,24 @@ def _is_transient(error: BaseException) -> bool:
     )
 
 
+def _retry_after(error: BaseException | None) -> float | None:
+    """The seconds a server's Retry-After header asks for, if the error carries one."""
+    if not isinstance(error, httpx.HTTPStatusError):
+        return None
+    value = error.response.headers.get("retry-after", "")
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        return None
+
+
+def wait_for_retry(state: RetryCallState) -> float:
+    """Honour the server's Retry-After; otherwise exponential backoff with full jitter."""
+    error = state.outcome.exception() if state.outcome else None
+    asked = _retry_after(error)
+    return asked if asked is not None else _backoff(state)
+
+
 class TavilySearch:
     """Web search through `AsyncTavilyClient`, one client per event loop, retried with backoff."""
 
@@ -92,7 +113,7 @@ class TavilySearch:
         """Hits for one query from Tavily, retrying transient failures with jittered backoff."""
         async for attempt in AsyncRetrying(
             stop=stop_after_attempt(self._attempts),
-            wait=wait_random_exponential(multiplier=0.5, max=20),
+            wait=wait_for_retry,
             retry=retry_if_exception(_is_transient),
             reraise=True,
         ):
