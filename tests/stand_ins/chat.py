@@ -53,6 +53,7 @@ class Brain:
     invented_citations: bool = False
     citation_verdicts: str = "supported"  # supported | partial | unsupported | mixed
     rewrites: bool = True
+    shared_query: bool = False  # every subtask also asks one common query (exercises the cache)
     empty_strings: bool = False
     calls: Counter = field(default_factory=Counter)
 
@@ -75,7 +76,8 @@ class Brain:
                     "description": "" if self.empty_strings else f"{q} — {word} {n}",
                     "search_queries": ["", " "]
                     if self.empty_strings
-                    else [f"{q} {word} {n}", f"{q} {word} {n} data"],
+                    else [f"{q} {word} {n}", f"{q} {word} {n} data"]
+                    + ([f"{q} overview"] if self.shared_query else []),
                     "complexity": "simple",
                 }
                 for n in range(1, self.subtasks + 1)
