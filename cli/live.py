@@ -73,6 +73,7 @@ class ProgressModel:
     stop_reason: str | None = None
     total_rounds: int | None = None
     cited_sources: int | None = None
+    citations: str = ""  # the verification step's line, once it ran
 
     def apply(self, event: dict[str, Any]) -> None:
         """Fold one event into the model; kinds it does not know are ignored."""
@@ -111,6 +112,15 @@ class ProgressModel:
     def _on_gaps(self, event: dict[str, Any]) -> None:
         line = self.round(event["round"])
         line.gap_tasks, line.gap_error = list(event.get("tasks", [])), event.get("error") or ""
+
+    def _on_citations(self, event: dict[str, Any]) -> None:
+        precision = event.get("precision")
+        share = "-" if precision is None else f"{precision:.0%}"
+        self.citations = (
+            f"Citations: {event.get('checked', 0)} checked, {event.get('supported', 0)} supported "
+            f"({share}), {event.get('removed', 0)} removed, {event.get('rewritten', 0)} "
+            "statements rewritten or marked"
+        )
 
     def _on_done(self, event: dict[str, Any]) -> None:
         self.stop_reason = event.get("stop_reason")
@@ -175,6 +185,8 @@ def render(model: ProgressModel) -> RenderableType:
     if model.workers:
         parts += [Text(""), render_workers(model)]
     parts += [round_text(line) for _, line in sorted(model.rounds.items())]
+    if model.citations:
+        parts.append(Text(model.citations))
     if model.stop_reason is not None:
         done = Text("Done", style="bold green")
         done.append(f" after {model.total_rounds} rounds: {model.stop_reason}", style="bold")

@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                     decide_plan=decide_plan,
                 )
             )
-            progress.summary(run_summary(output, time.monotonic() - started, args.output))
+        progress.summary(run_summary(output, time.monotonic() - started, args.output))
         write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
         return 0
     except (BadInput, UnknownThread) as error:

@@ -202,3 +202,18 @@ def test_summary_shows_measured_numbers():
     assert "quality: unknown" in lines and "report: stdout" in lines
     text = as_text(render_summary(measured))
     assert "$0.0412" in text and "92%" in text and "stdout" in text
+
+
+def test_the_citation_check_gets_its_line() -> None:
+    model = ProgressModel()
+    model.apply(
+        {
+            "event": "citations",
+            "checked": 12,
+            "supported": 9,
+            "precision": 0.75,
+            "removed": 2,
+            "rewritten": 1,
+        }
+    )
+    assert "12 checked, 9 supported (75%), 2 removed" in model.citations
