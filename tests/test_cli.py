@@ -209,3 +209,17 @@ def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch,
     err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().err)  # drop the styling
     assert "Run summary" in err and "Plan: breadth_first" in err
     assert "Done after 1 rounds: max_iterations" in err
+
+
+def test_a_dotenv_file_in_the_working_folder_is_read(
+    chat_server, search_server, store, tmp_path, monkeypatch, capsys
+):
+    import os
+
+    values = {name: os.environ[name] for name in ("OPENAI_API_KEY", "TAVILY_API_KEY")}
+    for name in values:
+        monkeypatch.delenv(name)
+    (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    assert run("Compare zstd and xz", "--quiet") == 0
+    for name in values:  # load_dotenv set them in this process: take them out again
+        monkeypatch.delenv(name, raising=False)

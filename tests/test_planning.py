@@ -133,3 +133,36 @@ def test_supplementary_tasks_are_new_capped_and_numbered_after_the_plan():
         (3, "c", ["c"]),
         (4, "d", ["d"]),
     ]
+
+
+def test_the_search_cache_sends_a_query_once_even_when_asked_at_the_same_moment():
+    import asyncio
+
+    from tools.search_cache import SearchCache
+
+    class SlowBackend:
+        def __init__(self):
+            self.calls = []
+
+        async def search(self, query, max_results):
+            self.calls.append(query)
+            await asyncio.sleep(0.05)
+            if query == "boom":
+                raise OSError("down")
+            return [SearchHit(url=f"https://x.org/{query}")]
+
+    async def scenario():
+        backend = SlowBackend()
+        cache = SearchCache(backend)
+        together = await asyncio.gather(
+            cache.search("zstd  Speed", 5), cache.search("ZSTD speed", 5), cache.search("xz", 5)
+        )
+        for _ in range(2):  # a failure is not cached: the next ask tries again
+            with pytest.raises(OSError, match="down"):
+                await cache.search("boom", 5)
+        return backend.calls, together
+
+    calls, together = asyncio.run(scenario())
+    assert calls == ["zstd  Speed", "xz", "boom", "boom"]
+    assert [cached for _, cached in together] == [False, True, False]
+    assert together[0][0] == together[1][0]
