@@ -8,7 +8,6 @@ index are created in a temporary directory and removed afterwards.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import random
 import statistics
@@ -19,8 +18,12 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from pypdf import PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from stand_ins.documents import make_pdf  # noqa: E402
+
+from tools.corpus import LocalCorpus  # noqa: E402
 
 SYLLABLES = [
     "ka",
@@ -175,27 +178,8 @@ def html(writer: Writer, chinese: bool) -> str:
 
 
 def pdf(writer: Writer, pages: int = 3) -> bytes:
-    """A real PDF with one Helvetica text stream per page, written with pypdf."""
-    out = PdfWriter()
-    for _ in range(pages):
-        page = out.add_blank_page(612, 792)
-        font = DictionaryObject(
-            {
-                NameObject("/Type"): NameObject("/Font"),
-                NameObject("/Subtype"): NameObject("/Type1"),
-                NameObject("/BaseFont"): NameObject("/Helvetica"),
-            }
-        )
-        fonts = DictionaryObject({NameObject("/F1"): out._add_object(font)})
-        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
-        lines = [writer.sentence() for _ in range(20)]
-        shown = " ".join(f"({line}) Tj T*" for line in lines)
-        stream = DecodedStreamObject()
-        stream.set_data(f"BT /F1 10 Tf 14 TL 50 750 Td {shown} ET".encode("latin-1"))
-        page[NameObject("/Contents")] = out._add_object(stream)
-    buffer = io.BytesIO()
-    out.write(buffer)
-    return buffer.getvalue()
+    """A real PDF of `pages` pages of generated sentences."""
+    return make_pdf(["\n".join(writer.sentence() for _ in range(20)) for _ in range(pages)])
 
 
 def generate(folder: Path, count: int, seed: int = 7) -> Counter[str]:
@@ -257,9 +241,6 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2000, help="documents to generate")
     parser.add_argument("--queries", type=int, default=200, help="queries to time")
     args = parser.parse_args()
-    if __package__ in (None, ""):  # run as a file, not with -m: make the repository importable
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tools.corpus import LocalCorpus  # imported here: after the path fix above
 
     with tempfile.TemporaryDirectory() as temp:
         folder, index = Path(temp, "corpus"), Path(temp, "index", "corpus.sqlite")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from langgraph.types import interrupt
 
-from nodes.events import emit
-from nodes.planning import shape_plan
+from nodes.planning import announce_plan, shape_plan
 from state import PlanDecision, ResearchState
 
 
@@ -24,15 +23,6 @@ async def approve_plan(state: ResearchState) -> dict:
         return {"stop_reason": "plan_rejected", "report": rejected_report(state["question"])}
     if decision.action == "edit" and decision.plan is not None:
         plan = shape_plan(decision.plan, state["question"], state["settings"])
-        emit(
-            "plan",
-            query_type=plan.query_type,
-            subtasks=[
-                {"id": t.id, "description": t.description, "complexity": t.complexity}
-                for t in plan.subtasks
-            ],
-            fallback="",
-            edited=True,
-        )
+        announce_plan(plan, edited=True)
         return {"plan": plan}
     return {}

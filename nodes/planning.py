@@ -78,6 +78,15 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
     return TaskPlan(query_type=plan.query_type, subtasks=shaped, recommended_worker_count=workers)
 
 
+def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> None:
+    """The plan on the progress stream: route, subtasks, and whether it was a fallback or edited."""
+    subtasks = [
+        {"id": t.id, "description": t.description, "complexity": t.complexity}
+        for t in plan.subtasks
+    ]
+    emit("plan", query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited)
+
+
 async def decompose(state: ResearchState) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks."""
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
@@ -92,15 +101,7 @@ async def decompose(state: ResearchState) -> dict:
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = TaskPlan(), error.usage, str(error)
     plan = shape_plan(plan, question, settings)
-    emit(
-        "plan",
-        query_type=plan.query_type,
-        subtasks=[
-            {"id": t.id, "description": t.description, "complexity": t.complexity}
-            for t in plan.subtasks
-        ],
-        fallback=fallback,
-    )
+    announce_plan(plan, fallback=fallback)
     return {
         "question": question,
         "settings": settings,

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from cli.main import main
+from state import ResearchOutput
 
 
 @pytest.fixture
@@ -20,17 +21,7 @@ def store(tmp_path, monkeypatch):
     return path
 
 
-OUTPUT = {
-    "report",
-    "sources",
-    "quality",
-    "iteration",
-    "usage",
-    "cost_usd",
-    "stop_reason",
-    "citations",
-    "citation_precision",
-}
+OUTPUT = set(ResearchOutput.__annotations__)
 
 
 def run(*args):

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader, PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+from pypdf import PdfReader
+from stand_ins.documents import make_pdf
 
 from tools.corpus import CorpusError, LocalCorpus, reading
 from tools.corpus import index as corpus_index
@@ -53,32 +53,6 @@ HTML = """<html><head><title>Field Notes</title><style>.x { color: red }</style>
 <h1>Animals</h1><p>Some text.</p>
 <h2>Big Cats</h2><p>The ocelot hunts <b>at night</b>.</p>
 </body></html>"""
-
-
-def make_pdf(pages: list[str], title: str | None = None, password: str | None = None) -> bytes:
-    """A real PDF with one Helvetica text line per page, written with pypdf."""
-    writer = PdfWriter()
-    for line in pages:
-        page = writer.add_blank_page(612, 792)
-        font = DictionaryObject(
-            {
-                NameObject("/Type"): NameObject("/Font"),
-                NameObject("/Subtype"): NameObject("/Type1"),
-                NameObject("/BaseFont"): NameObject("/Helvetica"),
-            }
-        )
-        fonts = DictionaryObject({NameObject("/F1"): writer._add_object(font)})
-        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
-        stream = DecodedStreamObject()
-        stream.set_data(f"BT /F1 12 Tf 72 720 Td ({line}) Tj ET".encode("latin-1"))
-        page[NameObject("/Contents")] = writer._add_object(stream)
-    if title:
-        writer.add_metadata({"/Title": title})
-    if password:
-        writer.encrypt(password, algorithm="RC4-128")
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_corpus import make_pdf
+from stand_ins.documents import make_pdf
 
 from cli.main import main
 
