@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Complexity = Literal["simple", "medium", "complex"]
 Role = Literal["planner", "researcher", "writer", "reviewer"]
+ROLES: tuple[Role, ...] = ("planner", "researcher", "writer", "reviewer")
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 
@@ -111,8 +112,13 @@ class Settings(BaseModel):
                 f"min_iterations ({self.min_iterations}) is above "
                 f"max_iterations ({self.max_iterations})"
             )
-        if self.max_cost_usd is not None and not self.prices:
-            raise ValueError("max_cost_usd needs prices for the models the run uses")
+        unpriced = sorted(
+            {self.model_for(role) for role in ROLES} - set(self.prices)
+            if self.max_cost_usd is not None
+            else set()
+        )
+        if unpriced:
+            raise ValueError(f"max_cost_usd needs prices for every model used: {unpriced}")
         if self.search_backend != "tavily" and not self.corpus_dir:
             raise ValueError(f"search_backend {self.search_backend!r} needs corpus_dir")
         return self

@@ -30,9 +30,10 @@ from cli.preflight import (
     settings_or_explain,
 )
 from cli.progress import PlainProgress
-from cli.runner import Outputs, UnknownThread, execute, write_outputs
+from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
 from state import TaskPlan
 from tools.checkpoints import default_checkpoint_db
+from tools.secrets import redact
 
 SETTING_FLAGS = {
     "min_iterations": int,
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         progress.summary(run_summary(output, time.monotonic() - started, args.output))
         write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
         return 0
-    except (BadInput, UnknownThread) as error:
+    except (BadInput, UnknownThread, ThreadInUse) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
     except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
-        print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(redact(f"error: {type(error).__name__}: {error}"), file=sys.stderr)
         if args.command in ("run", "resume"):
             print(
                 f"the run is saved; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",

@@ -34,6 +34,10 @@ class UnknownThread(LookupError):
     """No run with that thread id is in the checkpoint store."""
 
 
+class ThreadInUse(ValueError):
+    """A new run was asked for under a thread id that already holds one."""
+
+
 @dataclass
 class Outputs:
     """Where the results go: the report to a file (else stdout), the output state as JSON."""
@@ -76,8 +80,14 @@ async def execute(
     async with open_checkpointer(target) as saver:
         graph = build_graph(checkpointer=saver)
         config = thread_config(thread_id)
-        if graph_input is None and not (await graph.aget_state(config)).values:
+        existing = (await graph.aget_state(config)).values
+        if graph_input is None and not existing:
             raise UnknownThread(f"no run with thread id {thread_id!r} in {target}")
+        if graph_input is not None and existing:
+            raise ThreadInUse(
+                f"thread id {thread_id!r} already holds a run: continue it with "
+                f"`deep-research resume {thread_id}` or choose another --thread-id"
+            )
         step_input: dict | Command | None = graph_input
         while True:
             async for _namespace, mode, data in graph.astream(

@@ -56,8 +56,8 @@ def finish(state: ResearchState) -> Literal["verify_citations", "finalize"]:
 def route_after_quality(
     state: ResearchState,
 ) -> Literal["analyze_gaps", "verify_citations", "finalize"]:
-    """Decide whether another research round is worth its cost."""
-    return finish(state) if stop_reason(state, state["settings"]) else "analyze_gaps"
+    """Another research round, unless the review's stop rules (recorded by quality_check) fired."""
+    return finish(state) if state.get("stop_reason") else "analyze_gaps"
 
 
 def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -> list[Send]:

@@ -13,6 +13,7 @@ from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.run_resources import resources_for
+from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
 MAX_QUESTION_CHARS = 4000
@@ -99,7 +100,7 @@ async def decompose(state: ResearchState) -> dict:
             TaskPlan, prompts.plan(question, settings.max_subtasks), role="planner", run=run
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
-        plan, usage, fallback = TaskPlan(), error.usage, str(error)
+        plan, usage, fallback = TaskPlan(), error.usage, redact(str(error))
     plan = shape_plan(plan, question, settings)
     announce_plan(plan, fallback=fallback)
     return {

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from graph.routes import stop_reason
 from nodes import prompts
 from nodes.events import emit
-from state import GapAnalysis, QualityAssessment, ResearchState, SubTask
+from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
 from tools.citations import clean_citations
 from tools.run_resources import resources_for
 from tools.sources import SourceRegistry
@@ -21,10 +22,19 @@ async def quality_check(state: ResearchState) -> dict:
     try:
         assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
-        emit("quality", round=state["iteration"], score=None, issues=[str(error)])
-        return {"quality": None, "quality_history": [None], "usage": error.usage}
-    emit("quality", round=state["iteration"], score=assessment.score, issues=assessment.issues)
-    return {"quality": assessment, "quality_history": [assessment.score], "usage": usage}
+        assessment, usage = None, error.usage
+    score = assessment.score if assessment else None
+    update = {"quality": assessment, "quality_history": [score], "usage": usage}
+    reviewed = {
+        **state,
+        **update,
+        "quality_history": [*state.get("quality_history", []), score],
+        "usage": (state.get("usage") or Usage()) + usage,
+    }
+    reason = stop_reason(reviewed, state["settings"])  # decided now, on what this review saw
+    issues = assessment.issues if assessment else ["the reviewer gave no valid assessment"]
+    emit("quality", round=state["iteration"], score=score, issues=issues, stop_reason=reason)
+    return {**update, "stop_reason": reason}
 
 
 def shape_supplementary(

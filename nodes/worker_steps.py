@@ -26,6 +26,7 @@ from tools.budgets import budget_spent, queries_left
 from tools.run_resources import RunResources, resources_for
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import normalize_query
+from tools.secrets import redact
 from tools.sources import normalize_url
 from tools.structured import StructuredOutputError, ask
 
@@ -74,7 +75,11 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
             hits, cached = await run.search_cache.search(query, run.settings.max_results)
     except SEARCH_ERRORS as error:
         run.record(Usage(search_calls=1))
-        return [], Usage(search_calls=1), f"{query!r}: {type(error).__name__}: {error}"[:300]
+        return (
+            [],
+            Usage(search_calls=1),
+            redact(f"{query!r}: {type(error).__name__}: {error}")[:300],
+        )
     usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
     run.record(usage)
     return hits, usage, ""
@@ -144,7 +149,7 @@ async def decide(state: WorkerState) -> dict:
                 run=run,
             )
     except MODEL_ERRORS as error:
-        return {"termination_reason": "model_error", "usage": getattr(error, "usage", Usage())}
+        return {"termination_reason": "model_error", "usage": _usage_of(error)}
     if not check.gaps:
         return {"termination_reason": "no_gaps", "gaps": [], "usage": usage}
     return {"gaps": check.gaps, "pending_queries": check.next_queries, "usage": usage}
@@ -172,6 +177,26 @@ def _sources(hits: list[SearchHit]) -> list[SourceEvidence]:
 def _cited_only(findings: list[Finding], sources: list[SourceEvidence]) -> list[SourceEvidence]:
     cited = {i for f in findings for i in f.source_ids}
     return [s for s in sources if s.id in cited]
+
+
+def _usage_of(error: BaseException) -> Usage:
+    """What a failed model step had already cost (`ask` attaches it to the error)."""
+    return getattr(error, "usage", None) or Usage()
+
+
+def _snippets_only(
+    result: WorkerResult, sources: list[SourceEvidence], reason: str
+) -> WorkerResult:
+    """A `partial` result whose findings are the best snippets themselves, each citing its page."""
+    findings = [Finding(claim=s.excerpt[:400], source_ids=[s.id]) for s in sources]
+    return result.model_copy(
+        update={
+            "status": "partial",
+            "findings": findings[:FALLBACK_FINDINGS],
+            "sources": sources[:FALLBACK_FINDINGS],
+            "error": reason,
+        }
+    )
 
 
 def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
@@ -219,22 +244,17 @@ async def report_findings(state: WorkerState) -> dict:
                 run=run,
             )
     except MODEL_ERRORS as error:  # the evidence is real even when its summary failed
-        findings = [Finding(claim=s.excerpt[:400], source_ids=[s.id]) for s in sources]
-        partial = result.model_copy(
-            update={
-                "status": "partial",
-                "findings": findings[:FALLBACK_FINDINGS],
-                "sources": sources[:FALLBACK_FINDINGS],
-                "error": f"{type(error).__name__}: {error}"[:300],
-            }
-        )
-        return _finished(state, partial, getattr(error, "usage", Usage()))
+        reason = redact(f"{type(error).__name__}: {error}")[:300]
+        return _finished(state, _snippets_only(result, sources, reason), _usage_of(error))
     known = {s.id for s in sources}
     findings = [
         Finding(claim=f.claim, source_ids=[i for i in f.source_ids if i in known])
         for f in answer.findings
-        if f.claim.strip()
+        if f.claim.strip() and any(i in known for i in f.source_ids)
     ]
+    if not findings:  # a summary that cites nothing found cannot be used; the snippets can
+        reason = "the researcher cited none of its evidence"
+        return _finished(state, _snippets_only(result, sources, reason), usage)
     done = result.model_copy(
         update={
             "status": "partial" if errors else "ok",

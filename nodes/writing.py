@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from graph.routes import stop_reason
 from nodes import prompts
 from nodes.events import emit
 from state import ResearchState, Source, Usage, WorkerResult
@@ -92,7 +91,7 @@ async def finalize(state: ResearchState) -> dict:
     limits = limitations(state["question"], registry.results) if sources else ""
     report = text + (f"\n\n{limits}" if limits else "")
     report += f"\n\n{sources_section(sources, state['question'])}\n" if sources else "\n"
-    reason = state.get("stop_reason") or stop_reason(state, state["settings"]) or "max_iterations"
+    reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
     return {"report": report, "sources": sources, "stop_reason": reason, "cost_usd": cost}

@@ -214,3 +214,36 @@ def test_a_dotenv_file_in_the_working_folder_is_read(
     assert run("Compare zstd and xz", "--quiet") == 0
     for name in values:  # load_dotenv set them in this process: take them out again
         monkeypatch.delenv(name, raising=False)
+
+
+def test_a_new_run_never_reuses_a_thread(chat_server, search_server, store, capsys):
+    assert run("Compare zstd and xz", "--thread-id", "same", "--quiet") == 0
+    calls = len(chat_server.requests)
+    assert run("History of the Roman aqueducts", "--thread-id", "same") == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert len(chat_server.requests) == calls  # refused before any model call
+
+
+def test_a_server_that_quotes_the_key_back_does_not_leak_it(
+    chat_server, search_server, store, tmp_path, capsys
+):
+    from conftest import SECRET_SEARCH_KEY
+    from stand_ins.loopback import Reply
+
+    search_server.fault = lambda number, body: (
+        Reply(401, {"detail": {"error": f"bad key {SECRET_SEARCH_KEY}"}})
+        if "aspect 2" in body["query"]
+        else None
+    )
+    assert run("Compare zstd and xz", "--json", "r.json", "--output", "r.md") == 0
+    printed = capsys.readouterr()
+    assert "Not researched" in (tmp_path / "r.md").read_text()  # the failure is reported...
+    for blob in [
+        printed.err,
+        printed.out,
+        (tmp_path / "r.md").read_text(),
+        (tmp_path / "r.json").read_text(),
+    ]:
+        assert SECRET_SEARCH_KEY not in blob  # ...without the key it quoted
+    for path in store.parent.glob("*"):
+        assert SECRET_SEARCH_KEY.encode() not in path.read_bytes()

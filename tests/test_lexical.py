@@ -208,3 +208,11 @@ def test_best_quote_windows_long_sentences():
     assert len(quote) <= 120
     assert "reactor output reached 42% capacity" in quote
     assert not quote.startswith("ord")  # windows start on a word boundary
+
+
+def test_a_citation_before_the_period_ends_the_sentence_even_before_a_lower_case_word() -> None:
+    statements = cited_statements("zstd compresses logs 3.1x [1]. xz compresses logs 3.8x [2].")
+    assert [(s.text, s.source_ids) for s in statements] == [
+        ("zstd compresses logs 3.1x.", (1,)),
+        ("xz compresses logs 3.8x.", (2,)),
+    ]

@@ -79,9 +79,9 @@ def test_threshold_wins_over_plateau_when_both_hold():
     assert stop_reason(review([79, 80, 81]), DEFAULTS) == "quality_threshold"
 
 
-def test_route_after_quality_follows_the_stop_rules():
-    going_on = {**review([60]), "settings": DEFAULTS}
-    stopping = {**review([60, 90]), "settings": DEFAULTS}
+def test_route_after_quality_follows_the_recorded_stop_reason():
+    going_on = {**review([60]), "settings": DEFAULTS, "stop_reason": None}
+    stopping = {**review([60, 90]), "settings": DEFAULTS, "stop_reason": "quality_threshold"}
     unchecked = {**stopping, "settings": Settings(verify_citations=False)}
     assert route_after_quality(going_on) == "analyze_gaps"
     assert route_after_quality(stopping) == "verify_citations"

@@ -88,3 +88,49 @@ def test_sources_section_lists_exactly_the_cited_in_the_questions_language():
     assert english.index("[1] A") < english.index("[2] B")
     assert sources_section(SOURCES[:1], "比较 zstd 和 xz").startswith("## 参考来源")
     assert is_cjk("比较 zstd 和 xz 的压缩率") and not is_cjk("Compare zstd and xz")
+
+
+def test_a_page_two_workers_found_keeps_both_excerpts():
+    first = WorkerResult(
+        subtask_id=1,
+        sources=[
+            SourceEvidence(id=1, url="https://x.org/bench", excerpt="zstd -19 compresses 10x")
+        ],
+    )
+    second = WorkerResult(
+        subtask_id=2,
+        sources=[
+            SourceEvidence(
+                id=1, url="https://x.org/bench/", excerpt="xz -9 decompresses at 80 MB/s"
+            )
+        ],
+    )
+    registry = SourceRegistry([second, first])
+    assert len(registry.sources) == 1
+    assert "10x" in registry.sources[0].excerpt and "80 MB/s" in registry.sources[0].excerpt
+    _, fresh = registry.from_round(1)
+    assert "80 MB/s" in fresh[0].excerpt
+
+
+def test_links_in_every_form_that_no_search_returned_are_removed():
+    report = (
+        "See (https://evil.example/x) and <https://evil.example/y> and "
+        '[docs](https://evil.example/p "title") and www.evil.example/z. '
+        'Real [one](https://a.org/x "t").'
+    )
+    text, cited = clean_citations(report, SOURCES)
+    assert "evil" not in text
+    assert "Real one [1]." in text and cited == [1]
+
+
+def test_a_citation_at_the_start_of_a_line_keeps_the_line_break():
+    text, _ = clean_citations("## Results\n[7] was wrong.\n[1] is right.", SOURCES)
+    assert text.splitlines()[0] == "## Results"  # the heading is not glued to the next line
+    assert text.splitlines()[1].strip() == "was wrong."
+
+
+def test_code_is_left_alone():
+    report = "Use `counts[2]` here [1].\n\n```python\nx = counts[0] + counts[2]\n```\n"
+    text, cited = clean_citations(report, SOURCES)
+    assert "`counts[2]`" in text and "x = counts[0] + counts[2]" in text
+    assert cited == [1]

@@ -13,9 +13,13 @@ from state import CitationCheck, Source
 from tools.sources import normalize_url
 
 _FULLWIDTH_CITATION = re.compile(r"【\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*】")
-_CITATION = re.compile(r"\s?\[(\s*\d+(?:\s*[,，、;]\s*\d+)*\s*)\](?!\()")
-_LINK = re.compile(r"\[([^\]\n]*)\]\((\s*[a-zA-Z][\w+.-]*://[^)\s]+)\s*\)")
-_BARE_URL = re.compile(r"(?<![(<\w])(?:https?|file)://[^\s)\]>，。]+")
+_CITATION = re.compile(r"[ \t]?\[(\s*\d+(?:\s*[,，、;]\s*\d+)*\s*)\](?!\()")
+_LINK = re.compile(
+    r"\[([^\]\n]*)\]\(\s*([a-zA-Z][\w+.-]*://[^)\s]+|www\.[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"
+)
+_BARE_URL = re.compile(r"(?<![\w/.])(?:(?:https?|file)://|www\.)[^\s)\]>，。]+")
+_EMPTY_BRACKETS = re.compile(r"[ \t]?(?:\(\s*\)|<\s*>)")
+_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", re.DOTALL)
 _OWN_SOURCES = re.compile(
     r"^(#{1,6})\s*\**(sources|references|bibliography|works cited|参考来源|参考资料|参考文献|"
     r"来源|引用来源|资料来源)\**\s*:?\s*$",
@@ -61,13 +65,25 @@ def clean_citations(report: str, sources: list[Source]) -> tuple[str, list[int]]
         lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
         return lead + "".join(f"[{i}]" for i in kept) if kept else ""
 
-    text = _drop_own_sources(report)
-    text = _FULLWIDTH_CITATION.sub(lambda m: f"[{m.group(1)}]", text)
-    text = _LINK.sub(link, text)
-    text = _BARE_URL.sub(bare, text)
-    text = _CITATION.sub(citation, text)
-    cited = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", text)))
+    def prose(part: str) -> str:
+        part = _FULLWIDTH_CITATION.sub(lambda m: f"[{m.group(1)}]", part)
+        part = _LINK.sub(link, part)
+        part = _EMPTY_BRACKETS.sub("", _BARE_URL.sub(bare, part))
+        return _CITATION.sub(citation, part)
+
+    text = _outside_code(_drop_own_sources(report), prose)
+    cited_text = _CODE.sub("", text)
+    cited = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", cited_text)))
     return text.strip(), [i for i in cited if i in known]
+
+
+def _outside_code(text: str, change) -> str:
+    """`change` applied to the prose only: code blocks and inline code are left as they are."""
+    parts, last = [], 0
+    for match in _CODE.finditer(text):
+        parts += [change(text[last : match.start()]), match.group(0)]
+        last = match.end()
+    return "".join([*parts, change(text[last:])])
 
 
 def sources_section(sources: list[Source], question: str) -> str:

@@ -78,7 +78,12 @@ def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     for match in _SENTENCE_END.finditer(text, start, end):
         ending = match.group()
         plain_period = ending[0] == "." and "[" not in ending
-        if plain_period and _no_break(text, begin, match.start(), match.end(), end):
+        after_citation = text[begin : match.start()].rstrip().endswith("]")
+        if (
+            plain_period
+            and not after_citation
+            and _no_break(text, begin, match.start(), match.end(), end)
+        ):
             continue
         spans.append(_trim(text, begin, match.end()))
         begin = match.end()

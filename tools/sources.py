@@ -11,6 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from state import Finding, SourceEvidence, WorkerResult
 
+MAX_EXCERPT_CHARS = 4000  # evidence kept per source when several searches returned it
+
 
 def normalize_url(url: str) -> str:
     """The identity of a URL: scheme and host lower-cased, no trailing slash, fragment kept."""
@@ -32,10 +34,17 @@ class SourceRegistry:
             self.results.append(self._absorb(result))
 
     def _register(self, source: SourceEvidence) -> int:
+        """The source's run-wide id; a page seen again keeps each distinct excerpt it brought."""
         key = normalize_url(source.url)
         if key not in self._ids:
             self._ids[key] = len(self.sources) + 1
             self.sources.append(source.model_copy(update={"id": self._ids[key]}))
+            return self._ids[key]
+        known = self.sources[self._ids[key] - 1]
+        excerpt = source.excerpt.strip()
+        if excerpt and excerpt not in known.excerpt and len(known.excerpt) < MAX_EXCERPT_CHARS:
+            merged = f"{known.excerpt}\n…\n{excerpt}"[:MAX_EXCERPT_CHARS]
+            self.sources[self._ids[key] - 1] = known.model_copy(update={"excerpt": merged})
         return self._ids[key]
 
     def _absorb(self, result: WorkerResult) -> WorkerResult:
@@ -48,17 +57,9 @@ class SourceRegistry:
         sources = [self.sources[local[s.id] - 1] for s in result.sources]
         return result.model_copy(update={"findings": findings, "sources": sources})
 
-    def ids(self) -> set[int]:
-        """Every registered id."""
-        return {source.id for source in self.sources}
-
-    def urls(self) -> set[str]:
-        """Every registered URL, normalised."""
-        return set(self._ids)
-
     def from_round(self, round_: int) -> tuple[list[WorkerResult], list[SourceEvidence]]:
         """One round's results, and the sources first registered in that round."""
         results = [r for r in self.results if r.round == round_]
         earlier = {s.id for r in self.results if r.round < round_ for s in r.sources}
-        fresh = {s.id: s for r in results for s in r.sources if s.id not in earlier}
-        return results, sorted(fresh.values(), key=lambda s: s.id)
+        fresh = {s.id for r in results for s in r.sources if s.id not in earlier}
+        return results, [self.sources[i - 1] for i in sorted(fresh)]

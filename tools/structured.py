@@ -81,6 +81,23 @@ def _reply_json(reply: AIMessage) -> tuple[object, str]:
     return extract_json(text), text
 
 
+async def _request_with_fallback(
+    role: Role, contract: type[BaseModel], messages: list[BaseMessage], run: RunResources
+) -> AIMessage:
+    """A request by the strongest method the server accepts; `auto` moves down on HTTP 400."""
+    settings = run.settings
+    while True:
+        method = _first_method(settings, run)
+        try:
+            return await _request(role, contract, messages, method, run)
+        except openai.BadRequestError:
+            weaker = _weaker(method) if settings.structured_output == "auto" else None
+            if weaker is None:
+                raise
+            if METHODS.index(weaker) > METHODS.index(run.structured_mode or METHODS[0]):
+                run.structured_mode = weaker  # only ever down, whatever order replies come in
+
+
 def _first_method(settings: Settings, run: RunResources) -> str:
     """The method to try: what `auto` settled on for this run, or what the settings name."""
     if settings.structured_output != "auto":
@@ -103,18 +120,14 @@ async def ask(
     conversation = list(messages)
     tries = settings.structured_retries + 1
     for _ in range(tries):
-        while True:
-            method = _first_method(settings, run)
-            try:
-                reply = await _request(role, contract, conversation, method, run)
-                break
-            except openai.BadRequestError:
-                weaker = _weaker(method) if settings.structured_output == "auto" else None
-                if weaker is None:
-                    raise
-                run.structured_mode = weaker
-        usage += usage_of(reply, role)
-        run.record(usage_of(reply, role))
+        try:
+            reply = await _request_with_fallback(role, contract, conversation, run)
+        except openai.APIError as error:
+            error.usage = usage  # what the answered tries cost is not lost with the failure
+            raise
+        cost = usage_of(reply, role)
+        usage += cost
+        run.record(cost)
         text = reply.text
         try:
             value, text = _reply_json(reply)
