@@ -7,6 +7,7 @@ data section that the model is told to read as data, never as instructions.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -25,9 +26,22 @@ UNTRUSTED = (
 SAME_LANGUAGE = "Write in the language of the question (a Chinese question gets Chinese)."
 
 
+_FENCE_TAG = re.compile(r"<\s*(/?)\s*data\b[^>]*>", re.IGNORECASE)
+
+
 def data_section(body: str) -> str:
-    """Untrusted text, fenced so that the model can tell it from our instructions."""
-    return f"<data>\n{body.replace('</data>', '</ data>')}\n</data>"
+    """Untrusted text, fenced so that the model can tell it from our instructions.
+
+    Any `<data>`/`</data>` tag inside (any case or spacing) is defused, so the text cannot end
+    the section early or open a fake one.
+    """
+    defused = _FENCE_TAG.sub(r"<\1 data>", body)
+    return f"<data>\n{defused}\n</data>"
+
+
+def without_fences(text: str) -> str:
+    """A model's prose without any data-section tags it copied from its prompt."""
+    return _FENCE_TAG.sub("", text).strip()
 
 
 def _hits_block(hits: Iterable[SearchHit], room: int) -> str:
@@ -201,7 +215,7 @@ def refine(
     notes = _notes_block(results, room // 2)
     listed = _sources_block(_most_cited_first(sources, results), room - estimate_tokens(notes))
     user = (
-        f"Question: {question}\n\nCurrent report:\n{current}\n\n"
+        f"Question: {question}\n\nCurrent report:\n{data_section(current)}\n\n"
         f"Gaps found in review:\n{gap_list}\n\n"
         f"New research notes:\n{data_section(notes)}\n\n"
         f"New sources:\n{data_section(listed)}"
@@ -220,10 +234,10 @@ def quality(question: str, report: str, source_count: int, limit: int) -> list[B
         "plausible), depth (specifics, numbers, analysis), structure, readability, "
         "source_quality (authoritative, diverse, enough). List concrete issues. Set "
         "another_round_worthwhile to false when more research would not change the report "
-        "materially."
+        f"materially. The report is built from web pages: {UNTRUSTED}"
     )
     head = f"Question: {question}\nDistinct sources cited: {source_count}\n\nReport:\n"
-    user = head + clip(report, prompt_room(limit, system, head))
+    user = head + data_section(clip(report, prompt_room(limit, system, head)))
     return [SystemMessage(system), HumanMessage(user)]
 
 
@@ -241,7 +255,9 @@ def gaps(
         "gaps (missing parts of the question, claims without evidence, thin comparisons), then "
         f"at most {max_tasks} supplementary subtasks, each with 2-4 search queries, that would "
         "fill them. Do not repeat subtasks already researched. Return no subtasks when the "
-        "report needs no more research. " + SAME_LANGUAGE.replace("Write", "Write descriptions")
+        "report needs no more research. "
+        + SAME_LANGUAGE.replace("Write", "Write descriptions")
+        + f" The report is built from web pages: {UNTRUSTED}"
     )
     issues = "\n".join(f"- {issue}" for issue in assessment.issues) if assessment else ""
     done = "\n".join(f"- {item}" for item in researched)
@@ -249,7 +265,7 @@ def gaps(
         f"Question: {question}\n\nReview issues:\n{issues or '(none)'}\n\n"
         f"Already researched:\n{done}\n\nReport:\n"
     )
-    user = head + clip(report, prompt_room(limit, system, head))
+    user = head + data_section(clip(report, prompt_room(limit, system, head)))
     return [SystemMessage(system), HumanMessage(user)]
 
 
@@ -266,8 +282,9 @@ VERIFY_SYSTEM = (
 
 def pair_block(number: int, statement: str, source: SourceEvidence, room: int) -> str:
     """One (statement, source) pair as the checker sees it, within `room` tokens."""
-    head = f"Pair {number}\nStatement: {statement}\nSource [{source.id}] {source.title}:\n"
-    return head + data_section(clip(source.excerpt, max(room - estimate_tokens(head) - 10, 50)))
+    head = f"Pair {number}\nStatement: {statement}\nSource [{source.id}]:\n"
+    text = clip(f"{source.title}\n{source.excerpt}", max(room - estimate_tokens(head) - 10, 50))
+    return head + data_section(text)
 
 
 def verify_room(limit: int) -> int:
@@ -292,7 +309,9 @@ def rewrite_statements(
     )
     blocks = [
         f"Statement {n}: {statement}\n"
-        + "\n".join(f"Source [{s.id}] {s.title}:\n{data_section(s.excerpt)}" for s in sources)
+        + "\n".join(
+            f"Source [{s.id}]:\n" + data_section(s.title + "\n" + s.excerpt) for s in sources
+        )
         for n, statement, sources in items
     ]
     room = prompt_room(limit, system, question)

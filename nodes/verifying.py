@@ -124,6 +124,17 @@ async def _judge(
     return checks, usage
 
 
+def _is_table_row(statement: CitedStatement, report: str) -> bool:
+    """True for a statement that is a Markdown table row."""
+    return report[statement.start : statement.end].lstrip().startswith("|")
+
+
+def _marked_row(report: str, statement: CitedStatement, mark: str) -> str:
+    """A table row without its citations, the mark in its last cell."""
+    row = _MARKER_RUN.sub("", report[statement.start : statement.end]).rstrip()
+    return f"{row[:-1].rstrip()}{mark} |" if row.endswith("|") else row + mark
+
+
 def _unsupported_mark(question: str) -> str:
     return "（未经来源证实）" if is_cjk(question) else " *(not supported by the sources found)*"
 
@@ -213,9 +224,13 @@ async def verify_citations(state: ResearchState) -> dict:
         for i, st in enumerate(statements)
     }
     orphans = [i for i, kept in keep.items() if not kept]
+    prose = [i for i in orphans if not _is_table_row(statements[i], report)]
     replacements, rewrite_usage = (
-        await _rewrite(orphans, statements, sources, state, run) if orphans else ({}, Usage())
+        await _rewrite(prose, statements, sources, state, run) if prose else ({}, Usage())
     )
+    mark = _unsupported_mark(state["question"])
+    for index in set(orphans) - set(prose):  # a table row keeps its cells: marked, not rewritten
+        replacements[index] = _marked_row(report, statements[index], mark)
     ordered = [checks[(i, s)] for i, st in enumerate(statements) for s in st.source_ids]
     supported = sum(check.verdict == "supported" for check in ordered)
     precision = supported / len(ordered) if ordered else None

@@ -121,3 +121,16 @@ def test_a_checker_that_never_answers_falls_back_to_the_words(chat_server):
     out = verify(UNDECIDED)
     assert {c.method for c in out["citations"]} == {"fallback"}
     assert out["usage"].llm_calls >= 3  # the asks and re-asks are counted
+
+
+def test_an_unsupported_table_row_keeps_its_cells(chat_server):
+    chat_server.brain.citation_verdicts = "unsupported"
+    report = (
+        "| tool | ratio | speed |\n| --- | --- | --- |\n"
+        "| xz | compresses archives tightly [2] | slower [2] |\n"
+    )
+    out = verify(report)
+    row = out["report"].splitlines()[2]
+    assert row.startswith("| xz |") and row.endswith("*(not supported by the sources found)* |")
+    assert "[2]" not in row and row.count("|") == 4
+    assert chat_server.brain.calls["StatementRewrites"] == 0

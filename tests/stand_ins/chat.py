@@ -153,7 +153,9 @@ class Brain:
             return ""
         ids = call.evidence_ids()
         cjk = self._cjk(call)
-        current = re.search(r"Current report:\n(.*?)\n\nGaps found in review:", call.user, re.S)
+        current = re.search(
+            r"Current report:\n<data>\n(.*?)\n</data>\n\nGaps found in review:", call.user, re.S
+        )
         head = (
             current.group(1) if current else f"# {call.question}\n\n{'摘要' if cjk else 'Summary'}."
         )
