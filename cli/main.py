@@ -7,21 +7,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import shlex
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 from dotenv import load_dotenv
-from pydantic import ValidationError
 
 from cli import inspect
-from cli.live import LiveProgress, RunSummary
+from cli.approval import NoAnswer, decide_plan
+from cli.live import LiveProgress
 from cli.preflight import (
     BadInput,
     check_corpus,
@@ -31,7 +27,7 @@ from cli.preflight import (
 )
 from cli.progress import PlainProgress
 from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
-from state import TaskPlan
+from cli.summary import RunSummary
 from tools.checkpoints import default_checkpoint_db
 from tools.secrets import redact
 
@@ -102,42 +98,6 @@ def _parser() -> argparse.ArgumentParser:
 def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
     store = f" --checkpoint-db {shlex.quote(checkpoint_db)}" if checkpoint_db else ""
     return f"deep-research resume {thread_id}{store}"
-
-
-def _edit_plan(plan: dict) -> dict:
-    """Open the plan as JSON in $VISUAL/$EDITOR and read the edited plan back."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as handle:
-        json.dump(plan, handle, ensure_ascii=False, indent=2)
-    try:
-        subprocess.run([*shlex.split(editor), handle.name], check=True)
-        return TaskPlan.model_validate_json(Path(handle.name).read_text()).model_dump()
-    finally:
-        os.unlink(handle.name)
-
-
-def decide_plan(request: dict) -> dict:
-    """Ask on the terminal whether to approve, edit or reject the plan."""
-    plan = request["plan"]
-    print(f"\nPlan ({plan['query_type']}):", file=sys.stderr)
-    for task in plan["subtasks"]:
-        print(f"  {task['id']}. [{task['complexity']}] {task['description']}", file=sys.stderr)
-    while True:
-        print("Approve this plan? [a]pprove, [e]dit, [r]eject: ", end="", file=sys.stderr)
-        sys.stderr.flush()
-        answer = sys.stdin.readline()
-        if not answer:
-            raise BadInput("--approve-plan needs an answer on standard input (a, e or r)")
-        choice = answer.strip().lower()[:1]
-        if choice == "a":
-            return {"action": "approve"}
-        if choice == "r":
-            return {"action": "reject"}
-        if choice == "e":
-            try:
-                return {"action": "edit", "plan": _edit_plan(plan)}
-            except (ValidationError, subprocess.CalledProcessError, OSError) as error:
-                print(f"the edited plan is not usable: {error}", file=sys.stderr)
 
 
 def _settings_values(args: argparse.Namespace) -> dict:
@@ -217,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         progress.summary(run_summary(output, time.monotonic() - started, args.output))
         write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
         return 0
+    except NoAnswer as error:  # the run is saved at its plan: it can be answered later
+        print(f"error: {error}", file=sys.stderr)
+        print(f"resume with: {_resume_hint(thread_id, args.checkpoint_db)}", file=sys.stderr)
+        return 2
     except (BadInput, UnknownThread, ThreadInUse) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

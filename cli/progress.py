@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from cli.live import RunSummary, summary_lines
+from cli.summary import RunSummary, summary_lines
 
 
 def describe(event: dict[str, Any]) -> str | None:

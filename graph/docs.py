@@ -22,11 +22,13 @@ def mermaid() -> str:
 
 def _default(name: str) -> str:
     field = Settings.model_fields[name]
-    if field.default_factory is not None:
+    if name == "model":
         return "`$DEEP_RESEARCH_MODEL` or `gpt-4.1-mini`"
-    value = field.default
+    value = field.get_default(call_default_factory=True)
     if value is None:
         return "unset"
+    if value == {}:
+        return "none"
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():

@@ -25,7 +25,7 @@ from state import (
 from tools.budgets import budget_spent, queries_left
 from tools.run_resources import RunResources, resources_for
 from tools.search import SEARCH_ERRORS
-from tools.search_cache import normalize_query
+from tools.search_cache import SharedSearchFailure, normalize_query
 from tools.secrets import redact
 from tools.sources import normalize_url
 from tools.structured import StructuredOutputError, ask
@@ -73,13 +73,10 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
     try:
         async with run.searches:
             hits, cached = await run.search_cache.search(query, run.settings.max_results)
-    except SEARCH_ERRORS as error:
-        run.record(Usage(search_calls=1))
-        return (
-            [],
-            Usage(search_calls=1),
-            redact(f"{query!r}: {type(error).__name__}: {error}")[:300],
-        )
+    except (*SEARCH_ERRORS, SharedSearchFailure) as error:
+        cost = Usage(search_calls=0 if isinstance(error, SharedSearchFailure) else 1)
+        run.record(cost)
+        return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
     usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
     run.record(usage)
     return hits, usage, ""

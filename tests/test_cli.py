@@ -147,7 +147,9 @@ def test_approve_plan_without_an_answer_is_bad_input(
 ):
     answer_plan(monkeypatch)
     assert run("Compare zstd and xz", "--approve-plan", "--thread-id", "t4") == 2
-    assert "needs an answer on standard input" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "needs an answer on standard input" in err
+    assert "resume with: deep-research resume t4" in err
 
 
 def test_keys_never_reach_checkpoints_outputs_or_progress(

@@ -6,14 +6,8 @@ import io
 
 from rich.console import Console
 
-from cli.live import (
-    LiveProgress,
-    ProgressModel,
-    RunSummary,
-    render,
-    render_summary,
-    summary_lines,
-)
+from cli.live import LiveProgress, ProgressModel, render
+from cli.summary import RunSummary, render_summary, summary_lines
 
 SUBTASKS = [
     {"id": 1, "description": "History of solid-state batteries", "complexity": "low"},

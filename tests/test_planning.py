@@ -138,7 +138,7 @@ def test_supplementary_tasks_are_new_capped_and_numbered_after_the_plan():
 def test_the_search_cache_sends_a_query_once_even_when_asked_at_the_same_moment():
     import asyncio
 
-    from tools.search_cache import SearchCache
+    from tools.search_cache import SearchCache, SharedSearchFailure
 
     class SlowBackend:
         def __init__(self):
@@ -157,9 +157,12 @@ def test_the_search_cache_sends_a_query_once_even_when_asked_at_the_same_moment(
         together = await asyncio.gather(
             cache.search("zstd  Speed", 5), cache.search("ZSTD speed", 5), cache.search("xz", 5)
         )
-        for _ in range(2):  # a failure is not cached: the next ask tries again
-            with pytest.raises(OSError, match="down"):
-                await cache.search("boom", 5)
+        owner, waiter = await asyncio.gather(
+            cache.search("boom", 5), cache.search("boom", 5), return_exceptions=True
+        )
+        assert isinstance(owner, OSError) and isinstance(waiter, SharedSearchFailure)
+        with pytest.raises(OSError, match="down"):  # a failure is not cached: asked again
+            await cache.search("boom", 5)
         return backend.calls, together
 
     calls, together = asyncio.run(scenario())

@@ -20,12 +20,13 @@ _LINK = re.compile(
 _BARE_URL = re.compile(r"(?<![\w/.])(?:(?:https?|file)://|www\.)[^\s)\]>，。]+")
 _EMPTY_BRACKETS = re.compile(r"[ \t]?(?:\(\s*\)|<\s*>)")
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", re.DOTALL)
-_OWN_SOURCES = re.compile(
+SOURCES_HEADING = re.compile(
     r"^(#{1,6})\s*\**(sources|references|bibliography|works cited|参考来源|参考资料|参考文献|"
     r"来源|引用来源|资料来源)\**\s*:?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+CJK_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"  # kana, Han, Hangul
+_CJK = re.compile(f"[{CJK_LETTERS}]")
 
 
 def is_cjk(text: str) -> bool:
@@ -35,7 +36,7 @@ def is_cjk(text: str) -> bool:
 
 def _drop_own_sources(report: str) -> str:
     """The report without a sources/references section the writer added itself."""
-    matches = list(_OWN_SOURCES.finditer(report))
+    matches = list(SOURCES_HEADING.finditer(report))
     if not matches:
         return report
     match = matches[-1]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+# Wider than the letters `tools.citations` detects: CJK punctuation and full-width forms cost
+# tokens too.
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 
 CHARS_PER_TOKEN = 3

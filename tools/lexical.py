@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-Verdict = Literal["supported", "partial", "unsupported"]
+from state import Verdict
+from tools.citations import CJK_LETTERS, SOURCES_HEADING
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_CJK = CJK_LETTERS
 _MARKER = r"\[\s*(\d+(?:\s*[,，、;]\s*\d+)*)\s*\](?!\()"
 _CITATION = re.compile(_MARKER)
 _CITATION_WITH_SPACE = re.compile(r"\s*" + _MARKER)
@@ -22,10 +22,7 @@ _SENTENCE_END = re.compile(
     rf"[.!?][\"'”’)]*{_MARKERS}(?=\s|$)|[。！？][”’」』）)]*{_MARKERS}"  # markers join the sentence
 )
 _ABBREVIATIONS = {"vs", "cf", "al", "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "fig", "eq"}
-_SOURCES = re.compile(
-    r"^#{1,6}\s*\**(?:sources|references|参考来源|参考资料|参考文献)\**\s*:?\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
+_SOURCES = SOURCES_HEADING
 _HEADING_OR_RULE = re.compile(r"#{1,6}(?:\s|$)|(?:[-*_]\s*){3,}$")
 _FENCE = re.compile(r"```|~~~")
 _PREFIX = re.compile(r"[ \t]*(?:>[ \t]?)*(?P<item>(?:[-*+]|\d{1,3}[.)])[ \t]+)?")

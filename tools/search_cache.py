@@ -22,6 +22,10 @@ def normalize_query(query: str) -> str:
     return _SPACES.sub(" ", text).strip(" \t\"'.,;:!?")
 
 
+class SharedSearchFailure(RuntimeError):
+    """The search this caller waited on (sent once, by another caller) failed."""
+
+
 class SearchCache:
     """Memoises `backend.search` per (normalised query, max_results) for the life of a run."""
 
@@ -33,7 +37,10 @@ class SearchCache:
         """Hits for a query, and whether they came from the cache rather than the backend."""
         key = (normalize_query(query), max_results)
         if key in self._entries:
-            return await asyncio.shield(self._entries[key]), True
+            try:
+                return await asyncio.shield(self._entries[key]), True
+            except Exception as error:  # re-raised as what it is for this caller: not a new call
+                raise SharedSearchFailure(f"{type(error).__name__}: {error}") from error
         future: asyncio.Future[list[SearchHit]] = asyncio.get_running_loop().create_future()
         self._entries[key] = future
         try:

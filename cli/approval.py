@@ -1,0 +1,56 @@
+"""Plan approval on the terminal: show the plan, then approve, edit it in $EDITOR, or reject."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from cli.preflight import BadInput
+from state import TaskPlan
+
+
+class NoAnswer(BadInput):
+    """The plan waits for an answer that standard input cannot give (it is closed)."""
+
+
+def _edit_plan(plan: dict) -> dict:
+    """Open the plan as JSON in $VISUAL/$EDITOR and read the edited plan back."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as handle:
+        json.dump(plan, handle, ensure_ascii=False, indent=2)
+    try:
+        subprocess.run([*shlex.split(editor), handle.name], check=True)
+        return TaskPlan.model_validate_json(Path(handle.name).read_text()).model_dump()
+    finally:
+        os.unlink(handle.name)
+
+
+def decide_plan(request: dict) -> dict:
+    """Ask on the terminal whether to approve, edit or reject the plan."""
+    plan = request["plan"]
+    print(f"\nPlan ({plan['query_type']}):", file=sys.stderr)
+    for task in plan["subtasks"]:
+        print(f"  {task['id']}. [{task['complexity']}] {task['description']}", file=sys.stderr)
+    while True:
+        print("Approve this plan? [a]pprove, [e]dit, [r]eject: ", end="", file=sys.stderr)
+        sys.stderr.flush()
+        answer = sys.stdin.readline()
+        if not answer:
+            raise NoAnswer("--approve-plan needs an answer on standard input (a, e or r)")
+        choice = answer.strip().lower()[:1]
+        if choice == "a":
+            return {"action": "approve"}
+        if choice == "r":
+            return {"action": "reject"}
+        if choice == "e":
+            try:
+                return {"action": "edit", "plan": _edit_plan(plan)}
+            except (ValidationError, subprocess.CalledProcessError, OSError) as error:
+                print(f"the edited plan is not usable: {error}", file=sys.stderr)

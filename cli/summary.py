@@ -1,0 +1,62 @@
+"""The end-of-run summary: the figures a finished run is judged by, as a table or plain lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+
+
+def score_text(score: float | None) -> str:
+    """A quality score as "72/100", or "unknown" when the review could not score it."""
+    return "unknown" if score is None else f"{score:g}/100"
+
+
+@dataclass
+class RunSummary:
+    """The numbers a finished run is judged by; None for what was not measured."""
+
+    rounds: int
+    score: float | None
+    stop_reason: str
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    search_calls: int
+    cache_hits: int
+    wall_seconds: float
+    report_path: str | None  # None: the report went to stdout
+    citation_precision: float | None = None  # a fraction, 0 to 1
+    cost_usd: float | None = None
+
+
+def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
+    """(label, value) pairs shared by the table and the plain lines, so both say the same."""
+    precision = summary.citation_precision
+    return [
+        ("rounds", str(summary.rounds)),
+        ("quality", score_text(summary.score)),
+        ("stop reason", summary.stop_reason),
+        ("LLM calls", f"{summary.llm_calls:,}"),
+        ("tokens", f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"),
+        ("searches", f"{summary.search_calls:,} ({summary.cache_hits:,} cache hits)"),
+        ("citation precision", "unknown" if precision is None else f"{precision:.0%}"),
+        ("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"),
+        ("wall time", f"{summary.wall_seconds:.1f}s"),
+        ("report", summary.report_path or "stdout"),
+    ]
+
+
+def render_summary(summary: RunSummary) -> Table:
+    """The end-of-run summary as a two-column table."""
+    table = Table(title="Run summary", title_justify="left", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for label, value in summary_rows(summary):
+        table.add_row(label, value)
+    return table
+
+
+def summary_lines(summary: RunSummary) -> list[str]:
+    """The end-of-run summary as plain lines, for the plain progress printer."""
+    return [f"{label}: {value}" for label, value in summary_rows(summary)]
