@@ -92,7 +92,9 @@ class Settings(BaseModel):
         None, ge=1, description="Run budget: searches sent; no new round past it."
     )
     max_cost_usd: float | None = Field(
-        None, gt=0, description="Run budget in US dollars (needs a price per model); no new round past it."
+        None,
+        gt=0,
+        description="Run budget in dollars (needs a price per model); no new round past it.",
     )
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
