@@ -47,12 +47,18 @@ def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         else:
             done.set_result(task.result())
 
+    tasks: list[asyncio.Task] = []
+
     def start() -> None:
-        task = loop.create_task(coroutine_fn(*args), context=context)
-        task.add_done_callback(relay)
+        tasks.append(loop.create_task(coroutine_fn(*args), context=context))
+        tasks[0].add_done_callback(relay)
 
     loop.call_soon_threadsafe(start)
-    return done.result()
+    try:
+        return done.result()
+    except BaseException:  # Ctrl-C or a cancelled caller: stop the node's work too, then re-raise
+        loop.call_soon_threadsafe(lambda: [task.cancel() for task in tasks])
+        raise
 
 
 def node(afunc: Callable[[Any], Awaitable[dict]]) -> RunnableLambda:
