@@ -77,7 +77,7 @@ async def refine_report(state: ResearchState) -> dict:
     limit = state["settings"].max_context_tokens
     messages = prompts.refine(state["question"], state["report"], gaps, results, new_sources, limit)
     report, usage = await write(messages, role="writer", run=_run(state))
-    report = prompts.without_fences(report) or state["report"]
+    report = report or state["report"]
     emit("report", round=round_, chars=len(report))
     return {"report": report, "iteration": round_, "usage": usage}
 

@@ -152,10 +152,10 @@ def _short(error: ValidationError) -> str:
 
 
 async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
-    """Prose from the role's model, with any reasoning blocks removed, and its usage."""
+    """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
     model = chat_model(run.settings, role)
     async with run.model_calls:
         reply = await model.ainvoke(messages)
     usage = usage_of(reply, role)
     run.record(usage)
-    return strip_reasoning(reply.text), usage
+    return prompts.without_fences(strip_reasoning(reply.text)), usage

@@ -39,11 +39,6 @@ class Passage:
     anchor: str
 
 
-def split_document(document: Document) -> list[Passage]:
-    """All passages of a document, in reading order."""
-    return passages_of(blocks_of(document))
-
-
 def blocks_of(document: Document) -> list[Block]:
     """The document's heading-led blocks, parsing Markdown and RST headings from its text."""
     if document.kind == "markdown":
