@@ -98,8 +98,8 @@ def dispatch_supplementary(
     state: ResearchState,
 ) -> list[Send] | Literal["verify_citations", "finalize"]:
     """Fan out the gap round's subtasks, or finish when gap analysis found none."""
-    tasks = state["gap_analysis"].supplementary_tasks if state.get("gap_analysis") else []
-    if state.get("stop_reason") == "no_gaps" or not tasks:
+    tasks = state["gap_analysis"].supplementary_tasks
+    if not tasks:  # analyze_gaps recorded "no_gaps"
         return finish(state)
     return _sends(state, "supplementary_research", tasks, state["iteration"] + 1)
 

@@ -131,6 +131,7 @@ def test_supplementary_round_or_finish():
     sends = dispatch_supplementary(state)
     assert [(s.node, s.arg["round"]) for s in sends] == [("supplementary_research", 2)]
     empty = _orchestrator_state([], gap_analysis=GapAnalysis(), stop_reason="no_gaps")
+    assert empty["gap_analysis"].supplementary_tasks == []
     assert dispatch_supplementary(empty) == "verify_citations"
 
 
