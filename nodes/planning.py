@@ -50,6 +50,23 @@ def _clean_queries(queries: list[str]) -> list[str]:
     return list(seen.values())
 
 
+def question_itself(question: str) -> SubTask:
+    """The subtask that researches the question as asked."""
+    return SubTask(description=question, search_queries=[question], complexity="medium")
+
+
+def fallback_plan(question: str) -> TaskPlan:
+    """The plan used when the planner gave no valid answer: research the question itself.
+
+    Announced as a fallback (never passed off as the planner's decision).
+    """
+    return TaskPlan(
+        query_type="straightforward",
+        subtasks=[question_itself(question)],
+        recommended_worker_count=1,
+    )
+
+
 def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
     """The plan made safe to run: capped, de-duplicated, numbered, and sized by its route.
 
@@ -64,7 +81,7 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
             seen.add(description.casefold())
             subtasks.append(task.model_copy(update={"description": description}))
     if not subtasks:
-        subtasks = [SubTask(description=question, search_queries=[question])]
+        subtasks = [question_itself(question)]
     limit = 1 if plan.query_type == "straightforward" else settings.max_subtasks
     shaped = []
     for number, task in enumerate(subtasks[:limit], start=1):
@@ -100,7 +117,7 @@ async def decompose(state: ResearchState) -> dict:
             TaskPlan, prompts.plan(question, settings.max_subtasks), role="planner", run=run
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
-        plan, usage, fallback = TaskPlan(), error.usage, redact(str(error))
+        plan, usage, fallback = fallback_plan(question), error.usage, redact(str(error))
     plan = shape_plan(plan, question, settings)
     announce_plan(plan, fallback=fallback)
     return {

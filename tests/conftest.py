@@ -33,3 +33,13 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TAVILY_API_KEY", SECRET_SEARCH_KEY)
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_capabilities():
+    """Each test discovers its stand-in's structured-output method afresh (ports get reused)."""
+    from tools import capabilities
+
+    capabilities.forget_all()
+    yield
+    capabilities.forget_all()

@@ -1,8 +1,9 @@
 """Chat models: one `ChatOpenAI` per model name and event loop, built once and reused.
 
 Any OpenAI-compatible chat-completions server works (OpenAI, Qwen on DashScope, DeepSeek, vLLM,
-Ollama): the Responses API is never used. The API key and base URL come from the environment at
-client-build time and never enter settings, state or checkpoints.
+Ollama): the Responses API is never used. Calls stream; the SDK's own retries are off because
+`tools.structured.send` decides what is worth retrying. The API key and base URL come from the
+environment at client-build time and never enter settings, state or checkpoints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic import SecretStr
 from settings import Role, Settings
 
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
+CONNECT_TIMEOUT = 30.0  # seconds to open a connection
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, ChatOpenAI]] = (
     weakref.WeakKeyDictionary()
@@ -49,17 +51,22 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
     """The client for a role's model on the running event loop (its connection pool is reused)."""
     loop = asyncio.get_running_loop()
     name = settings.model_for(role)
-    key = (name, openai_base_url(), settings.request_timeout, settings.model_retries)
+    idle = settings.request_idle_timeout
+    key = (name, openai_base_url(), idle)
     per_loop = _clients.setdefault(loop, {})
     if key not in per_loop:
+        # Waiting for the first byte is prompt processing, which a cold local model may spend
+        # minutes on: every socket wait is bounded by the idle timeout, the whole call by none.
+        timeout = httpx.Timeout(idle, connect=min(idle, CONNECT_TIMEOUT))
         per_loop[key] = ChatOpenAI(
             model=name,
             api_key=SecretStr(openai_api_key()),
             base_url=openai_base_url(),
-            timeout=settings.request_timeout,
-            max_retries=settings.model_retries,
+            timeout=timeout,
+            max_retries=0,  # `tools.structured.send` retries, so that a refusal never is
             use_responses_api=False,
             stream_usage=True,
-            http_async_client=httpx.AsyncClient(timeout=settings.request_timeout),
+            stream_chunk_timeout=idle,
+            http_async_client=httpx.AsyncClient(timeout=timeout),
         )
     return per_loop[key]

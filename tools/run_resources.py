@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from settings import Settings
 from state import Usage
 from tools.budgets import run_budget_spent
+from tools.call_stats import CallStats
 from tools.local_search import HybridSearch, LocalSearch
 from tools.search import SearchBackend, TavilySearch
 from tools.search_cache import SearchCache
@@ -29,8 +30,8 @@ class RunResources:
     worker_slots: asyncio.Semaphore
     model_calls: asyncio.Semaphore
     searches: asyncio.Semaphore
-    structured_mode: str = ""  # the method `auto` settled on for this run
     spent: Usage = field(default_factory=Usage)  # every call this process made for the run
+    stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
     _search_cache: SearchCache | None = None
 
     @property

@@ -27,6 +27,7 @@ from tools.models import MissingCredentials
 MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
 MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is capped rather than obeyed
 _backoff = wait_random_exponential(multiplier=0.5, max=20)
+SEARCH_TIMEOUT = 60  # seconds per search when `request_timeout` sets no cap
 
 SEARCH_ERRORS: tuple[type[BaseException], ...] = (
     httpx.HTTPError,
@@ -97,7 +98,7 @@ class TavilySearch:
     def __init__(self, settings: Settings) -> None:
         self._key = tavily_api_key()
         self._base_url = os.environ.get("TAVILY_API_BASE_URL") or None
-        self._timeout = settings.request_timeout
+        self._timeout = settings.request_timeout or SEARCH_TIMEOUT
         self._attempts = settings.search_retries + 1
         self._clients = weakref.WeakKeyDictionary()
 

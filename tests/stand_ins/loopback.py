@@ -19,8 +19,10 @@ class Reply:
         body: Any = None,
         sse: str | None = None,
         headers: dict[str, str] | None = None,
+        sse_parts: list[tuple[float, str]] | None = None,
     ) -> None:
         self.status, self.body, self.sse, self.headers = status, body, sse, headers or {}
+        self.sse_parts = sse_parts  # (seconds to wait, text): a stream written slowly
 
 
 class _Server(ThreadingHTTPServer):
@@ -45,12 +47,18 @@ class StandIn:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def do_GET(self) -> None:
+                self.do_POST()
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw or b"{}")
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 reply = stand_in._serve(self.path, body, headers)
+                if reply.sse_parts is not None:
+                    self._write_slowly(reply)
+                    return
                 if reply.sse is not None:
                     data = reply.sse.encode()
                     self.send_response(reply.status)
@@ -65,6 +73,19 @@ class StandIn:
                 self.end_headers()
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)  # the client may be gone: a test killed it
+
+            def _write_slowly(self, reply: Reply) -> None:
+                """An event stream sent part by part, as a slow model writes; then close."""
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for wait, text in reply.sse_parts or []:
+                        time.sleep(wait)
+                        self.wfile.write(text.encode())
+                        self.wfile.flush()
 
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
