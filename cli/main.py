@@ -28,8 +28,13 @@ from cli.preflight import (
 from cli.progress import PlainProgress
 from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
 from cli.summary import RunSummary
-from tools.checkpoints import default_checkpoint_db
+from tools import capabilities
+from tools.checkpoints import data_dir, default_checkpoint_db
+from tools.local_profile import is_loopback, local_profile_note
+from tools.models import openai_base_url
 from tools.secrets import redact
+
+CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per server and model
 
 SETTING_FLAGS = {
     "min_iterations": int,
@@ -38,6 +43,7 @@ SETTING_FLAGS = {
     "max_workers": int,
     "model": str,
 }
+STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "tool_calling", "prompt")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +83,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
+    run.add_argument(
+        "--local-model",
+        action="store_true",
+        default=None,
+        help="profile for one slow local server (default: on when OPENAI_BASE_URL is loopback)",
+    )
+    run.add_argument(
+        "--structured-output",
+        choices=STRUCTURED_OUTPUT,
+        help="how replies are forced into JSON (default: auto, discovered per server and model)",
+    )
     outputs(run)
     store(run)
 
@@ -110,6 +127,11 @@ def _settings_values(args: argparse.Namespace) -> dict:
         values["search_backend"] = args.search_backend
     if args.corpus is not None:
         values["corpus_dir"] = str(args.corpus.expanduser().resolve())
+    if args.structured_output:
+        values["structured_output"] = args.structured_output
+    local = args.local_model if args.local_model is not None else is_loopback(openai_base_url())
+    if local:
+        values["local_model"] = True
     return values
 
 
@@ -128,6 +150,8 @@ def run_summary(output: dict, seconds: float, report: Path | None) -> RunSummary
         score=None if quality is None else quality.score,
         stop_reason=output.get("stop_reason") or "",
         llm_calls=usage.llm_calls,
+        structured_output=output.get("structured_output"),
+        report_problem=output.get("report_problem") or "",
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         search_calls=usage.search_calls,
@@ -154,11 +178,14 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(asyncio.run(inspect.threads(target, args.limit))))
             return 0
         graph_input = None
+        capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
         if args.command == "run":
             settings = settings_or_explain(_settings_values(args))
             question = check_question(args.question)
             check_credentials(settings)
             check_corpus(settings, progress)
+            if settings.local_model:
+                progress.note(local_profile_note(settings, explicit=bool(args.local_model)))
             graph_input = {"question": question, "settings": settings}
             progress.note(f"thread: {thread_id}")
         else:

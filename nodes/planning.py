@@ -12,6 +12,7 @@ from nodes import prompts
 from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
+from tools.context_window import fitted_to_server
 from tools.run_resources import resources_for
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
@@ -110,6 +111,9 @@ async def decompose(state: ResearchState) -> dict:
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
     run_id = state.get("run_id") or uuid.uuid4().hex
+    settings, window = await fitted_to_server(settings)
+    if window:
+        emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
     run = resources_for(run_id, settings)
     fallback = ""
     try:

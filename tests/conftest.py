@@ -38,8 +38,10 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture(autouse=True)
 def _fresh_capabilities():
     """Each test discovers its stand-in's structured-output method afresh (ports get reused)."""
-    from tools import capabilities
+    from tools import capabilities, context_window
 
     capabilities.forget_all()
+    context_window.forget_all()
     yield
     capabilities.forget_all()
+    context_window.forget_all()

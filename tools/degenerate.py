@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import BaseModel
 
 # A prompt line that starts with a label: "Question: ...", "Research notes:", "Evidence:".
@@ -23,6 +23,7 @@ ECHO_SHARE = 0.7  # share of the reply's shingles found verbatim in the prompt
 LOOP_UNIQUE = 0.35  # below this share of distinct shingles, a long reply loops
 LOOP_MIN_WORDS = 80
 LINE_REPEATS = 4  # one non-trivial line this many times is a loop
+COPIED_MIN_CHARS = 15  # a field this long found verbatim in the instructions was copied
 
 
 def _prompt_text(messages: list[BaseMessage]) -> str:
@@ -97,10 +98,15 @@ def _strings(value: object, path: str = "") -> list[tuple[str, str]]:
     return []
 
 
-def field_problem(value: BaseModel, prompt: list[BaseMessage]) -> str | None:
-    """The first field of a structured reply that echoes the prompt's markup or loops, if any."""
+def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "") -> str | None:
+    """The first field of a structured reply that echoes the instructions, the prompt's markup
+    or loops, if any. `schema`: the JSON schema the model was shown (its descriptions count as
+    instructions: a 270M model answered a subtask with "Search queries to start with (2-4).")."""
     text = _prompt_text(prompt)
+    instructions = "\n".join(m.text for m in prompt if isinstance(m, SystemMessage)) + schema
     for path, string in _strings(value):
+        if len(string.strip()) >= COPIED_MIN_CHARS and string.strip() in instructions:
+            return f"{path} copies the instructions instead of answering ({string.strip()[:60]!r})"
         markers = [m for m in _MARKERS if m in string and m in text]
         if markers:
             return f"{path} repeats the prompt's markup ({', '.join(markers)})"

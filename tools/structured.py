@@ -29,14 +29,14 @@ from nodes import prompts
 from nodes.events import emit
 from settings import ROLES, Role
 from state import Usage
-from tools import capabilities
+from tools import capabilities, context_window
 from tools.capabilities import METHODS
 from tools.context import clip, estimate_tokens
 from tools.degenerate import field_problem
 from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
 from tools.models import chat_model, openai_base_url
 from tools.prompt_shrink import shrink
-from tools.refusals import refuses, too_long
+from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
 from tools.secrets import redact
 from tools.streaming import EmptyStream, StreamedReply, stream_reply
@@ -147,6 +147,9 @@ async def send(
                 stats.refusals += 1
                 raise MethodRefused(method, error) from error
             if too_long(error) and not shrunk:
+                window = window_named(error)
+                if window:
+                    context_window.learn(openai_base_url(), settings.model_for(role), window)
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
@@ -349,7 +352,8 @@ def _checked(
         return None, str(error), text
     except ValidationError as error:
         return None, _short(error), text
-    degenerate = field_problem(valid, prompt)
+    schema = json.dumps(contract.model_json_schema(), ensure_ascii=False)
+    degenerate = field_problem(valid, prompt, schema)
     return (None, degenerate, text) if degenerate else (valid, "", text)
 
 
