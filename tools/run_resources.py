@@ -87,3 +87,9 @@ def resources_for(run_id: str, settings: Settings) -> RunResources:
             runs.popitem(last=False)
     runs.move_to_end(run_id)
     return runs[run_id]
+
+
+def latest_run() -> RunResources | None:
+    """The resources of the run used last on this event loop (for benchmarks and reports)."""
+    runs = _runs.get(asyncio.get_running_loop())
+    return next(reversed(runs.values())) if runs else None

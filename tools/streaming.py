@@ -57,14 +57,19 @@ async def stream_reply(
     started = last_tick = time.monotonic()
     total: AIMessageChunk | None = None
     chunks = 0
-    async with asyncio.timeout(total_cap):
-        async for chunk in model.astream(messages, **kwargs):
-            total = chunk if total is None else total + chunk
-            chunks += 1
-            now = time.monotonic()
-            if now - last_tick >= TICK_SECONDS:
-                last_tick = now
-                emit("streaming", role=role, chunks=chunks, seconds=round(now - started, 1))
+    try:
+        async with asyncio.timeout(total_cap):
+            async for chunk in model.astream(messages, **kwargs):
+                total = chunk if total is None else total + chunk
+                chunks += 1
+                now = time.monotonic()
+                if now - last_tick >= TICK_SECONDS:
+                    last_tick = now
+                    emit("streaming", role=role, chunks=chunks, seconds=round(now - started, 1))
+    except ValueError as error:  # langchain-core's word for a stream that carried no chunk
+        if "No generation chunks" not in str(error):
+            raise
+        raise EmptyStream("the server ended the stream without an answer") from error
     seconds = time.monotonic() - started
     finish = (total.response_metadata.get("finish_reason") if total is not None else None) or ""
     if total is None or (not finish and not total.content and not total.tool_call_chunks):

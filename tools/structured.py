@@ -239,7 +239,8 @@ def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
         return False
     model = settings.model_for(role)
     settled, _ = capabilities.settle(openai_base_url(), model, METHODS[index + 1])
-    emit("structured_output", model=model, method=settled, refused=method, why=redact(why)[:200])
+    why = " ".join(redact(why).split())[:200]
+    emit("structured_output", model=model, method=settled, refused=method, why=why)
     return True
 
 

@@ -190,6 +190,8 @@ class ChatServer(StandIn):
         self.empty_stream_when_too_long = False  # llama-cpp-python: 200 and an empty stream
         self.stream_parts: list[float] | None = None  # seconds before each part of a stream
         self.stream_usage = True  # False: no usage chunk (llama-cpp-python ignores the option)
+        # What GET/POST on other paths answer, e.g. {"/props": {...}} as llama.cpp's server does
+        self.info_paths: dict[str, dict] = {}
         self.fault = lambda number, body: None  # return a Reply to inject a failure
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -238,6 +240,9 @@ class ChatServer(StandIn):
         return ChatCall(None, "prose", system, user, body)
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
+        if not path.endswith("/chat/completions"):  # e.g. a context-window probe
+            known = self.info_paths.get(path)
+            return Reply(200, known) if known is not None else Reply(404, {"detail": "Not Found"})
         with self._brain_lock:
             self._count += 1
             number = self._count
