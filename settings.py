@@ -187,10 +187,10 @@ LOCAL_PROFILE: dict[str, object] = {
     "max_workers": 2,
     "max_context_tokens": 8_192,
     "request_idle_timeout": 600,
-    "planner_max_tokens": 600,
-    "researcher_max_tokens": 600,
+    "planner_max_tokens": 400,
+    "researcher_max_tokens": 400,
     "writer_max_tokens": 1_500,
-    "reviewer_max_tokens": 500,
+    "reviewer_max_tokens": 400,
     "structured_retries": 1,
     "max_results": 4,
 }

@@ -259,3 +259,110 @@ def test_the_local_profile_fills_only_what_was_not_given():
     assert Settings().max_concurrent_model_calls == 16
     assert [is_loopback(u) for u in ("http://127.0.0.1:8011/v1", "http://localhost:11434/v1")]
     assert not is_loopback("https://api.deepseek.com/v1") and not is_loopback(None)
+
+
+def _first_replies_are(chat_server, contract: str, replies: list[str]) -> list[str]:
+    """The stand-in answers `contract` with `replies` first (then normally); returns the log."""
+    given = iter(replies)
+    seen: list[str] = []
+
+    def wrap(text, call):
+        if call.contract == contract:
+            seen.append(text)
+            return next(given, text)
+        return text
+
+    chat_server.reply_wrapper = wrap
+    return seen
+
+
+@pytest.mark.parametrize("contract", ["TaskPlan", "WorkerFindings", "GapAnalysis"])
+def test_an_empty_object_is_a_failed_reply_reasked_never_a_decision(
+    chat_server, search_server, contract
+):
+    seen = _first_replies_are(chat_server, contract, ["{}"])
+    result = research(max_iterations=2, min_iterations=2)
+    assert len(seen) >= 2  # asked again after the `{}`
+    fixes = [
+        m["content"]
+        for r in chat_server.chat_requests
+        for m in r["body"]["messages"]
+        if m["role"] == "user" and "could not be used" in str(m["content"])
+    ]
+    assert fixes and "Field required" in fixes[0]
+    assert result["stop_reason"] != "no_gaps" and result["iteration"] == 2
+    assert result["sources"] and "researcher cited none" not in json.dumps(
+        [w for w in result.get("worker_results", [])]
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (
+            '{"score": 1064, "dimensions": {"completeness": 90, "accuracy": 90, "depth": 90, '
+            '"structure": 90, "readability": 90, "source_quality": 90}, "issues": ["2019.5"], '
+            '"another_round_worthwhile": true}',
+            "less than or equal to 100",
+        ),
+        (
+            '{"score": 100, "dimensions": {"completeness": 0, "accuracy": 0, "depth": 0, '
+            '"structure": 0, "readability": 0, "source_quality": 0}, "issues": [], '
+            '"another_round_worthwhile": false}',
+            "inconsistent with its dimensions",
+        ),
+    ],
+)
+def test_a_score_out_of_range_or_at_odds_with_its_dimensions_is_reasked(
+    chat_server, search_server, reply, why
+):
+    _first_replies_are(chat_server, "QualityAssessment", [reply])
+    result = research()
+    assert result["quality"].score == 85  # the re-asked review (the stand-in's second score)
+    sent = json.dumps([r["body"]["messages"] for r in chat_server.chat_requests])
+    assert why in sent
+
+
+def test_the_schema_the_model_sees_bounds_every_score():
+    from state import QualityAssessment
+
+    schema = QualityAssessment.model_json_schema()
+    assert schema["properties"]["score"] == {
+        "description": schema["properties"]["score"]["description"],
+        "maximum": 100,
+        "minimum": 0,
+        "title": "Score",
+        "type": "number",
+    }
+    dimensions = schema["$defs"]["QualityDimensions"]
+    assert all(p["minimum"] == 0 and p["maximum"] == 100 for p in dimensions["properties"].values())
+    assert set(dimensions["required"]) == set(dimensions["properties"])
+
+
+def test_a_report_that_echoes_the_prompt_is_reasked_then_replaced_by_an_honest_note(
+    chat_server, search_server
+):
+    def echo(text, call):
+        return call.user if call.contract is None else text  # the writer hands its prompt back
+
+    chat_server.reply_wrapper = echo
+    result = research()
+    assert result["report_problem"].startswith("it repeats the prompt's scaffolding")
+    assert result["report"].startswith("# Compare zstd and xz\n\n**No report: the writer")
+    assert "Research notes:" not in result["report"] and "<data>" not in result["report"]
+    writer_calls = [
+        r for r in chat_server.chat_requests if "Research notes:\\n<data>" in json.dumps(r)
+    ]
+    assert len(writer_calls) == 2  # asked once more with the failure named, then marked
+    assert "cannot be used as the report" in json.dumps(writer_calls[1]["body"]["messages"])
+
+
+def test_a_looping_report_is_caught():
+    from tools.degenerate import prose_problem
+
+    looped = "# zstd\n\n" + "zstd(1): Options — compress the file at level 19.\n" * 30
+    assert "repeats one line" in prose_problem(looped, "stop", [HumanMessage("Question: zstd?")])
+    assert prose_problem("# Fine\n\nA real answer [1].", "length", []).startswith(
+        "the reply was cut"
+    )
+    assert prose_problem("# zstd\n\nzstd is fast [1]; xz is smaller [2].", "stop", []) is None

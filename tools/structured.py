@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from nodes import prompts
@@ -46,6 +47,8 @@ Contract = TypeVar("Contract", bound=BaseModel)
 
 MIN_REPLY_TOKENS = 256  # never ask for less room than this, whatever the prompt's size
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, TimeoutError, EmptyStream)
+# What a model call raises once its retries are spent (a silent stream is a TimeoutError).
+MODEL_CALL_ERRORS = (openai.APIError, TimeoutError, EmptyStream)
 _RETRY_STATUS = {408, 409, 429}
 
 
@@ -82,10 +85,12 @@ def _max_tokens(run: RunResources, role: Role, messages: list[BaseMessage]) -> i
     return min(settings.max_tokens_for(role), room)
 
 
-def _reply_cap(run: RunResources, role: Role, messages: list[BaseMessage]) -> dict:
-    """The `max_tokens` request field: its old name for compatible servers, the new for OpenAI."""
-    cap = _max_tokens(run, role, messages)
-    return {"max_tokens": cap} if openai_base_url() else {"max_completion_tokens": cap}
+def _with_reply_cap(request: dict, cap: int) -> dict:
+    """The request with `max_tokens`: under its old name for every compatible server (the one
+    they all read; ChatOpenAI would send `max_completion_tokens`), the new one for OpenAI."""
+    if not openai_base_url():
+        return {**request, "max_completion_tokens": cap}
+    return {**request, "extra_body": {**request.get("extra_body", {}), "max_tokens": cap}}
 
 
 def _is_transient(error: BaseException) -> bool:
@@ -132,13 +137,7 @@ async def send(
     stats = run.stats.of(role)
     attempt, shrunk = 0, False
     while True:
-        kwargs = {**request}
-        kwargs["extra_body"] = {
-            **kwargs.get("extra_body", {}),
-            **_reply_cap(run, role, conversation),
-        }
-        if "max_completion_tokens" in kwargs["extra_body"]:
-            kwargs["max_completion_tokens"] = kwargs["extra_body"].pop("max_completion_tokens")
+        kwargs = _with_reply_cap(request, _max_tokens(run, role, conversation))
         try:
             async with run.model_calls:
                 reply = await _stream_or_explain(model, conversation, role, kwargs, run)
@@ -172,7 +171,7 @@ async def send(
 
 
 async def _stream_or_explain(
-    model, conversation: list[BaseMessage], role: Role, kwargs: dict, run: RunResources
+    model: Runnable, conversation: list[BaseMessage], role: Role, kwargs: dict, run: RunResources
 ) -> StreamedReply:
     """Stream the call; when the stream ends empty, ask once without streaming to learn why.
 
@@ -312,7 +311,7 @@ async def ask(
     while attempt < tries:
         try:
             streamed, method = await _structured_request(role, contract, conversation, run)
-        except openai.APIError as error:
+        except MODEL_CALL_ERRORS as error:
             error.usage = usage  # what the answered tries cost is not lost with the failure
             raise
         reply = streamed.message
