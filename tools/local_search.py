@@ -13,7 +13,7 @@ from pathlib import Path
 from state import SearchHit
 from tools.checkpoints import data_dir
 from tools.corpus import LocalCorpus
-from tools.search import SearchBackend
+from tools.search.base import SearchBackend
 from tools.sources import normalize_url
 
 

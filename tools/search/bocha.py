@@ -1,0 +1,108 @@
+"""Bocha (博查): the web-search API the seed system used (`BOCHA_API_KEY`; `BOCHA_API_BASE_URL`).
+
+`POST {base}/v1/web-search` with a Bearer key and `{query, summary, count, page, freshness}`;
+the answer is `{code, msg, data: {webPages: {value: [{name, url, snippet, summary}]}}}`. With
+`summary: true` each page comes with a longer summary, which we keep as the hit's content.
+Errors come as an HTTP status and `{code, message, log_id}`: 400 (missing query or key),
+401 (invalid key), 403 (no balance left), 429 (rate limit), 500.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+from settings import Settings
+from state import SearchHit
+from tools.search.base import (
+    LoopClients,
+    SearchProviderError,
+    check_status,
+    compact,
+    rank_score,
+    required_env,
+    retrying,
+)
+
+DEFAULT_BASE_URL = "https://api.bochaai.com"
+PAGE_SIZE = 10  # the documented upper bound of `count`; more results means more pages
+
+
+def bocha_api_key() -> str:
+    """The Bocha key from the environment, or MissingCredentials."""
+    return required_env("BOCHA_API_KEY", "for Bocha web search (open.bochaai.com)")
+
+
+def _message(response: httpx.Response) -> str:
+    """The human part of a Bocha error body (`message`, else `msg`), if any."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict):
+        return str(body.get("message") or body.get("msg") or "")
+    return ""
+
+
+class BochaSearch:
+    """Bocha web search over httpx, one request per page of up to ten results."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._key = bocha_api_key()
+        base = os.environ.get("BOCHA_API_BASE_URL") or DEFAULT_BASE_URL
+        self._url = base.rstrip("/") + "/v1/web-search"
+        self._clients = LoopClients(timeout=settings.request_timeout)
+        self._attempts = settings.search_retries + 1
+
+    async def _page(self, query: str, count: int, page: int) -> list:
+        """One page of `webPages.value`, retried on 429/5xx; an absent list is an empty page."""
+        payload = {
+            "query": query,
+            "summary": True,
+            "count": count,
+            "page": page,
+            "freshness": "noLimit",
+        }
+        async for attempt in retrying(self._attempts):
+            with attempt:
+                response = await self._clients.get().post(
+                    self._url, json=payload, headers={"Authorization": f"Bearer {self._key}"}
+                )
+                check_status("bocha", response, _message(response))
+        try:
+            body = response.json()
+        except ValueError as error:
+            raise SearchProviderError(f"bocha answered with no JSON: {error}") from error
+        code = body.get("code", 200) if isinstance(body, dict) else None
+        if str(code) != "200":
+            raise SearchProviderError(f"bocha answered code {code}: {_message(response)}")
+        pages = (body.get("data") or {}).get("webPages") or {}
+        return pages.get("value") or []
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """Hits for one query: pages fetched until `max_results` or a short page."""
+        items: list[dict] = []
+        page = 1
+        while len(items) < max_results:
+            count = min(PAGE_SIZE, max_results - len(items))
+            batch = await self._page(query, count, page)
+            items.extend(batch)
+            if len(batch) < count:
+                break
+            page += 1
+        hits, seen = [], set()
+        for item in items:
+            url = item.get("url") or ""
+            if url and url not in seen:
+                seen.add(url)
+                hits.append(
+                    SearchHit(
+                        url=url,
+                        title=item.get("name") or "",
+                        content=compact(item.get("summary") or item.get("snippet")),
+                        score=rank_score(len(hits)),
+                        query=query,
+                    )
+                )
+        return hits[:max_results]

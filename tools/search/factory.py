@@ -1,0 +1,57 @@
+"""The backend a run's settings choose, and what each provider needs before a run starts."""
+
+from __future__ import annotations
+
+from settings import Settings
+from tools.local_search import HybridSearch, LocalSearch
+from tools.search.base import SearchBackend
+from tools.search.bocha import BochaSearch, bocha_api_key
+from tools.search.duckduckgo import DuckDuckGoSearch
+from tools.search.pages import PageFetcher, WholePages
+from tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
+from tools.search.tavily import TavilySearch, tavily_api_key
+
+PROVIDERS = {
+    "tavily": TavilySearch,
+    "bocha": BochaSearch,
+    "searxng": SearxngSearch,
+    "duckduckgo": DuckDuckGoSearch,
+}
+
+
+def web_provider(settings: Settings) -> str | None:
+    """The web provider a run uses: its own, hybrid's `web_backend`, or None for local."""
+    if settings.search_backend == "local":
+        return None
+    if settings.search_backend == "hybrid":
+        return settings.web_backend
+    return settings.search_backend
+
+
+def web_search(settings: Settings) -> SearchBackend:
+    """The run's web provider, reading whole pages for thin snippets when `fetch_pages` > 0."""
+    provider = PROVIDERS[web_provider(settings) or "duckduckgo"](settings)
+    if settings.fetch_pages:
+        return WholePages(provider, PageFetcher(settings), settings.fetch_pages)
+    return provider
+
+
+def search_backend(settings: Settings) -> SearchBackend:
+    """The backend the settings choose: a web provider, the user's folder, or both."""
+    if settings.search_backend == "local":
+        return LocalSearch(settings.corpus_dir or "")
+    if settings.search_backend == "hybrid":
+        return HybridSearch(web_search(settings), LocalSearch(settings.corpus_dir or ""))
+    return web_search(settings)
+
+
+def check_provider(settings: Settings) -> None:
+    """The chosen web provider's key or address is set (MissingCredentials if not); SearXNG is
+    also asked, without a search, whether it answers and serves JSON."""
+    provider = web_provider(settings)
+    if provider == "tavily":
+        tavily_api_key()
+    elif provider == "bocha":
+        bocha_api_key()
+    elif provider == "searxng":
+        probe_searxng(searxng_url())
