@@ -65,7 +65,7 @@ def test_report_goes_to_stdout_and_quiet_prints_nothing_else(
         (["q", "--quality-threshold", "101"], {}, "quality_threshold"),
         (["q", "--max-workers", "0"], {}, "max_workers"),
         (["q"], {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "OPENAI_API_KEY is not set"),
-        (["q"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
+        (["q", "--search", "tavily"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
     ],
 )
 def test_bad_input_exits_2_with_the_cause_and_no_request(

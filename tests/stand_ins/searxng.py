@@ -45,7 +45,7 @@ class SearxngServer(StandIn):
             return Reply(400, {"error": "No query"})
         pageno = body.get("pageno", "1")
         if not pageno.isdigit() or int(pageno) < 1:
-            return Reply(400, {"error": 'Invalid value "%s" for parameter pageno' % pageno})
+            return Reply(400, {"error": f'Invalid value "{pageno}" for parameter pageno'})
         injected = self.fault(self._count, body)
         if injected is not None:
             return injected
