@@ -9,6 +9,7 @@ Errors come as an HTTP status and `{code, message, log_id}`: 400 (missing query 
 
 from __future__ import annotations
 
+import math
 import os
 
 import httpx
@@ -83,14 +84,12 @@ class BochaSearch:
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Hits for one query: pages fetched until `max_results` or a short page."""
         items: list[dict] = []
-        page = 1
-        while len(items) < max_results:
-            count = min(PAGE_SIZE, max_results - len(items))
+        count = min(PAGE_SIZE, max_results)  # `page` counts in pages of `count` results
+        for page in range(1, math.ceil(max_results / count) + 1):
             batch = await self._page(query, count, page)
             items.extend(batch)
             if len(batch) < count:
                 break
-            page += 1
         hits, seen = [], set()
         for item in items:
             url = item.get("url") or ""

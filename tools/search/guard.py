@@ -27,7 +27,7 @@ def refusal(address: IPAddress) -> str | None:
         embedded = address.ipv4_mapped or address.sixtofour
         if embedded is not None:
             return refusal(embedded)
-    for kind in ("loopback", "link_local", "private", "multicast", "unspecified", "reserved"):
+    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
     return None if address.is_global else "non-public"
