@@ -148,7 +148,7 @@ def test_searxng_one_page_is_enough_for_few_results(searxng_server):
 
 def test_searxng_with_json_off_says_how_to_turn_it_on(searxng_server):
     searxng_server.json_enabled = False
-    with pytest.raises(SearchProviderError, match="add `json` to `search.formats`"):
+    with pytest.raises(SearchProviderError, match=r"add `json` to `search\.formats`"):
         search(SearxngSearch(settings()))
     assert len(searxng_server.requests) == 1  # a 403 is not retried
 
