@@ -36,8 +36,7 @@ def _default_model() -> str:
 
 
 def detected_web_provider() -> str:
-    """The web provider whose key (or address) is set, first of PROVIDER_VARIABLES; else the
-    key-free duckduckgo, so that a web run works without any search key."""
+    """The first provider whose variable is set, else key-free duckduckgo: no key still runs."""
     for provider, variable in PROVIDER_VARIABLES.items():
         if os.environ.get(variable, "").strip():
             return provider

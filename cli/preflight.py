@@ -46,14 +46,11 @@ def check_question(question: str) -> str:
 
 
 def check_credentials(settings: Settings) -> None:
-    """The keys the chosen model server and search provider need are set (and, where a check
-    costs no search, accepted: a SearXNG instance is asked whether it serves JSON)."""
+    """The keys the model server and search provider need are set; checked where that is free."""
     try:
         openai_api_key()
         check_provider(settings)
-    except MissingCredentials as error:
-        raise BadInput(str(error)) from None
-    except SearchProviderError as error:
+    except (MissingCredentials, SearchProviderError) as error:
         raise BadInput(str(error)) from None
     except httpx.HTTPError as error:
         name = web_provider(settings)

@@ -52,8 +52,7 @@ class _HtmlEngine(Duckduckgo):
         raise DuckDuckGoUnavailable(f"duckduckgo answered HTTP {status}")
 
     def pre_process_html(self, html_text: str) -> str:
-        """Redirect links (`//duckduckgo.com/l/?uddg=...`) replaced by their targets, before
-        ddgs unquotes the href (which would split a target's own query string)."""
+        """Redirect links replaced by their targets before ddgs unquotes (and so splits) them."""
         return _REDIRECT.sub(_unwrapped, html_text)
 
 

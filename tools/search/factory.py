@@ -46,8 +46,7 @@ def search_backend(settings: Settings) -> SearchBackend:
 
 
 def check_provider(settings: Settings) -> None:
-    """The chosen web provider's key or address is set (MissingCredentials if not); SearXNG is
-    also asked, without a search, whether it answers and serves JSON."""
+    """The web provider's key or address is set; a SearXNG is asked (searching nothing) for JSON."""
     provider = web_provider(settings)
     if provider == "tavily":
         tavily_api_key()
