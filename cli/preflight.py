@@ -14,6 +14,7 @@ from tools.local_search import open_corpus
 from tools.models import MissingCredentials, openai_api_key
 from tools.search import SearchProviderError
 from tools.search.factory import check_provider, web_provider
+from tools.secrets import redact
 
 
 class Notes(Protocol):
@@ -51,10 +52,12 @@ def check_credentials(settings: Settings) -> None:
         openai_api_key()
         check_provider(settings)
     except (MissingCredentials, SearchProviderError) as error:
-        raise BadInput(str(error)) from None
+        raise BadInput(redact(str(error))) from None
     except httpx.HTTPError as error:
         name = web_provider(settings)
-        raise BadInput(f"{name} is not reachable ({type(error).__name__}: {error})") from None
+        raise BadInput(
+            redact(f"{name} is not reachable ({type(error).__name__}: {error})")
+        ) from None
 
 
 def check_corpus(settings: Settings, progress: Notes) -> None:

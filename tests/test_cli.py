@@ -124,7 +124,7 @@ def test_approve_plan_reject(chat_server, search_server, store, capsys, monkeypa
     assert run("Compare zstd and xz", "--approve-plan", "--json", "r.json") == 0
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["stop_reason"] == "plan_rejected" and record["sources"] == []
-    assert search_server.requests == []
+    assert search_server.searches == []  # the key was checked, nothing searched
 
 
 def test_approve_plan_edit(chat_server, search_server, store, capsys, monkeypatch, tmp_path):

@@ -98,12 +98,53 @@ def test_provider_problems_found_before_any_model_call(
     assert chat_server.requests == []
 
 
-def test_a_rejected_bocha_key_is_named_in_the_report(chat_server, bocha_server, store, monkeypatch):
-    monkeypatch.setenv("BOCHA_API_KEY", "sk-revoked-key-0000")
-    assert run("Compare zstd and xz", "--search", "bocha", "--output", "r.md", "--quiet") == 0
-    report = (store / "r.md").read_text()
-    assert "bad key for bocha (HTTP 401: Invalid API KEY)" in report
-    assert "sk-revoked-key-0000" not in report
+@pytest.mark.parametrize(
+    ("provider", "spoil", "message"),
+    [
+        (
+            "bocha",
+            lambda b, t, mp: mp.setenv("BOCHA_API_KEY", "sk-revoked-key-0000"),
+            "bad key for bocha (HTTP 401: Invalid API KEY)",
+        ),
+        (
+            "tavily",
+            lambda b, t, mp: (
+                t.bad_keys.add("tvly-revoked-key-0000")
+                or mp.setenv("TAVILY_API_KEY", "tvly-revoked-key-0000")
+            ),
+            "bad key for tavily (HTTP 401: Unauthorized: missing or invalid API key.)",
+        ),
+        (
+            "tavily",
+            lambda b, t, mp: (
+                setattr(t, "plan_used_up", True)
+                or mp.setenv("TAVILY_API_KEY", "tvly-good-key-0000")
+            ),
+            "tavily: the key's usage limit is reached (HTTP 432",
+        ),
+    ],
+)
+def test_a_rejected_key_is_found_free_before_any_model_call(
+    chat_server, bocha_server, search_server, store, monkeypatch, capsys, provider, spoil, message
+):
+    spoil(bocha_server, search_server, monkeypatch)
+    assert run("Compare zstd and xz", "--search", provider) == 2
+    err = capsys.readouterr().err
+    assert message in err and "revoked-key" not in err
+    assert chat_server.requests == []
+    asked = bocha_server.requests if provider == "bocha" else search_server.requests
+    assert [(r["method"], r["path"]) for r in asked] == [
+        ("GET", "/v1/fund/remaining" if provider == "bocha" else "/usage")
+    ]  # one free query, no search
+
+
+def test_a_key_revoked_mid_run_is_named_in_the_report(chat_server, bocha_server, monkeypatch):
+    bocha_server.key = "sk-the-key-changed"  # after any preflight: every search is refused
+    context = {"search_backend": "bocha", "max_iterations": 1, "min_iterations": 1}
+    result = asyncio.run(graph.ainvoke({"question": "Compare zstd and xz"}, context=context))
+    assert result["stop_reason"] == "no_evidence"
+    assert "bad key for bocha (HTTP 401: Invalid API KEY)" in result["report"]
+    assert os.environ["BOCHA_API_KEY"] not in result["report"]
 
 
 def test_search_result_pages_on_private_addresses_are_not_fetched(

@@ -34,13 +34,16 @@ class BochaServer(StandIn):
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
         self._count += 1
-        if path.split("?")[0] != "/v1/web-search":
+        if path.split("?")[0] not in ("/v1/web-search", "/v1/fund/remaining"):
             return error(404, "Not Found")
         auth = headers.get("authorization", "")
         if not auth:
             return error(400, "The API KEY is missing")
         if auth != f"Bearer {self.key}":
             return error(401, "Invalid API KEY")
+        if path == "/v1/fund/remaining":  # the free balance query, in yuan
+            data = {"remaining": self.balance}
+            return Reply(200, {"success": True, "code": "200", "msg": "", "data": data})
         if self.balance <= 0:
             return error(403, "You do not have enough money")
         if not body.get("query"):
@@ -85,5 +88,9 @@ class BochaServer(StandIn):
         return item
 
     @property
+    def searches(self) -> list[dict]:
+        return [r for r in self.requests if r["path"] == "/v1/web-search"]
+
+    @property
     def queries(self) -> list[str]:
-        return [r["body"]["query"] for r in self.requests if r["status"] == 200]
+        return [r["body"]["query"] for r in self.searches if r["status"] == 200]

@@ -46,6 +46,22 @@ def _message(response: httpx.Response) -> str:
     return ""
 
 
+def probe_bocha(timeout: float = 10.0) -> None:
+    """Check the key with Bocha's free balance query (`GET /v1/fund/remaining`).
+
+    401/403 is a bad key; any other answer is left to the searches (a zero balance may still
+    have a resource pack to spend).
+    """
+    base = os.environ.get("BOCHA_API_BASE_URL") or DEFAULT_BASE_URL
+    response = httpx.get(
+        base.rstrip("/") + "/v1/fund/remaining",
+        headers={"Authorization": f"Bearer {bocha_api_key()}"},
+        timeout=timeout,
+    )
+    if response.status_code in (401, 403):
+        check_status("bocha", response, _message(response))
+
+
 class BochaSearch:
     """Bocha web search over httpx, one request per page of up to ten results."""
 

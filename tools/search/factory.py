@@ -5,11 +5,11 @@ from __future__ import annotations
 from settings import Settings
 from tools.local_search import HybridSearch, LocalSearch
 from tools.search.base import SearchBackend
-from tools.search.bocha import BochaSearch, bocha_api_key
+from tools.search.bocha import BochaSearch, probe_bocha
 from tools.search.duckduckgo import DuckDuckGoSearch
 from tools.search.pages import PageFetcher, WholePages
 from tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
-from tools.search.tavily import TavilySearch, tavily_api_key
+from tools.search.tavily import TavilySearch, probe_tavily
 
 PROVIDERS = {
     "tavily": TavilySearch,
@@ -46,11 +46,11 @@ def search_backend(settings: Settings) -> SearchBackend:
 
 
 def check_provider(settings: Settings) -> None:
-    """The web provider's key or address is set; a SearXNG is asked (searching nothing) for JSON."""
+    """The web provider's key or address is set and, asked in a way that searches nothing, good."""
     provider = web_provider(settings)
     if provider == "tavily":
-        tavily_api_key()
+        probe_tavily()
     elif provider == "bocha":
-        bocha_api_key()
+        probe_bocha()
     elif provider == "searxng":
         probe_searxng(searxng_url())

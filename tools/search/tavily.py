@@ -6,6 +6,7 @@ import asyncio
 import os
 import weakref
 
+import httpx
 import tavily
 from tavily import errors as tavily_errors
 
@@ -14,6 +15,7 @@ from state import SearchHit
 from tools.search.base import (
     MAX_CONTENT_CHARS,
     SearchKeyRejected,
+    SearchProviderError,
     is_transient,
     required_env,
     retrying,
@@ -32,6 +34,29 @@ TAVILY_ERRORS: tuple[type[BaseException], ...] = (
 def tavily_api_key() -> str:
     """The Tavily key; without one the client would silently go keyless, so refuse instead."""
     return required_env("TAVILY_API_KEY", "for Tavily web search")
+
+
+def probe_tavily(timeout: float = 10.0) -> None:
+    """Check the key with Tavily's free `GET /usage`: 401/403 is a bad key, 432/433 a used-up plan.
+
+    Any other answer (an endpoint without `/usage`, a passing 5xx) is left to the searches.
+    """
+    base = os.environ.get("TAVILY_API_BASE_URL") or "https://api.tavily.com"
+    response = httpx.get(
+        f"{base.rstrip('/')}/usage",
+        headers={"Authorization": f"Bearer {tavily_api_key()}"},
+        timeout=timeout,
+    )
+    status = response.status_code
+    if status in (401, 403, 432, 433):
+        try:
+            detail = (response.json().get("detail") or {}).get("error") or ""
+        except (ValueError, AttributeError):
+            detail = ""
+        detail = f"HTTP {status}" + (f": {detail}" if detail else "")
+        if status in (401, 403):
+            raise SearchKeyRejected(f"bad key for tavily ({detail})")
+        raise SearchProviderError(f"tavily: the key's usage limit is reached ({detail})")
 
 
 def _is_transient(error: BaseException) -> bool:
