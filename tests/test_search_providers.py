@@ -16,7 +16,7 @@ from tools.models import MissingCredentials
 from tools.search import SEARCH_ERRORS, SearchKeyRejected, SearchProviderError
 from tools.search.base import SearchRateLimited
 from tools.search.bocha import BochaSearch
-from tools.search.duckduckgo import DuckDuckGoSearch
+from tools.search.duckduckgo import IN_FLIGHT, DuckDuckGoSearch
 from tools.search.factory import PROVIDERS, search_backend, web_provider
 from tools.search.searxng import SearxngSearch, probe_searxng
 
@@ -209,6 +209,17 @@ def test_duckduckgo_second_page_by_offset(duckduckgo_server):
     hits = search(DuckDuckGoSearch(settings()), n=14)
     assert [r["body"].get("s") for r in duckduckgo_server.requests] == [None, "10"]
     assert len(hits) == 14 and len({h.url for h in hits}) == 14
+
+
+def test_duckduckgo_sends_few_requests_at_once(duckduckgo_server):
+    duckduckgo_server.latency = 0.1
+    backend = DuckDuckGoSearch(settings())
+
+    async def burst():
+        return await asyncio.gather(*(backend.search(f"query {i}", 5) for i in range(8)))
+
+    assert all(asyncio.run(burst()))
+    assert duckduckgo_server.peak_concurrency == IN_FLIGHT
 
 
 def test_duckduckgo_empty_is_empty(duckduckgo_server):

@@ -14,6 +14,7 @@ import html
 import math
 import os
 import re
+import weakref
 from urllib.parse import parse_qs
 
 from ddgs.engines.duckduckgo import Duckduckgo
@@ -30,6 +31,7 @@ from tools.search.base import (
 )
 
 MAX_PAGES = 2  # DuckDuckGo's HTML pages hold about ten results
+IN_FLIGHT = 2  # requests at once: a key-free endpoint answers a burst with its anomaly page
 RATE_LIMIT_STATUSES = frozenset({202, 403, 418, 429})  # how DuckDuckGo says "slow down"
 _REDIRECT = re.compile(r'href="(?:https?:)?//duckduckgo\.com/l/\?([^"]*)"')
 
@@ -77,12 +79,19 @@ class DuckDuckGoSearch:
         if base := os.environ.get("DUCKDUCKGO_BASE_URL"):
             self._engine.search_url = base.rstrip("/") + "/html/"
         self._attempts = settings.search_retries + 1
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
+        self._slots = weakref.WeakKeyDictionary()
+
+    def _slot(self) -> asyncio.Semaphore:
+        """The running loop's limit on requests in flight (IN_FLIGHT)."""
+        return self._slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(IN_FLIGHT))
 
     async def _page(self, query: str, page: int) -> list:
         """One page of ddgs `TextResult`s, retried on rate limits and 5xx."""
         async for attempt in retrying(self._attempts, _is_transient):
             with attempt:
-                results = await asyncio.to_thread(self._engine.search, query, page=page)
+                async with self._slot():
+                    results = await asyncio.to_thread(self._engine.search, query, page=page)
         return results or []
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
