@@ -123,6 +123,8 @@ def test_size_cap_and_timeout(page_server):
     assert read(fetch, f"{page_server.url}/slow") == ""
     assert read(fetch, f"{page_server.url}/missing") == ""
     assert read(fetch, f"{page_server.url}/binary") == ""
+    assert read(fetch, f"{page_server.url}/gzip") == ""  # not read as garbage text
+    assert {r["headers"]["accept-encoding"] for r in page_server.requests} == {"identity"}
 
 
 def test_each_url_is_fetched_once_and_the_budget_holds(page_server):

@@ -2,11 +2,13 @@
 
 Paths: `/<anything>` an HTML article (nav, script and the text), `/paper.pdf` a two-page PDF,
 `/redirect?to=URL` a 302 to URL, `/big` more HTML than any size cap, `/slow` an answer after
-`slow_seconds`, `/missing` a 404. `served` lists the paths actually answered.
+`slow_seconds`, `/missing` a 404, `/gzip` a page compressed unasked, `/binary` an image.
+`served` lists the paths actually answered.
 """
 
 from __future__ import annotations
 
+import gzip
 import time
 
 from stand_ins.documents import make_pdf
@@ -47,6 +49,9 @@ class PageServer(StandIn):
             time.sleep(self.slow_seconds)
         if route == "/missing":
             return Reply(404, raw=b"<html><body>Not here</body></html>")
+        if route == "/gzip":  # a server that compresses whatever the client asked for
+            page = gzip.compress(ARTICLE.format(title="Zipped", path=route).encode())
+            return Reply(200, raw=page, headers={"Content-Encoding": "gzip"})
         if route == "/binary":
             return Reply(200, raw=b"\x89PNG\r\n\x1a\n....", content_type="image/png")
         page = ARTICLE.format(title=f"Article {route}", path=route)

@@ -31,6 +31,7 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 HEADERS = [
     (b"User-Agent", b"deep-research (page reader)"),
     (b"Accept", b"text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8"),
+    (b"Accept-Encoding", b"identity"),  # httpcore does not decode; the cap counts real bytes
 ]
 FETCH_ERRORS = (
     FetchRefused,
@@ -109,7 +110,9 @@ class PageFetcher:
         try:
             async with asyncio.timeout(self._settings.page_timeout):
                 data, content_type, final_url = await self.fetch(url)
-            return page_passages(read_page(data, content_type, final_url))
+            return await asyncio.to_thread(  # parsing a big page must not stall the other workers
+                lambda: page_passages(read_page(data, content_type, final_url))
+            )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
             return []
@@ -128,6 +131,9 @@ class PageFetcher:
                     continue
                 if status != 200:
                     raise SkippedFile(f"{url} answered HTTP {status}")
+                encoding = _header(headers, b"content-encoding").strip().lower()
+                if encoding not in ("", "identity"):
+                    raise SkippedFile(f"{url} came {encoding}-encoded though we asked for none")
                 return data, _header(headers, b"content-type"), url
         raise SkippedFile(f"{url}: more than {MAX_REDIRECTS} redirects")
 
