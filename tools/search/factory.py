@@ -28,9 +28,9 @@ def web_provider(settings: Settings) -> str | None:
     return settings.search_backend
 
 
-def web_search(settings: Settings) -> SearchBackend:
-    """The run's web provider, reading whole pages for thin snippets when `fetch_pages` > 0."""
-    provider = PROVIDERS[web_provider(settings) or "duckduckgo"](settings)
+def web_search(settings: Settings, name: str) -> SearchBackend:
+    """The named web provider, reading whole pages for thin snippets when `fetch_pages` > 0."""
+    provider = PROVIDERS[name](settings)
     if settings.fetch_pages:
         return WholePages(provider, PageFetcher(settings), settings.fetch_pages)
     return provider
@@ -41,8 +41,9 @@ def search_backend(settings: Settings) -> SearchBackend:
     if settings.search_backend == "local":
         return LocalSearch(settings.corpus_dir or "")
     if settings.search_backend == "hybrid":
-        return HybridSearch(web_search(settings), LocalSearch(settings.corpus_dir or ""))
-    return web_search(settings)
+        web = web_search(settings, settings.web_backend)
+        return HybridSearch(web, LocalSearch(settings.corpus_dir or ""))
+    return web_search(settings, settings.search_backend)
 
 
 def check_provider(settings: Settings) -> None:
