@@ -4,7 +4,8 @@
 endpoint expects (`POST https://html.duckduckgo.com/html/`, form `q`, `b`, `l`, and `s` for
 later pages) and how to read its answer; we use that engine directly, not `DDGS().text`,
 because the aggregate hides the HTTP status (a rate limit and "nothing found" both become
-"No results found"). `DUCKDUCKGO_BASE_URL` points it elsewhere (a stand-in, or a mirror).
+"No results found"). `DUCKDUCKGO_BASE_URL` points it elsewhere (a stand-in, or a mirror);
+`DDGS_PROXY` (as in ddgs) sends it through a proxy (http, https or socks5).
 """
 
 from __future__ import annotations
@@ -75,7 +76,10 @@ class DuckDuckGoSearch:
     """Key-free web search: DuckDuckGo's HTML results, one blocking request per page in a thread."""
 
     def __init__(self, settings: Settings) -> None:
-        self._engine = _HtmlEngine(timeout=math.ceil(settings.request_timeout))
+        self._engine = _HtmlEngine(
+            proxy=os.environ.get("DDGS_PROXY") or None,  # ddgs' own variable for its proxy
+            timeout=math.ceil(settings.request_timeout),
+        )
         if base := os.environ.get("DUCKDUCKGO_BASE_URL"):
             self._engine.search_url = base.rstrip("/") + "/html/"
         self._attempts = settings.search_retries + 1
