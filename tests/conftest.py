@@ -44,7 +44,7 @@ def no_real_search_provider(monkeypatch: pytest.MonkeyPatch):
     """No test reaches a real search service: the key-free default points at a closed port,
     and keys from the developer's own environment do not pick a provider."""
     monkeypatch.setenv("DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
-    for name in ("BOCHA_API_KEY", "BOCHA_API_BASE_URL", "SEARXNG_URL"):
+    for name in ("BOCHA_API_KEY", "BOCHA_API_BASE_URL", "SEARXNG_URL", "DDGS_PROXY"):
         monkeypatch.delenv(name, raising=False)
 
 
