@@ -115,8 +115,12 @@ def test_bocha_5xx_until_retries_run_out(bocha_server):
 
 
 def test_bocha_code_in_body_is_checked(bocha_server):
-    bocha_server.fault = lambda number, body: Reply(200, {"code": 500, "msg": "busy"})
-    with pytest.raises(SearchProviderError, match="code 500: busy"):
+    bocha_server.fault = lambda number, body: (
+        Reply(200, {"code": 500, "msg": "busy"}) if number == 1 else None
+    )
+    assert len(search(BochaSearch(settings()))) == 5  # a 5xx in the body is retried too
+    bocha_server.fault = lambda number, body: Reply(200, {"code": "400", "msg": "odd"})
+    with pytest.raises(SearchProviderError, match="code 400: odd"):
         search(BochaSearch(settings()))
 
 

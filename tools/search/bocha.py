@@ -18,7 +18,9 @@ from settings import Settings
 from state import SearchHit
 from tools.search.base import (
     LoopClients,
+    SearchKeyRejected,
     SearchProviderError,
+    SearchRateLimited,
     check_status,
     compact,
     rank_score,
@@ -62,6 +64,27 @@ def probe_bocha(timeout: float = 10.0) -> None:
         check_status("bocha", response, _message(response))
 
 
+def _body(response: httpx.Response) -> dict:
+    """The JSON of a 200 answer, if its own `code` says success too.
+
+    A failing `code` counts as that HTTP status would: 429 and 5xx retried, 401/403 a bad key.
+    """
+    try:
+        body = response.json()
+    except ValueError as error:
+        raise SearchProviderError(f"bocha answered with no JSON: {error}") from error
+    if not isinstance(body, dict):
+        raise SearchProviderError("bocha answered with something other than an object")
+    code = str(body.get("code", 200))
+    if code == "200":
+        return body
+    if code.isdigit() and (code == "429" or code.startswith("5")):
+        raise SearchRateLimited(f"bocha answered code {code}: {_message(response)}")
+    if code in ("401", "403"):
+        raise SearchKeyRejected(f"bad key for bocha (code {code}: {_message(response)})")
+    raise SearchProviderError(f"bocha answered code {code}: {_message(response)}")
+
+
 class BochaSearch:
     """Bocha web search over httpx, one request per page of up to ten results."""
 
@@ -87,13 +110,7 @@ class BochaSearch:
                     self._url, json=payload, headers={"Authorization": f"Bearer {self._key}"}
                 )
                 check_status("bocha", response, _message(response))
-        try:
-            body = response.json()
-        except ValueError as error:
-            raise SearchProviderError(f"bocha answered with no JSON: {error}") from error
-        code = body.get("code", 200) if isinstance(body, dict) else None
-        if str(code) != "200":
-            raise SearchProviderError(f"bocha answered code {code}: {_message(response)}")
+                body = _body(response)
         pages = (body.get("data") or {}).get("webPages") or {}
         return pages.get("value") or []
 
