@@ -181,3 +181,19 @@ def test_fetched_pages_reach_the_model_fenced_as_data(
             assert block == data_section(block[len("<data>\n") : -len("\n</data>")])
         outside = re.sub(r"<data>\n.*?\n</data>", "", prompt, flags=re.S)
         assert "11.2x" not in outside  # page text only ever inside a data fence
+
+
+def test_hybrid_pairs_the_folder_with_any_provider(
+    chat_server, searxng_server, store, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "zstd.md").write_text("# Zstandard\n\nzstd level 19 compresses logs about 10x.\n")
+    args = ("--search", "hybrid", "--corpus", str(docs), "--json", "r.json", "--quiet")
+    question = "How well do compressors compress logs?"
+    assert run(question, *args) == 0, capsys.readouterr().err
+    urls = [s["url"] for s in json.loads((store / "r.json").read_text())["sources"]]
+    assert any(u.startswith("file://") for u in urls)
+    assert any(u.startswith("https://example.org/") for u in urls)  # SearXNG's, by detection
+    assert searxng_server.queries
