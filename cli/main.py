@@ -28,6 +28,7 @@ from cli.preflight import (
 from cli.progress import PlainProgress
 from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
 from cli.summary import RunSummary
+from settings import SEARCH_BACKENDS
 from tools.checkpoints import default_checkpoint_db
 from tools.secrets import redact
 
@@ -37,6 +38,7 @@ SETTING_FLAGS = {
     "quality_threshold": float,
     "max_workers": int,
     "model": str,
+    "fetch_pages": int,
 }
 
 
@@ -71,9 +73,10 @@ def _parser() -> argparse.ArgumentParser:
         run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
     run.add_argument(
         "--search",
-        choices=["tavily", "local", "hybrid"],
+        choices=SEARCH_BACKENDS,
         dest="search_backend",
-        help="web (default), a folder of documents, or both",
+        help="a web provider (default: the one whose key is set, else duckduckgo), "
+        "a folder of documents (local), or both (hybrid)",
     )
     run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
