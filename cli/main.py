@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from cli import inspect
+from cli import evaluate, inspect
 from cli.approval import NoAnswer, decide_plan
 from cli.live import LiveProgress
 from cli.preflight import (
@@ -64,18 +64,21 @@ def _parser() -> argparse.ArgumentParser:
             "or a file in your data folder)",
         )
 
+    def setting_flags(sub: argparse.ArgumentParser) -> None:
+        for name, kind in SETTING_FLAGS.items():
+            sub.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+        sub.add_argument(
+            "--search",
+            choices=["tavily", "local", "hybrid"],
+            dest="search_backend",
+            help="web (default), a folder of documents, or both",
+        )
+        sub.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+
     run = commands.add_parser("run", help="start a research run")
     run.add_argument("question")
     run.add_argument("--thread-id", help="name the run (default: a new id)")
-    for name, kind in SETTING_FLAGS.items():
-        run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
-    run.add_argument(
-        "--search",
-        choices=["tavily", "local", "hybrid"],
-        dest="search_backend",
-        help="web (default), a folder of documents, or both",
-    )
-    run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+    setting_flags(run)
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
     outputs(run)
     store(run)
@@ -92,6 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     threads = commands.add_parser("threads", help="recent runs")
     threads.add_argument("--limit", type=int, default=20)
     store(threads)
+
+    evaluate.add_command(commands, setting_flags)
     return parser
 
 
@@ -143,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     load_dotenv(Path.cwd() / ".env", override=False)
     args = _parser().parse_args(argv)
+    if args.command == "eval":
+        return evaluate.command(args, _settings_values(args))
     target = args.checkpoint_db or default_checkpoint_db()
     progress = choose_progress(getattr(args, "quiet", False))
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
