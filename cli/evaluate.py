@@ -57,6 +57,15 @@ def add_command(
         help="the judge's OpenAI-compatible server (default: $DEEP_RESEARCH_JUDGE_BASE_URL, "
         "else the research server); its key is $DEEP_RESEARCH_JUDGE_API_KEY",
     )
+    sub.add_argument(
+        "--judge-structured-output",
+        choices=["auto", "json_schema", "tool_calling", "prompt"],
+        help="how the judge's replies are forced into JSON (default: as for research)",
+    )
+    sub.add_argument(
+        "--judge-concurrency", type=int, help="judge calls in flight at once (a local server: 1)"
+    )
+    sub.add_argument("--judge-timeout", type=float, help="seconds per judge call")
     sub.add_argument("--criteria", type=Path, help="criteria to use (DeepResearch Bench format)")
     sub.add_argument(
         "--references", type=Path, help="reference reports: JSON lines with id, prompt, article"
@@ -94,6 +103,17 @@ def _judge_model(args: argparse.Namespace, settings: Settings, note: Callable[[s
     if not model:
         note(f"judge: the research model {settings.model} (a separate --judge-model is fairer)")
     return model or settings.model
+
+
+def _judge_settings(args: argparse.Namespace, settings: Settings, model: str) -> Settings:
+    """The judge's settings; its server may need another method, fewer calls, more time."""
+    changes = {
+        "structured_output": args.judge_structured_output,
+        "max_concurrent_model_calls": args.judge_concurrency,
+        "request_timeout": args.judge_timeout,
+    }
+    given = {name: value for name, value in changes.items() if value is not None}
+    return settings_or_explain({**judge_settings(settings, model).model_dump(), **given})
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -145,7 +165,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         check_credentials(settings)
         check_corpus(settings, progress)
         model = _judge_model(args, settings, progress.note)
-        endpoint = judge_endpoint(args.judge_base_url)
+        judge = (_judge_settings(args, settings, model), judge_endpoint(args.judge_base_url))
         layout = EvalDir(args.out_dir)
         eval_id = open_manifest(layout, settings, model, args.tasks)
         progress.note(f"eval {eval_id}: {len(tasks)} tasks, judge {model}, into {layout.root}")
@@ -153,7 +173,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
             _run(
                 tasks,
                 settings,
-                (judge_settings(settings, model), endpoint),
+                judge,
                 layout,
                 eval_id,
                 args,
