@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stand_ins.chat import ChatServer
+from stand_ins.judge import JudgeBrain
 from stand_ins.search import SearchServer
 
 
@@ -24,13 +25,17 @@ def main() -> None:
     parser.add_argument("--subtasks", type=int, default=3)
     args = parser.parse_args()
     chat, search = ChatServer().start(), SearchServer().start()
+    judge = ChatServer(JudgeBrain()).start()  # for `deep-research eval`, on its own port
     chat.latency, search.latency = args.latency, args.search_latency
     chat.brain.subtasks = args.subtasks
     print(f"OPENAI_BASE_URL={chat.url}/v1")
     print("OPENAI_API_KEY=sk-stand-in")
     print(f"TAVILY_API_BASE_URL={search.url}")
     print("TAVILY_API_KEY=tvly-stand-in")
-    print("DEEP_RESEARCH_MODEL=stand-in", flush=True)
+    print("DEEP_RESEARCH_MODEL=stand-in")
+    print(f"DEEP_RESEARCH_JUDGE_BASE_URL={judge.url}/v1")
+    print("DEEP_RESEARCH_JUDGE_API_KEY=sk-judge-stand-in")
+    print("DEEP_RESEARCH_JUDGE_MODEL=stand-in-judge", flush=True)
     threading.Event().wait()
 
 
