@@ -52,6 +52,7 @@ class Comparison:
 
 
 def _results(folder: Path) -> dict[str, TaskResult]:
+    """The scored tasks of one eval folder, by id."""
     results = (read_record(path, TaskResult) for path in EvalDir(folder).result_files())
     return {str(r.id): r for r in results if r is not None}
 
@@ -70,10 +71,12 @@ def compare(folder_a: Path, folder_b: Path) -> Comparison:
 
 
 def _number(value: float | None) -> str:
+    """A figure for the table; a dash when unknown."""
     return "–" if value is None else f"{value:.3f}"
 
 
 def _signed(value: float | None) -> str:
+    """A difference for the table, with its sign; a dash when unknown."""
     return "–" if value is None else f"{value:+.3f}"
 
 

@@ -48,18 +48,22 @@ class EvalDir:
 
     @property
     def manifest(self) -> Path:
+        """The eval's id, settings and judge."""
         return self.root / "eval.json"
 
     @property
     def checkpoints(self) -> Path:
+        """The default checkpoint store of the research runs."""
         return self.root / "checkpoints.sqlite"
 
     @property
     def summary_json(self) -> Path:
+        """The summary as JSON."""
         return self.root / "summary.json"
 
     @property
     def summary_md(self) -> Path:
+        """The summary as Markdown tables."""
         return self.root / "summary.md"
 
     def task(self, task_id: int | str) -> Path:

@@ -59,6 +59,7 @@ def open_manifest(layout: EvalDir, settings: Settings, judge_model: str, tasks_f
 
 
 def _total(usage: list[Usage]) -> Usage:
+    """The usage of several calls, added up."""
     return reduce(lambda a, b: a + b, usage, Usage())
 
 

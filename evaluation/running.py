@@ -14,13 +14,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cli.runner import OUTPUT_KEYS, thread_config
 from evaluation.tasks import EvalTask
 from graph import build_graph
 from settings import Settings
-from state import SourceEvidence
+from state import ResearchOutput, SourceEvidence
 from tools.checkpoints import open_checkpointer
 from tools.sources import SourceRegistry
+
+OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
 
 @dataclass
@@ -36,7 +37,7 @@ class TaskRun:
 
 async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settings) -> TaskRun:
     """Run, resume or read back the task's thread, to its end."""
-    config = thread_config(thread_id)
+    config = {"configurable": {"thread_id": thread_id}}
     snapshot = await graph.aget_state(config)
     started = time.monotonic()
     unfinished = not snapshot.values or bool(snapshot.next)

@@ -267,7 +267,10 @@ def test_paired_difference_per_task():
 
     a = [result(1, "en", 0.4, 1, 1), result(2, "zh", 0.5, 3, 1)]
     b = [result(1, "en", 0.5, 2, 0), result(2, "zh", 0.45, 1, 1)]
-    rows = [(str(x.id), x.language, x.race.mode, _figures(x), _figures(y)) for x, y in zip(a, b)]
+    rows = [
+        (str(x.id), x.language, x.race.mode, _figures(x), _figures(y))
+        for x, y in zip(a, b, strict=True)
+    ]
     paired = Comparison(rows, []).paired()
     assert Comparison(rows, []).differences("overall") == pytest.approx([0.1, -0.05])
     assert paired["overall"]["mean"] == pytest.approx(0.025)
