@@ -218,3 +218,50 @@ def test_an_eval_folder_refuses_other_settings(
     assert run_eval(judge_server, folder, "--limit", "1") == 0
     assert run_eval(judge_server, folder, "--limit", "1", "--max-workers", "3") == 2
     assert "was started with other settings" in capsys.readouterr().err
+
+
+def test_benchmark_style_criteria_and_references_files_are_used(
+    chat_server, search_server, judge_server, folder, capsys
+):
+    tasks = folder.parent / "query.jsonl"
+    tasks.write_text(
+        json.dumps({"id": 7, "topic": "x", "language": "en", "prompt": "Compare zstd and xz"})
+        + "\n"
+    )
+    references = folder.parent / "reference.jsonl"
+    references.write_text(
+        json.dumps({"prompt": "Compare zstd and xz", "article": "# Ref\n\nText."}) + "\n"
+    )
+    criteria = folder.parent / "criteria.jsonl"
+    dimensions = ("comprehensiveness", "insight", "instruction_following", "readability")
+    line = {
+        "id": 7,
+        "prompt": "Compare zstd and xz",
+        "dimension_weight": dict.fromkeys(dimensions, 0.25),
+        "criterions": {
+            d: [{"criterion": d, "explanation": "e", "weight": 1.0}] for d in dimensions
+        },
+    }
+    criteria.write_text(json.dumps(line) + "\n")
+    argv = [
+        "eval",
+        str(tasks),
+        "--out-dir",
+        str(folder),
+        "--max-iterations",
+        "1",
+        "--min-iterations",
+        "1",
+    ]
+    argv += ["--judge-model", "j", "--judge-base-url", f"{judge_server.url}/v1"]
+    assert main([*argv, "--criteria", str(criteria), "--references", str(references)]) == 0
+    race = results(folder)[7]["race"]
+    # criteria 1..4 score 1..4 against 7..4: dimension shares 1/8, 2/8, 3/8, 4/8; totals
+    # .25 * (1+2+3+4) = 2.5 and .25 * (7+6+5+4) = 5.5, overall 2.5 / 8
+    assert race["mode"] == "relative" and race["overall"] == pytest.approx(0.3125)
+    assert list(race["dimensions"].values()) == pytest.approx([0.125, 0.25, 0.375, 0.5])
+    assert "DimensionWeights" not in judge_server.brain.calls  # the given criteria were used
+
+    criteria.write_text('{"id": 7, "prompt": "q", "dimension_weight": {}}\n')
+    assert main([*argv, "--criteria", str(criteria)]) == 2
+    assert "criteria.jsonl line 1" in capsys.readouterr().err
