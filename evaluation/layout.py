@@ -3,6 +3,7 @@
 ```
 DIR/eval.json             eval id (names the threads), settings, judge model, task file
 DIR/checkpoints.sqlite    the research runs (unless --checkpoint-db names another store)
+DIR/tasks/ID/task.json    the task (a rerun must bring the same one under this id)
 DIR/tasks/ID/report.md    the final report
 DIR/tasks/ID/run.json     thread id, stop reason, rounds, usage, cost, wall time
 DIR/tasks/ID/criteria.json, race.json, fact.json, judge_usage.json   each judging stage

@@ -58,6 +58,24 @@ def open_manifest(layout: EvalDir, settings: Settings, judge_model: str, tasks_f
     return eval_id
 
 
+def claim_tasks(layout: EvalDir, tasks: list[EvalTask]) -> None:
+    """Record each task in its folder; a folder that holds another task with that id is refused.
+
+    A rerun must find the same task under an id: else it would skip it as scored, or resume
+    the other task's research.
+    """
+    for task in tasks:
+        path = layout.task(task.id) / "task.json"
+        known = read_record(path, EvalTask)
+        if known is None:
+            write_json(path, task)
+        elif (known.prompt, known.reference) != (task.prompt, task.reference):
+            raise ManifestMismatch(
+                f"task {task.id} in {layout.root} was another task (its prompt or reference "
+                "differs); use another --out-dir"
+            )
+
+
 def _total(usage: list[Usage]) -> Usage:
     """The usage of several calls, added up."""
     return reduce(lambda a, b: a + b, usage, Usage())
@@ -136,6 +154,7 @@ async def evaluate(
 ) -> Outcome:
     """Run and score every task not yet done, then write the summary of all that are."""
     outcome = Outcome()
+    claim_tasks(layout, tasks)
     pending = []
     for task in tasks:
         if (layout.task(task.id) / "result.json").exists():

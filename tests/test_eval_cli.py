@@ -265,3 +265,16 @@ def test_benchmark_style_criteria_and_references_files_are_used(
     criteria.write_text('{"id": 7, "prompt": "q", "dimension_weight": {}}\n')
     assert main([*argv, "--criteria", str(criteria)]) == 2
     assert "criteria.jsonl line 1" in capsys.readouterr().err
+
+
+def test_an_eval_folder_refuses_another_task_under_a_known_id(
+    chat_server, search_server, judge_server, folder, capsys
+):
+    assert run_eval(judge_server, folder, "--limit", "1") == 0
+    changed = folder.parent / "changed.jsonl"
+    changed.write_text(json.dumps({"id": 1, "prompt": "Something else entirely"}) + "\n")
+    argv = ["eval", str(changed), "--out-dir", str(folder), "--max-iterations", "1"]
+    argv += ["--min-iterations", "1", "--judge-model", "judge-model"]
+    calls = len(chat_server.requests)
+    assert main(argv) == 2
+    assert "task 1 in" in capsys.readouterr().err and len(chat_server.requests) == calls
