@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from cli import inspect
+from cli import evaluate, inspect
 from cli.approval import NoAnswer, decide_plan
 from cli.live import LiveProgress
 from cli.preflight import (
@@ -66,19 +66,22 @@ def _parser() -> argparse.ArgumentParser:
             "or a file in your data folder)",
         )
 
+    def setting_flags(sub: argparse.ArgumentParser) -> None:
+        for name, kind in SETTING_FLAGS.items():
+            sub.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+        sub.add_argument(
+            "--search",
+            choices=SEARCH_BACKENDS,
+            dest="search_backend",
+            help="a web provider (default: the one whose key is set, else duckduckgo), "
+            "a folder of documents (local), or both (hybrid)",
+        )
+        sub.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+
     run = commands.add_parser("run", help="start a research run")
     run.add_argument("question")
     run.add_argument("--thread-id", help="name the run (default: a new id)")
-    for name, kind in SETTING_FLAGS.items():
-        run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
-    run.add_argument(
-        "--search",
-        choices=SEARCH_BACKENDS,
-        dest="search_backend",
-        help="a web provider (default: the one whose key is set, else duckduckgo), "
-        "a folder of documents (local), or both (hybrid)",
-    )
-    run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+    setting_flags(run)
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
     outputs(run)
     store(run)
@@ -95,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     threads = commands.add_parser("threads", help="recent runs")
     threads.add_argument("--limit", type=int, default=20)
     store(threads)
+
+    evaluate.add_command(commands, setting_flags)
     return parser
 
 
@@ -146,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     load_dotenv(Path.cwd() / ".env", override=False)
     args = _parser().parse_args(argv)
+    if args.command == "eval":
+        return evaluate.command(args, _settings_values(args))
     target = args.checkpoint_db or default_checkpoint_db()
     progress = choose_progress(getattr(args, "quiet", False))
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
