@@ -11,6 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import httpx
 from langchain_openai import ChatOpenAI
@@ -30,9 +34,39 @@ class MissingCredentials(RuntimeError):
     """The environment lacks a key the chosen services need."""
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Another OpenAI-compatible server than `OPENAI_BASE_URL` (the eval judge's, for one)."""
+
+    base_url: str | None
+    api_key: str
+
+    def __repr__(self) -> str:  # the key never reaches a log or a traceback
+        return f"Endpoint(base_url={self.base_url!r})"
+
+
+_endpoint: ContextVar[Endpoint | None] = ContextVar("chat_endpoint", default=None)
+
+
+@contextmanager
+def using_endpoint(endpoint: Endpoint | None) -> Iterator[None]:
+    """Model calls made inside go to `endpoint` (None: the environment's server, as usual)."""
+    token = _endpoint.set(endpoint)
+    try:
+        yield
+    finally:
+        _endpoint.reset(token)
+
+
 def openai_base_url() -> str | None:
     """The chat server's base URL, from the variables the OpenAI SDK itself reads."""
     return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
+
+
+def current_base_url() -> str | None:
+    """The base URL model calls go to here: the endpoint in use, else `openai_base_url()`."""
+    endpoint = _endpoint.get()
+    return endpoint.base_url if endpoint else openai_base_url()
 
 
 def openai_api_key() -> str:
@@ -51,8 +85,10 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
     """The client for a role's model on the running event loop (its connection pool is reused)."""
     loop = asyncio.get_running_loop()
     name = settings.model_for(role)
+    endpoint = _endpoint.get()
+    base_url = endpoint.base_url if endpoint else openai_base_url()
     idle = settings.request_idle_timeout
-    key = (name, openai_base_url(), idle)
+    key = (name, base_url, endpoint, idle)
     per_loop = _clients.setdefault(loop, {})
     if key not in per_loop:
         # Waiting for the first byte is prompt processing, which a cold local model may spend
@@ -60,8 +96,8 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
         timeout = httpx.Timeout(idle, connect=min(idle, CONNECT_TIMEOUT))
         per_loop[key] = ChatOpenAI(
             model=name,
-            api_key=SecretStr(openai_api_key()),
-            base_url=openai_base_url(),
+            api_key=SecretStr(endpoint.api_key if endpoint else openai_api_key()),
+            base_url=base_url,
             timeout=timeout,
             max_retries=0,  # `tools.structured.send` retries, so that a refusal never is
             use_responses_api=False,

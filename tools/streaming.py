@@ -2,7 +2,7 @@
 
 A small model on a CPU writes a report for minutes, so a total timeout kills honest calls; a
 call fails instead when no chunk has arrived for `request_idle_timeout` seconds
-(`ChatOpenAI.stream_chunk_timeout`, which keepalive comments do not reset). `request_timeout`,
+(`ChatOpenAI.stream_chunk_timeout`, which keepalive comments do not reset). `model_call_timeout`,
 when set, still caps the whole call. Progress events every few seconds show a long call's
 tokens arriving.
 """

@@ -35,7 +35,7 @@ from tools.capabilities import METHODS
 from tools.context import clip, estimate_tokens
 from tools.degenerate import field_problem
 from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
-from tools.models import chat_model, openai_base_url
+from tools.models import chat_model, current_base_url
 from tools.prompt_shrink import shrink
 from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
@@ -88,7 +88,7 @@ def _max_tokens(run: RunResources, role: Role, messages: list[BaseMessage]) -> i
 def _with_reply_cap(request: dict, cap: int) -> dict:
     """The request with `max_tokens`: under its old name for every compatible server (the one
     they all read; ChatOpenAI would send `max_completion_tokens`), the new one for OpenAI."""
-    if not openai_base_url():
+    if not current_base_url():
         return {**request, "max_completion_tokens": cap}
     return {**request, "extra_body": {**request.get("extra_body", {}), "max_tokens": cap}}
 
@@ -148,7 +148,7 @@ async def send(
             if too_long(error) and not shrunk:
                 window = window_named(error)
                 if window:
-                    context_window.learn(openai_base_url(), settings.model_for(role), window)
+                    context_window.learn(current_base_url(), settings.model_for(role), window)
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
@@ -178,7 +178,7 @@ async def _stream_or_explain(
     llama-cpp-python answers a prompt beyond its window, when streamed, with HTTP 200 and an
     empty body; the same request unstreamed gets the 400 that names the window.
     """
-    cap = run.settings.request_timeout
+    cap = run.settings.model_call_timeout
     try:
         return await stream_reply(model, conversation, role=role, total_cap=cap, **kwargs)
     except EmptyStream:
@@ -226,7 +226,7 @@ def _method_for(role: Role, run: RunResources) -> str:
     settings = run.settings
     if settings.structured_output != "auto":
         return settings.structured_output
-    known = capabilities.settled_method(openai_base_url(), settings.model_for(role))
+    known = capabilities.settled_method(current_base_url(), settings.model_for(role))
     return known or METHODS[0]
 
 
@@ -237,7 +237,7 @@ def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
     if settings.structured_output != "auto" or index + 1 >= len(METHODS):
         return False
     model = settings.model_for(role)
-    settled, _ = capabilities.settle(openai_base_url(), model, METHODS[index + 1])
+    settled, _ = capabilities.settle(current_base_url(), model, METHODS[index + 1])
     why = " ".join(redact(why).split())[:200]
     emit("structured_output", model=model, method=settled, refused=method, why=why)
     return True
@@ -248,7 +248,7 @@ def _settle_on_success(role: Role, run: RunResources, method: str) -> None:
     if run.settings.structured_output != "auto":
         return
     model = run.settings.model_for(role)
-    settled, changed = capabilities.settle(openai_base_url(), model, method)
+    settled, changed = capabilities.settle(current_base_url(), model, method)
     if changed:
         emit("structured_output", model=model, method=settled, refused="", why="")
 
@@ -262,7 +262,7 @@ def settled_methods(run: RunResources) -> dict[str, str]:
         calls = run.stats.roles.get(role)
         seen = calls.methods.most_common(1)[0][0] if calls and calls.methods else None
         if settings.structured_output == "auto":
-            seen = capabilities.settled_method(openai_base_url(), model) or seen
+            seen = capabilities.settled_method(current_base_url(), model) or seen
         if seen:
             used[model] = seen
     return used

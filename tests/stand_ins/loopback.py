@@ -8,10 +8,11 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 
 class Reply:
-    """What a handler answers: a status, a JSON body or raw SSE text, and headers."""
+    """What a handler answers: a status, a JSON body, raw SSE text or raw bytes, and headers."""
 
     def __init__(
         self,
@@ -19,10 +20,18 @@ class Reply:
         body: Any = None,
         sse: str | None = None,
         headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+        content_type: str = "text/html; charset=utf-8",
         sse_parts: list[tuple[float, str]] | None = None,
     ) -> None:
         self.status, self.body, self.sse, self.headers = status, body, sse, headers or {}
+        self.raw, self.content_type = raw, content_type
         self.sse_parts = sse_parts  # (seconds to wait, text): a stream written slowly
+
+
+def _form(text: str) -> dict[str, str]:
+    """A query string or form body as a dict (last value wins)."""
+    return dict(parse_qsl(text, keep_blank_values=True))
 
 
 class _Server(ThreadingHTTPServer):
@@ -47,32 +56,20 @@ class StandIn:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def do_GET(self) -> None:
-                self.do_POST()
+            def do_GET(self) -> None:  # the query string arrives as the body
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                query = urlsplit(self.path).query
+                self._answer(stand_in._serve(self.path, _form(query), headers, "GET"))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw or b"{}")
                 headers = {key.lower(): value for key, value in self.headers.items()}
-                reply = stand_in._serve(self.path, body, headers)
-                if reply.sse_parts is not None:
-                    self._write_slowly(reply)
-                    return
-                if reply.sse is not None:
-                    data = reply.sse.encode()
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "text/event-stream")
+                if headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+                    body = _form(raw.decode())
                 else:
-                    data = json.dumps(reply.body).encode()
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                for key, value in reply.headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(data)  # the client may be gone: a test killed it
+                    body = json.loads(raw or b"{}")
+                self._answer(stand_in._serve(self.path, body, headers, "POST"))
 
             def _write_slowly(self, reply: Reply) -> None:
                 """An event stream sent part by part, as a slow model writes; then close."""
@@ -86,6 +83,29 @@ class StandIn:
                         time.sleep(wait)
                         self.wfile.write(text.encode())
                         self.wfile.flush()
+
+            def _answer(self, reply: Reply) -> None:
+                if reply.sse_parts is not None:
+                    self._write_slowly(reply)
+                    return
+                if reply.raw is not None:
+                    data = reply.raw
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                elif reply.sse is not None:
+                    data = reply.sse.encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "text/event-stream")
+                else:
+                    data = json.dumps(reply.body).encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)  # the client may be gone: a test killed it
 
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -104,7 +124,7 @@ class StandIn:
         self.server.shutdown()
         self.server.server_close()
 
-    def _serve(self, path: str, body: dict, headers: dict) -> Reply:
+    def _serve(self, path: str, body: dict, headers: dict, method: str = "POST") -> Reply:
         with self._lock:
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
@@ -116,6 +136,7 @@ class StandIn:
                 self.requests.append(
                     {
                         "path": path,
+                        "method": method,
                         "body": body,
                         "headers": headers,
                         "status": reply.status,
