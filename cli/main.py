@@ -87,8 +87,7 @@ def _parser() -> argparse.ArgumentParser:
             "--local-model",
             action="store_true",
             default=None,
-            help="profile for one slow local server (default: on when OPENAI_BASE_URL is "
-            "loopback)",
+            help="profile for one slow local server (default: on when OPENAI_BASE_URL is loopback)",
         )
         sub.add_argument(
             "--structured-output",

@@ -71,7 +71,7 @@ async def written_report(
         text, cost, finish = await write_raw(conversation, role="writer", run=run)
         usage += cost
         text = strip_reasoning(text)
-        problem = prose_problem(text, finish, messages, own=current)
+        problem = prose_problem(text, finish, messages, own=current, cites=True)
         if problem is None:
             return prompts.without_fences(text), usage, ""
         stats.degenerate += 1

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 _LABEL = re.compile(r"^([A-Z][A-Za-z ]{2,40}):(?:[ \t]|$)", re.M)
 _MARKERS = ("<data>", "</data>", "Schema name:", "<schema>", "</schema>")
 _WORD = re.compile(r"\w+", re.U)
+_CITATION = re.compile(r"\[\d+\]")
 SHINGLE = 8  # words per shingle for the verbatim-overlap test
 ECHO_SHARE = 0.7  # share of the reply's shingles found verbatim in the prompt
 LOOP_UNIQUE = 0.35  # below this share of distinct shingles, a long reply loops
@@ -72,17 +73,25 @@ def loops(text: str) -> str | None:
 
 
 def prose_problem(
-    text: str, finish_reason: str, prompt: list[BaseMessage], own: str = ""
+    text: str,
+    finish_reason: str,
+    prompt: list[BaseMessage],
+    own: str = "",
+    cites: bool = False,
 ) -> str | None:
     """What makes a prose reply (a report) unusable, named for the model; None if nothing.
 
-    `own`: text the reply may repeat word for word (the report a revision starts from).
+    `own`: text the reply may repeat word for word (the report a revision starts from);
+    `cites`: the reply was given numbered sources and must cite at least one as [n].
     """
     if not text.strip():
         return "the reply is empty"
     if finish_reason == "length":
         return "the reply was cut off at the token limit before it ended"
-    return echoes_prompt(text, _prompt_text(prompt), own) or loops(text)
+    problem = echoes_prompt(text, _prompt_text(prompt), own) or loops(text)
+    if problem is None and cites and not _CITATION.search(text):
+        return "it cites none of the numbered sources as [n]"
+    return problem
 
 
 def _strings(value: object, path: str = "") -> list[tuple[str, str]]:
