@@ -32,10 +32,9 @@ StopReason = Literal[
 
 SCORE_SPREAD = 30  # how far an overall score may sit from the mean of its dimensions
 
-# Bounded text: a grammar built from the schema (llama-cpp-python's `json_object` with a schema)
-# then has to close every string, where a small model would otherwise ramble to max_tokens.
-Query = Annotated[str, Field(max_length=200)]
-Note = Annotated[str, Field(max_length=400)]
+# No maxLength/maxItems on the contracts: llama-cpp-python turns them into nested grammar rules,
+# and a WorkerFindings schema bounded so (30 findings of 1,000 characters) made its grammar
+# parser give up ("number of rules ... exceeds sane defaults") and the server process die.
 
 # ---------------------------------------------------------------- planning
 
@@ -48,12 +47,10 @@ class SubTask(BaseModel):
 
     id: int = Field(0, description="Unique number of the subtask within the run.")
     description: str = Field(
-        min_length=1,
-        max_length=400,
-        description="What to find out, as a self-contained instruction.",
+        min_length=1, description="What to find out, as a self-contained instruction."
     )
-    search_queries: list[Query] = Field(
-        min_length=1, max_length=6, description="Web search queries to start with (2-4)."
+    search_queries: list[str] = Field(
+        min_length=1, description="Web search queries to start with (2-4)."
     )
     complexity: Complexity = Field(description="Sets the worker's search budget.")
     perspective: str = Field("", description="For depth-first plans: the angle to take.")
@@ -66,7 +63,7 @@ class TaskPlan(BaseModel):
         description="straightforward: one focused lookup; breadth_first: independent "
         "sub-questions; depth_first: several perspectives on one core question.",
     )
-    subtasks: list[SubTask] = Field(min_length=1, max_length=50)
+    subtasks: list[SubTask] = Field(min_length=1)
     recommended_worker_count: int = Field(ge=1, description="Workers worth running in parallel.")
 
 
@@ -114,16 +111,16 @@ class SourceEvidence(Source):
 class Finding(BaseModel):
     """One claim a worker found, citing the ids of the sources that support it."""
 
-    claim: str = Field(min_length=1, max_length=1_000)
+    claim: str = Field(min_length=1)
     source_ids: list[int] = Field(description="Ids of the evidence items that state the claim.")
 
 
 class WorkerFindings(BaseModel):
     """What the researcher model is asked for at the end of a worker's loop (findings needed)."""
 
-    findings: list[Finding] = Field(min_length=1, max_length=30)
-    summary: str = Field(min_length=1, max_length=1_500)
-    gaps: list[Note] = Field(max_length=10, description="What is still unknown (may be empty).")
+    findings: list[Finding] = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    gaps: list[str] = Field(description="What is still unknown (may be empty).")
     confidence: float = Field(ge=0, le=1)
 
 
@@ -131,8 +128,8 @@ class GapCheck(BaseModel):
     """A worker's decide step: what is still missing, and the queries that would find it
     (both empty: the evidence suffices)."""
 
-    gaps: list[Note] = Field(max_length=10)
-    next_queries: list[Query] = Field(max_length=10)
+    gaps: list[str]
+    next_queries: list[str]
 
 
 class WorkerResult(BaseModel):
@@ -184,7 +181,7 @@ class QualityAssessment(BaseModel):
 
     score: Score = Field(description="Overall quality, 0-100, in line with the dimensions.")
     dimensions: QualityDimensions
-    issues: list[Note] = Field(max_length=15, description="Concrete weaknesses.")
+    issues: list[str] = Field(description="Concrete weaknesses.")
     another_round_worthwhile: bool = Field(
         description="Would one more research round improve the report materially?"
     )
@@ -207,8 +204,8 @@ class GapAnalysis(BaseModel):
     # Both lists empty is a decision, given explicitly; `{}` is a failed reply. Gaps named
     # without subtasks to fill them are asked again.
 
-    gaps: list[Note] = Field(max_length=15)
-    supplementary_tasks: list[SubTask] = Field(max_length=20)
+    gaps: list[str]
+    supplementary_tasks: list[SubTask]
 
     @model_validator(mode="after")
     def _gaps_have_tasks(self) -> GapAnalysis:

@@ -18,7 +18,6 @@ from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
 MAX_QUESTION_CHARS = 4000
-DESCRIPTION_CHARS, QUERY_CHARS = 400, 200  # the contract's bounds (the worker sees the question)
 
 
 class BadQuestion(ValueError):
@@ -54,11 +53,7 @@ def _clean_queries(queries: list[str]) -> list[str]:
 
 def question_itself(question: str) -> SubTask:
     """The subtask that researches the question as asked."""
-    return SubTask(
-        description=question[:DESCRIPTION_CHARS],
-        search_queries=[question[:QUERY_CHARS]],
-        complexity="medium",
-    )
+    return SubTask(description=question, search_queries=[question], complexity="medium")
 
 
 def fallback_plan(question: str) -> TaskPlan:
