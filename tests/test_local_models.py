@@ -366,3 +366,35 @@ def test_a_looping_report_is_caught():
         "the reply was cut"
     )
     assert prose_problem("# zstd\n\nzstd is fast [1]; xz is smaller [2].", "stop", []) is None
+
+
+def test_the_views_show_the_method_a_long_call_and_its_retries():
+    from rich.console import Console
+
+    from cli.live import ProgressModel, render
+    from cli.progress import describe
+
+    events = [
+        {
+            "event": "structured_output",
+            "model": "gemma",
+            "method": "json_object",
+            "refused": "json_schema",
+            "why": "HTTP 500 response_format.type",
+        },
+        {"event": "streaming", "role": "writer", "chunks": 812, "seconds": 41.0},
+        {"event": "retry", "role": "writer", "attempt": 1, "error": "StreamChunkTimeoutError"},
+    ]
+    model = ProgressModel()
+    for event in events:
+        model.apply(event)
+    console = Console(width=120, record=True)
+    console.print(render(model))
+    shown = console.export_text()
+    assert "Structured output: gemma: json_object" in shown
+    assert "writer: 812 tokens, 41 s" in shown and "writer call retried" in shown
+    assert describe(events[0]) == (
+        "structured output for gemma: json_object (json_schema refused: HTTP 500 "
+        "response_format.type)"
+    )
+    assert describe(events[2]) == "writer call retried (1): StreamChunkTimeoutError"
