@@ -328,7 +328,8 @@ async def ask(
         if valid is not None:
             _settle_on_success(role, run, method)
             return valid, usage
-        stats.reasks += 1
+        if attempt < tries:  # the last failure is not asked again
+            stats.reasks += 1
         # Only the last failed reply goes back, clipped: a re-ask never outgrows the window.
         shown = clip(text, max(100, settings.max_context_tokens // 16)) or "(empty)"
         conversation = [*messages, AIMessage(shown), HumanMessage(prompts.fix_reply(problem))]
