@@ -77,6 +77,7 @@ def table(output: dict, run, seconds: float) -> list[str]:
 
 
 def main() -> None:
+    """Parse the arguments, run once, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, help="a folder of documents (default: two notes)")
     parser.add_argument("--rounds", type=int, default=1, help="research rounds (default 1)")

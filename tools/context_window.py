@@ -35,6 +35,7 @@ def _root(base_url: str) -> str:
 
 
 def _positive(value: object) -> int | None:
+    """`value` if it is a positive integer (a window), else None."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -49,6 +50,7 @@ async def _get(client: httpx.AsyncClient, url: str, **kwargs) -> dict | None:
 
 
 async def _llama_cpp(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """llama.cpp's server: `GET /props`."""
     body = await _get(client, f"{root}/props")
     if body is None:
         return None
@@ -57,6 +59,7 @@ async def _llama_cpp(client: httpx.AsyncClient, root: str, model: str) -> int | 
 
 
 async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """Ollama: the loaded model in `/api/ps`, else `num_ctx` or the default from `/api/show`."""
     running = await _get(client, f"{root}/api/ps")
     for entry in (running or {}).get("models") or []:
         if model in (entry.get("name"), entry.get("model")):
@@ -74,6 +77,7 @@ async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> int | Non
 
 
 async def _vllm(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """vLLM: `max_model_len` of the model in `GET /v1/models`."""
     body = await _get(client, f"{root}/v1/models")
     for entry in (body or {}).get("data") or []:
         if entry.get("id") == model:
@@ -82,6 +86,7 @@ async def _vllm(client: httpx.AsyncClient, root: str, model: str) -> int | None:
 
 
 async def _lm_studio(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """LM Studio: `GET /api/v0/models/{model}`, the loaded window first."""
     body = await _get(client, f"{root}/api/v0/models/{model}")
     if body is None:
         return None

@@ -28,10 +28,12 @@ COPIED_MIN_CHARS = 15  # a field this long found verbatim in the instructions wa
 
 
 def _prompt_text(messages: list[BaseMessage]) -> str:
+    """All the prompt's messages as one text."""
     return "\n".join(m.text for m in messages)
 
 
 def _shingles(text: str) -> list[tuple[str, ...]]:
+    """The reply's runs of `SHINGLE` words, case-folded, for overlap and repetition."""
     words = [w.casefold() for w in _WORD.findall(text)]
     return [tuple(words[i : i + SHINGLE]) for i in range(max(0, len(words) - SHINGLE + 1))]
 

@@ -21,6 +21,7 @@ def _shrunk_text(text: str) -> str:
     """`text` with every fenced section cut to `SHRINK_TO` of its estimated tokens."""
 
     def cut(match: re.Match) -> str:
+        """One fenced section, its body cut."""
         body = match.group(2)
         return match.group(1) + clip(body, int(estimate_tokens(body) * SHRINK_TO)) + match.group(3)
 
