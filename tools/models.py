@@ -16,6 +16,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from settings import Role, Settings
+from tools.endpoint_limits import model_endpoint
 
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 
@@ -60,6 +61,9 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
             max_retries=settings.model_retries,
             use_responses_api=False,
             stream_usage=True,
-            http_async_client=httpx.AsyncClient(timeout=settings.request_timeout),
+            http_async_client=httpx.AsyncClient(
+                timeout=settings.request_timeout,
+                event_hooks={"response": [model_endpoint(openai_base_url()).observe]},
+            ),
         )
     return per_loop[key]

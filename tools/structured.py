@@ -60,7 +60,7 @@ async def _request(
     """Send one request that asks for `contract` by one method."""
     model = chat_model(run.settings, role)
     name = contract.__name__
-    async with run.model_calls:
+    async with run.model_call(messages):
         if method == "json_schema":
             schema = {"name": name, "schema": contract.model_json_schema(), "strict": False}
             return await model.ainvoke(
@@ -154,7 +154,7 @@ def _short(error: ValidationError) -> str:
 async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
     model = chat_model(run.settings, role)
-    async with run.model_calls:
+    async with run.model_call(messages):
         reply = await model.ainvoke(messages)
     usage = usage_of(reply, role)
     run.record(usage)

@@ -1,0 +1,154 @@
+"""Many runs in one process: each keeps its own budget, all share the endpoint's limits.
+
+Drives the real graph through `ainvoke` against the stand-ins; the servers count what arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from stand_ins.loopback import Reply
+
+from graph import build_graph
+from state import Usage
+from tools import run_resources
+from tools.endpoint_limits import endpoint, endpoints
+from tools.run_resources import for_step, for_worker, live_runs
+
+QUESTION = "Topic {:02d}: how do log archivers compare"
+
+
+def questions(n: int) -> list[str]:
+    return [QUESTION.format(i) for i in range(n)]
+
+
+def searches_per_question(search_server, asked: list[str]) -> Counter:
+    counts: Counter = Counter()
+    for query in search_server.queries:
+        owner = [q for q in asked if query.startswith(q)]
+        assert len(owner) == 1, query
+        counts[owner[0]] += 1
+    return counts
+
+
+async def run_all(asked: list[str], settings: dict) -> tuple[list[dict], int]:
+    graph = build_graph()
+    outputs = await asyncio.gather(
+        *(graph.ainvoke({"question": q, "settings": settings}) for q in asked)
+    )
+    return outputs, live_runs()
+
+
+def test_24_concurrent_runs_keep_their_search_budgets_and_the_endpoint_limit(
+    chat_server, search_server, monkeypatch
+):
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "8")
+    chat_server.brain.subtasks = 4  # 8 first-round queries per run: more than its budget of 6
+    chat_server.latency = search_server.latency = 0.01
+    asked = questions(24)
+    settings = {"max_search_calls": 6, "max_iterations": 2, "min_iterations": 1}
+    outputs, live = asyncio.run(run_all(asked, settings))
+
+    assert all("## Sources" in out["report"] for out in outputs)  # all 24 finish
+    counts = searches_per_question(search_server, asked)
+    assert set(counts) == set(asked)
+    assert max(counts.values()) <= 6  # searches in flight count against the budget too
+    assert all(out["usage"].search_calls == counts[q] for q, out in zip(asked, outputs))
+    assert chat_server.peak_concurrency <= 8
+    assert live == 0  # every run released its resources when it ended
+
+
+def test_more_runs_than_the_old_cache_of_16_share_nothing(chat_server, search_server):
+    chat_server.brain.shared_query = True  # "{q} overview": one cache entry per run, not across
+    asked = questions(20)
+    outputs, _ = asyncio.run(run_all(asked, {"max_iterations": 1, "min_iterations": 1}))
+    counts = searches_per_question(search_server, asked)
+    # 3 subtasks x 2 own queries + the shared overview once: the cache of each run held
+    assert set(counts.values()) == {7}
+    assert all(out["usage"].search_cache_hits == 2 for out in outputs)
+
+
+def test_a_failed_run_and_a_paused_run_release_their_resources(chat_server, search_server):
+    chat_server.fault = lambda number, body: Reply(
+        400, {"error": {"message": "bad model", "type": "invalid_request_error"}}
+    )
+
+    async def scenario():
+        graph = build_graph()
+        with pytest.raises(Exception, match="bad model"):
+            await graph.ainvoke({"question": "q", "settings": {"structured_output": "json_schema"}})
+        return live_runs()
+
+    assert asyncio.run(scenario()) == 0
+
+
+def test_the_ledger_counts_a_resumed_workers_own_spending_once():
+    async def scenario():
+        dispatched = Usage(search_calls=2)
+        worker = {
+            "run_id": "r",
+            "settings": {"max_search_calls": 5},
+            "spent": dispatched,
+            "usage": Usage(search_calls=2),  # what its finished steps cost before the crash
+        }
+        from settings import Settings
+
+        worker["settings"] = Settings(max_search_calls=5)
+        run = for_worker(worker, (1, 1))
+        for_worker(worker, (1, 1))  # a later step of the same worker adds nothing
+        for_worker({**worker, "usage": Usage(search_calls=1)}, (1, 2))
+        joined = run.spent.search_calls
+        parent = for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})
+        settled = parent.spent.search_calls
+        run_resources.release_run("r")
+        return joined, settled
+
+    assert asyncio.run(scenario()) == (2 + 2 + 1, 0)
+
+
+def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_server):
+    arrivals: list[float] = []
+    loop_time = []
+
+    def first_is_rate_limited(number, body):
+        import time
+
+        arrivals.append(time.monotonic())
+        if number == 1:
+            return Reply(429, {"error": {"message": "slow down"}}, headers={"retry-after": "1"})
+        return None
+
+    chat_server.fault = first_is_rate_limited
+
+    async def scenario():
+        graph = build_graph()
+        await graph.ainvoke(
+            {"question": "q", "settings": {"max_iterations": 1, "min_iterations": 1}}
+        )
+        gates = endpoints()
+        loop_time.append(asyncio.get_running_loop().time())
+        return {name: gate.rate_limited for name, gate in gates.items()}
+
+    seen = asyncio.run(scenario())
+    assert sum(seen.values()) == 1
+    assert arrivals[1] - arrivals[0] >= 0.9  # the retry (and everything else) waited it out
+
+
+def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported():
+    from tools.endpoint_limits import Limits
+
+    async def scenario():
+        gate = endpoint("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
+        async with gate.call(400):
+            pass
+        async with gate.call(400):
+            pass
+        full_after_estimates = not gate._tokens.has_capacity(400)
+        gate.reported(1200)  # the server counted 400 more than we reserved
+        await asyncio.sleep(0)
+        return full_after_estimates, gate._reserved
+
+    full, reserved = asyncio.run(scenario())
+    assert full and reserved == 1200
