@@ -55,7 +55,8 @@ def test_24_concurrent_runs_keep_their_search_budgets_and_the_endpoint_limit(
     counts = searches_per_question(search_server, asked)
     assert set(counts) == set(asked)
     assert max(counts.values()) <= 6  # searches in flight count against the budget too
-    assert all(out["usage"].search_calls == counts[q] for q, out in zip(asked, outputs))
+    for question, output in zip(asked, outputs, strict=True):
+        assert output["usage"].search_calls == counts[question]
     assert chat_server.peak_concurrency <= 8
     assert live == 0  # every run released its resources when it ended
 

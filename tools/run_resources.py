@@ -19,8 +19,8 @@ from langchain_core.messages import BaseMessage
 
 from settings import Settings
 from state import Usage
-from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools import endpoint_limits
+from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools.endpoint_limits import Endpoint, endpoint
 from tools.local_search import HybridSearch, LocalSearch
 from tools.models import openai_base_url
