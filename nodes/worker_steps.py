@@ -37,7 +37,7 @@ MODEL_ERRORS = (openai.APIError, StructuredOutputError)
 
 def _run(state: WorkerState) -> RunResources:
     """The run's live resources, with this worker's checkpointed spending in its ledger."""
-    return for_worker(state, (state["round"], state["subtask"].id))
+    return for_worker(state)
 
 
 def _progress(state: WorkerState, phase: str, **data: object) -> None:

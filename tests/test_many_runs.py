@@ -12,7 +12,7 @@ import pytest
 from stand_ins.loopback import Reply
 
 from graph import build_graph
-from state import Usage
+from state import SubTask, Usage
 from tools import run_resources
 from tools.endpoint_limits import endpoint, endpoints
 from tools.run_resources import for_step, for_worker, live_runs
@@ -93,13 +93,17 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
             "settings": {"max_search_calls": 5},
             "spent": dispatched,
             "usage": Usage(search_calls=2),  # what its finished steps cost before the crash
+            "round": 1,
+            "subtask": SubTask(id=1, description="a"),
         }
         from settings import Settings
 
         worker["settings"] = Settings(max_search_calls=5)
-        run = for_worker(worker, (1, 1))
-        for_worker(worker, (1, 1))  # a later step of the same worker adds nothing
-        for_worker({**worker, "usage": Usage(search_calls=1)}, (1, 2))
+        run = for_worker(worker)
+        for_worker(worker)  # a later step of the same worker adds nothing
+        for_worker(
+            {**worker, "subtask": SubTask(id=2, description="b"), "usage": Usage(search_calls=1)}
+        )
         joined = run.spent.search_calls
         parent = for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})
         settled = parent.spent.search_calls
@@ -153,3 +157,88 @@ def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported(
 
     full, reserved = asyncio.run(scenario())
     assert full and reserved == 1200
+
+
+START_IN_A_SUBPROCESS = """
+import asyncio, json, sys
+from cli.runner import execute
+
+class Quiet:
+    def event(self, event): pass
+    def note(self, text): pass
+
+asyncio.run(execute(target=sys.argv[1], thread_id="t", progress=Quiet(),
+    graph_input={"question": "Compare zstd and xz", "settings": json.loads(sys.argv[2])},
+    decide_plan=lambda value: {"action": "approve"}))
+"""
+
+
+class Quiet:
+    def event(self, event):
+        pass
+
+    def note(self, text):
+        pass
+
+
+def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
+    chat_server, search_server, tmp_path
+):
+    """Killed while one of four workers searches and the others have finished: on resume, the
+    finished workers' searches (saved as pending writes, not yet in the run's usage) count."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    from cli.runner import execute
+
+    hold, held = threading.Event(), threading.Event()
+    chat_server.brain.subtasks = 4
+
+    arrivals: list[str] = []  # appended as each search arrives (list.append is thread-safe)
+
+    def hold_the_fifth_search(number, body):
+        arrivals.append(body["query"])
+        if len(arrivals) == 5:  # two workers have sent their 2 queries each; a third searches
+            held.set()
+            hold.wait(30)
+        return None
+
+    search_server.fault = hold_the_fifth_search
+    db = str(tmp_path / "runs.sqlite")
+    settings = {"max_workers": 2, "max_search_calls": 5, "max_iterations": 1, "min_iterations": 1}
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, "-c", START_IN_A_SUBPROCESS, db, json.dumps(settings)], cwd=root
+    )
+    try:
+        assert held.wait(60), "the third worker never searched"
+        deadline = time.monotonic() + 30
+        while chat_server.brain.calls["WorkerFindings"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the finished workers' writes are saved by now
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        hold.set()
+        if process.poll() is None:
+            process.kill()
+    before = len(arrivals)  # searches that reached the server, the held one included
+    output = asyncio.run(
+        execute(
+            target=db,
+            thread_id="t",
+            graph_input=None,
+            progress=Quiet(),
+            decide_plan=lambda value: {"action": "approve"},
+        )
+    )
+    after = len(arrivals) - before
+    assert before == 5
+    assert after == 1  # 4 searches were saved and 1 was in flight: 1 left (not 2) in the budget
+    assert output["usage"].search_calls == 5

@@ -16,8 +16,11 @@ from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
 
-from settings import Settings
+from settings import Settings, settings_from
 from state import Usage
 from tools import endpoint_limits
 from tools.context import MESSAGE_OVERHEAD, estimate_tokens
@@ -147,11 +150,38 @@ def for_step(state: dict) -> RunResources:
     return run
 
 
-def for_worker(state: dict, worker: Hashable) -> RunResources:
+def worker_key(state: dict) -> Hashable:
+    """What names one worker within its run: its round and subtask."""
+    return (state["round"], state["subtask"].id)
+
+
+def for_worker(state: dict) -> RunResources:
     """The run's resources at a worker step: the worker's own checkpointed spending counted
     once (it is not yet in the run's usage), on top of the run's usage when it was sent."""
     run = open_run(state["run_id"], state["settings"], state.get("spent"))
-    run.ledger.join(worker, state.get("usage") or Usage())
+    run.ledger.join(worker_key(state), state.get("usage") or Usage())
+    return run
+
+
+async def resume_run(graph: Pregel, config: RunnableConfig) -> RunResources | None:
+    """Before resuming a checkpointed run: open it with everything its checkpoint says it spent.
+
+    The snapshot's values include the writes of steps that finished after the last complete
+    one (a fan-out's finished workers); each unfinished worker adds what its own saved steps
+    cost. So the budget counts all of it from the first resumed call, whichever worker runs
+    first.
+    """
+    snapshot = await graph.aget_state(config, subgraphs=True)
+    values = snapshot.values
+    if not values.get("run_id") or not values.get("settings"):
+        return None
+    settings = settings_from(values["settings"])
+    run = open_run(values["run_id"], settings, values.get("usage") or Usage())
+    for task in snapshot.tasks:
+        unfinished = task.result is None and isinstance(task.state, StateSnapshot)
+        worker = task.state.values if unfinished else {}
+        if "subtask" in worker and "round" in worker:
+            run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
     return run
 
 
