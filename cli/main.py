@@ -17,6 +17,7 @@ from dotenv import load_dotenv
 
 from cli import inspect
 from cli.approval import NoAnswer, decide_plan
+from cli.batch import batch_command
 from cli.live import LiveProgress
 from cli.preflight import (
     BadInput,
@@ -64,18 +65,21 @@ def _parser() -> argparse.ArgumentParser:
             "or a file in your data folder)",
         )
 
+    def setting_flags(sub: argparse.ArgumentParser) -> None:
+        for name, kind in SETTING_FLAGS.items():
+            sub.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+        sub.add_argument(
+            "--search",
+            choices=["tavily", "local", "hybrid"],
+            dest="search_backend",
+            help="web (default), a folder of documents, or both",
+        )
+        sub.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+
     run = commands.add_parser("run", help="start a research run")
     run.add_argument("question")
     run.add_argument("--thread-id", help="name the run (default: a new id)")
-    for name, kind in SETTING_FLAGS.items():
-        run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
-    run.add_argument(
-        "--search",
-        choices=["tavily", "local", "hybrid"],
-        dest="search_backend",
-        help="web (default), a folder of documents, or both",
-    )
-    run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+    setting_flags(run)
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
     outputs(run)
     store(run)
@@ -84,6 +88,17 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("thread_id")
     outputs(resume)
     store(resume)
+
+    batch = commands.add_parser(
+        "batch", help="research every question of a file (one per line, or JSONL), N at a time"
+    )
+    batch.add_argument("file", type=Path)
+    batch.add_argument("--out-dir", type=Path, default=Path("reports"), help="reports go here")
+    batch.add_argument("--concurrency", type=int, default=3, help="questions researched at once")
+    batch.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    setting_flags(batch)
+    batch.set_defaults(approve_plan=False)  # a batch runs unattended
+    store(batch)
 
     history = commands.add_parser("history", help="the checkpoints of a run")
     history.add_argument("thread_id")
@@ -153,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "threads":
             print("\n".join(asyncio.run(inspect.threads(target, args.limit))))
             return 0
+        if args.command == "batch":
+            return batch_command(args, target, _settings_values(args))
         graph_input = None
         if args.command == "run":
             settings = settings_or_explain(_settings_values(args))
