@@ -10,6 +10,7 @@ the conversation with the error, and the question is asked again, a bounded numb
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TypeVar
 
 import openai
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from nodes import prompts
 from settings import Role, Settings
 from state import Usage
+from tools.durable_calls import durable, fingerprint
 from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
 from tools.models import chat_model
 from tools.run_resources import RunResources
@@ -63,12 +65,16 @@ async def _request(
     async with run.model_call(messages):
         if method == "json_schema":
             schema = {"name": name, "schema": contract.model_json_schema(), "strict": False}
-            return await model.ainvoke(
-                messages, response_format={"type": "json_schema", "json_schema": schema}
+            send = partial(
+                model.ainvoke,
+                messages,
+                response_format={"type": "json_schema", "json_schema": schema},
             )
-        if method == "tool_calling":
-            return await model.bind_tools([contract], tool_choice=name).ainvoke(messages)
-        return await model.ainvoke(_with_reply_format(messages, contract))
+        elif method == "tool_calling":
+            send = partial(model.bind_tools([contract], tool_choice=name).ainvoke, messages)
+        else:
+            send = partial(model.ainvoke, _with_reply_format(messages, contract))
+        return await durable(fingerprint(messages, role=role, contract=name, method=method), send)
 
 
 def _reply_json(reply: AIMessage) -> tuple[object, str]:
@@ -155,7 +161,7 @@ async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
     model = chat_model(run.settings, role)
     async with run.model_call(messages):
-        reply = await model.ainvoke(messages)
+        reply = await durable(fingerprint(messages, role=role), partial(model.ainvoke, messages))
     usage = usage_of(reply, role)
     run.record(usage)
     return prompts.without_fences(strip_reasoning(reply.text)), usage
