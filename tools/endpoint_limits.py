@@ -30,6 +30,7 @@ from aiolimiter import AsyncLimiter
 OPENAI_URL = "https://api.openai.com/v1"  # where the OpenAI SDK goes without a base URL
 DEFAULT_CONCURRENCY = 32  # requests in flight per endpoint when the environment says nothing
 DEFAULT_PAUSE = 1.0  # seconds an endpoint rests after a 429 that names no Retry-After
+LARGEST_PROMPT = 8_000  # tokens one request may take from the bucket at once (larger: capped)
 MAX_PAUSE = 120.0  # a Retry-After longer than this is capped (a broken header must not hang us)
 
 
@@ -97,6 +98,14 @@ def retry_after_seconds(headers: httpx.Headers) -> float:
     return min(MAX_PAUSE, max(0.0, when - time.time()))
 
 
+def _bucket(per_minute: float, burst: float) -> AsyncLimiter:
+    """A leaky bucket for a per-minute rate that holds about one second's worth (at least
+    `burst`), not a whole minute's: providers enforce per-minute limits in short slices, so a
+    minute's allowance sent in one burst would still be refused."""
+    period = min(60.0, max(1.0, 60.0 * burst / per_minute))
+    return AsyncLimiter(per_minute * period / 60.0, period)
+
+
 class Endpoint:
     """The gate every call to one endpoint passes, from every run on this event loop."""
 
@@ -105,8 +114,8 @@ class Endpoint:
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.max_in_flight) if limits.max_in_flight else None
         rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
-        self._requests = AsyncLimiter(rpm, 60) if rpm else None
-        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
+        self._requests = _bucket(rpm, burst=1) if rpm else None
+        self._tokens = _bucket(tpm, burst=LARGEST_PROMPT) if tpm else None
         self._resume_at = 0.0  # loop time before which no request may start (after a 429)
         self._reserved = 0  # tokens reserved on estimates, and reported by servers, in total
         self._reported = 0

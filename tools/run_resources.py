@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ class RunResources:
     def search_cache(self) -> SearchCache:
         """The run's cache in front of its search backend, built when a worker first searches."""
         if self._search_cache is None:
-            self._search_cache = SearchCache(search_backend(self.settings))
+            self._search_cache = SearchCache(shared_backend(self.settings))
         return self._search_cache
 
     @property
@@ -112,6 +113,28 @@ def search_backend(settings: Settings) -> SearchBackend:
     if settings.search_backend == "local":
         return local
     return HybridSearch(TavilySearch(settings), local)
+
+
+_backends: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, SearchBackend]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_backend(settings: Settings) -> SearchBackend:
+    """One search backend per event loop and configuration, shared by every run: building a
+    web client loads the system's certificates (about 60 ms of CPU), too much to pay per run."""
+    key = (
+        settings.search_backend,
+        settings.corpus_dir,
+        settings.request_timeout,
+        settings.search_retries,
+        os.environ.get("TAVILY_API_BASE_URL"),
+        os.environ.get("TAVILY_API_KEY"),
+    )
+    per_loop = _backends.setdefault(asyncio.get_running_loop(), {})
+    if key not in per_loop:
+        per_loop[key] = search_backend(settings)
+    return per_loop[key]
 
 
 _live: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunResources]] = (

@@ -9,6 +9,7 @@ the conversation with the error, and the question is asked again, a bounded numb
 
 from __future__ import annotations
 
+import functools
 import json
 from functools import partial
 from typing import TypeVar
@@ -44,6 +45,12 @@ def usage_of(reply: AIMessage, role: Role) -> Usage:
     return Usage.of_call(role, meta.get("input_tokens", 0), meta.get("output_tokens", 0))
 
 
+@functools.cache
+def json_schema(contract: type[BaseModel]) -> dict:
+    """The contract's JSON schema, built once per contract (pydantic takes ms to build one)."""
+    return contract.model_json_schema()
+
+
 def _with_reply_format(messages: list[BaseMessage], contract: type[BaseModel]) -> list:
     """The conversation with the schema instruction added to its (single) system message."""
     instruction = prompts.reply_format(contract)
@@ -64,7 +71,7 @@ async def _request(
     name = contract.__name__
     async with run.model_call(messages):
         if method == "json_schema":
-            schema = {"name": name, "schema": contract.model_json_schema(), "strict": False}
+            schema = {"name": name, "schema": json_schema(contract), "strict": False}
             send = partial(
                 model.ainvoke,
                 messages,
