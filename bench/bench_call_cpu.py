@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
 
-from bench_concurrency import start_stand_ins, stand_in_env  # noqa: E402
+from bench_concurrency import stand_in_env, start_stand_ins  # noqa: E402
 
 
 async def cpu_per_call(make_call, calls: int, concurrency: int) -> float:

@@ -158,3 +158,17 @@ def test_a_bad_setting_on_a_line_exits_2_before_any_call(chat_server, search_ser
     assert done.returncode == 2
     assert "line 1: invalid setting max_workers" in done.stderr
     assert chat_server.chat_requests == []
+
+
+def test_a_batch_row_follows_its_runs_events():
+    from cli.batch_progress import BatchRow
+
+    row = BatchRow(3, "Compare zstd and xz")
+    row.apply({"event": "plan", "subtasks": [{"id": 1}, {"id": 2}], "query_type": "x"})
+    row.apply({"event": "worker", "phase": "done", "round": 1})
+    assert (row.state, row.round, row.workers_done, row.workers) == ("researching", 1, 1, 2)
+    row.apply({"event": "report", "round": 1, "chars": 10})
+    row.apply({"event": "quality", "round": 1, "score": 72})
+    row.apply({"event": "gaps", "round": 1, "gaps": ["g"], "tasks": ["t"]})
+    assert (row.state, row.round, row.workers, row.score) == ("researching", 2, 1, 72)
+    assert row.text().startswith("[3] Compare zstd and xz: researching, round 2, workers 0/1")

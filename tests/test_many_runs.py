@@ -242,3 +242,33 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     assert before == 5
     assert after == 1  # 4 searches were saved and 1 was in flight: 1 left (not 2) in the budget
     assert output["usage"].search_calls == 5
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+        ({"retry-after": "soon"}, 1.0),
+        ({}, 1.0),
+        ({"retry-after": "100000"}, 120.0),
+    ],
+)
+def test_retry_after_is_read_as_the_openai_sdk_reads_it(headers, seconds):
+    import httpx
+
+    from tools.endpoint_limits import retry_after_seconds
+
+    assert retry_after_seconds(httpx.Headers(headers)) == pytest.approx(seconds)
+
+
+def test_a_bad_limit_in_the_environment_names_the_variable(monkeypatch):
+    from tools.endpoint_limits import BadLimit, Limits
+
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "lots")
+    with pytest.raises(BadLimit, match="DEEP_RESEARCH_MODEL_RPM='lots'"):
+        Limits.for_models()
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "600")
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "4")
+    assert Limits.for_models() == Limits(4, 600.0, None)

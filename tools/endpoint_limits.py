@@ -98,11 +98,15 @@ def retry_after_seconds(headers: httpx.Headers) -> float:
     return min(MAX_PAUSE, max(0.0, when - time.time()))
 
 
+BUCKET_SECONDS = 0.1  # a bucket holds this long's allowance (or one `burst`, if more)
+
+
 def _bucket(per_minute: float, burst: float) -> AsyncLimiter:
-    """A leaky bucket for a per-minute rate that holds about one second's worth (at least
-    `burst`), not a whole minute's: providers enforce per-minute limits in short slices, so a
-    minute's allowance sent in one burst would still be refused."""
-    period = min(60.0, max(1.0, 60.0 * burst / per_minute))
+    """A leaky bucket for a per-minute rate that holds a tenth of a second's worth (at least
+    `burst`), not a minute's: providers enforce per-minute limits in short slices, so a
+    minute's allowance sent at once would be refused, and any second then sees at most the
+    rate plus one small bucket."""
+    period = min(60.0, max(BUCKET_SECONDS, 60.0 * burst / per_minute))
     return AsyncLimiter(per_minute * period / 60.0, period)
 
 
@@ -138,14 +142,20 @@ class Endpoint:
 
     async def _admit(self, estimated_tokens: int) -> None:
         """Wait out a 429 pause and take one request and the estimated tokens from the buckets."""
-        await self._pause_over()
-        if self._requests is not None:
-            await self._requests.acquire()
+        while True:
+            await self._pause_over()
+            if self._requests is not None:
+                await self._requests.acquire()
+            if not self._paused():
+                break  # else a 429 came in while we waited: queue again behind the pause
         if self._tokens is not None and estimated_tokens > 0:
             amount = min(estimated_tokens, self._tokens.max_rate)
             self._reserved += amount
             await self._tokens.acquire(amount)
-        await self._pause_over()  # a 429 may have come in while we waited on the buckets
+        await self._pause_over()
+
+    def _paused(self) -> bool:
+        return self._resume_at > asyncio.get_running_loop().time()
 
     async def _pause_over(self) -> None:
         loop = asyncio.get_running_loop()
