@@ -97,6 +97,37 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
     rows.append(
         ("ask(): limits, ledger, validation", await cpu_per_call(structured, calls, concurrency))
     )
+
+    async def search() -> None:
+        run.search_cache._entries.clear()  # a new query every time, as workers send
+        await run.search_cache.search("compare zstd and xz", 5)
+
+    rows.append(
+        ("one search (Tavily client, cache)", await cpu_per_call(search, calls, concurrency))
+    )
+
+    class Asked(TypedDict, total=False):
+        n: int
+
+    async def ask_step(state: Asked) -> dict:
+        await ask(GapCheck, messages, role="researcher", run=run)
+        return {"n": 1}
+
+    asking = StateGraph(Asked)
+    asking.add_node("ask", ask_step)
+    asking.add_edge(START, "ask")
+    asking.add_edge("ask", END)
+    asking_graph = asking.compile()
+
+    async def ask_in_graph() -> None:
+        await asking_graph.ainvoke({})
+
+    rows.append(
+        (
+            "ask() in a one-node graph (a saved task)",
+            await cpu_per_call(ask_in_graph, calls, concurrency),
+        )
+    )
     release_run("bench")
 
     class Empty(TypedDict, total=False):
