@@ -29,6 +29,7 @@ from cli.preflight import (
 from cli.progress import PlainProgress
 from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
 from cli.summary import RunSummary
+from settings import SEARCH_BACKENDS
 from tools.checkpoints import default_checkpoint_db
 from tools.secrets import redact
 
@@ -38,6 +39,7 @@ SETTING_FLAGS = {
     "quality_threshold": float,
     "max_workers": int,
     "model": str,
+    "fetch_pages": int,
 }
 
 
@@ -70,9 +72,10 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
         sub.add_argument(
             "--search",
-            choices=["tavily", "local", "hybrid"],
+            choices=SEARCH_BACKENDS,
             dest="search_backend",
-            help="web (default), a folder of documents, or both",
+            help="a web provider (default: the one whose key is set, else duckduckgo), "
+            "a folder of documents (local), or both (hybrid)",
         )
         sub.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
 

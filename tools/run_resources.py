@@ -26,10 +26,10 @@ from state import Usage
 from tools import endpoint_limits
 from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools.endpoint_limits import Endpoint, endpoint
-from tools.local_search import HybridSearch, LocalSearch
 from tools.models import openai_base_url
 from tools.run_ledger import RunLedger
-from tools.search import SearchBackend, TavilySearch
+from tools.search.base import SearchBackend
+from tools.search.factory import search_backend
 from tools.search_cache import SearchCache
 
 
@@ -105,16 +105,6 @@ def search_endpoint(settings: Settings) -> Endpoint:
     return endpoint(f"search:{settings.search_backend}")
 
 
-def search_backend(settings: Settings) -> SearchBackend:
-    """The backend the settings choose: the web, the user's folder, or both."""
-    if settings.search_backend == "tavily":
-        return TavilySearch(settings)
-    local = LocalSearch(settings.corpus_dir or "")
-    if settings.search_backend == "local":
-        return local
-    return HybridSearch(TavilySearch(settings), local)
-
-
 _backends: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, SearchBackend]] = (
     weakref.WeakKeyDictionary()
 )
@@ -123,14 +113,9 @@ _backends: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Sear
 def shared_backend(settings: Settings) -> SearchBackend:
     """One search backend per event loop and configuration, shared by every run: building a
     web client loads the system's certificates (about 60 ms of CPU), too much to pay per run."""
-    key = (
-        settings.search_backend,
-        settings.corpus_dir,
-        settings.request_timeout,
-        settings.search_retries,
-        os.environ.get("TAVILY_API_BASE_URL"),
-        os.environ.get("TAVILY_API_KEY"),
-    )
+    providers = ("TAVILY_", "BOCHA_", "SEARXNG_", "DDGS_")  # what providers read at build
+    environment = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(providers)))
+    key = (settings.model_dump_json(), environment)
     per_loop = _backends.setdefault(asyncio.get_running_loop(), {})
     if key not in per_loop:
         per_loop[key] = search_backend(settings)
