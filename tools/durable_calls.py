@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -45,11 +46,23 @@ def _in_async_graph() -> bool:
     return getattr(getattr(runner_call, "func", None), "__name__", "") == "_acall"
 
 
-async def durable(key: str, send: Callable[[], Awaitable[AIMessage]]) -> AIMessage:
-    """`await send()`, saved in the run's checkpoint as soon as it answers (see module doc)."""
+async def durable(
+    key: str,
+    send: Callable[[], Awaitable[AIMessage]],
+    slot: Callable[[], AbstractAsyncContextManager],
+) -> AIMessage:
+    """`await send()` inside `slot()` (the run's and the endpoint's limits), saved in the run's
+    checkpoint as soon as it answers (see module doc). The task is created before any wait, so
+    calls keep their order within the node however the limits let them through; a call
+    answered from the checkpoint takes no slot."""
+
+    async def call() -> AIMessage:
+        async with slot():
+            return await send()
+
     if not _in_async_graph():
-        return await send()
-    saved_key, reply = await _saved_call(key, send)
+        return await call()
+    saved_key, reply = await _saved_call(key, call)
     if saved_key != key:  # this position held another request before the crash: ask anew
-        return await send()
+        return await call()
     return reply

@@ -69,19 +69,17 @@ async def _request(
     """Send one request that asks for `contract` by one method."""
     model = chat_model(run.settings, role)
     name = contract.__name__
-    async with run.model_call(messages):
-        if method == "json_schema":
-            schema = {"name": name, "schema": json_schema(contract), "strict": False}
-            send = partial(
-                model.ainvoke,
-                messages,
-                response_format={"type": "json_schema", "json_schema": schema},
-            )
-        elif method == "tool_calling":
-            send = partial(model.bind_tools([contract], tool_choice=name).ainvoke, messages)
-        else:
-            send = partial(model.ainvoke, _with_reply_format(messages, contract))
-        return await durable(fingerprint(messages, role=role, contract=name, method=method), send)
+    if method == "json_schema":
+        schema = {"name": name, "schema": json_schema(contract), "strict": False}
+        send = partial(
+            model.ainvoke, messages, response_format={"type": "json_schema", "json_schema": schema}
+        )
+    elif method == "tool_calling":
+        send = partial(model.bind_tools([contract], tool_choice=name).ainvoke, messages)
+    else:
+        send = partial(model.ainvoke, _with_reply_format(messages, contract))
+    key = fingerprint(messages, role=role, contract=name, method=method)
+    return await durable(key, send, partial(run.model_call, messages))
 
 
 def _reply_json(reply: AIMessage) -> tuple[object, str]:
@@ -167,8 +165,11 @@ def _short(error: ValidationError) -> str:
 async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
     model = chat_model(run.settings, role)
-    async with run.model_call(messages):
-        reply = await durable(fingerprint(messages, role=role), partial(model.ainvoke, messages))
+    reply = await durable(
+        fingerprint(messages, role=role),
+        partial(model.ainvoke, messages),
+        partial(run.model_call, messages),
+    )
     usage = usage_of(reply, role)
     run.record(usage)
     return prompts.without_fences(strip_reasoning(reply.text)), usage
