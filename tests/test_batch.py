@@ -46,12 +46,26 @@ def batch_command(questions: Path, out: Path, db: str, *extra: str) -> list[str]
     ]
 
 
+POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
+STORES = [
+    "sqlite",
+    pytest.param(
+        "postgres",
+        marks=pytest.mark.skipif(
+            not POSTGRES_URL, reason="no PostgreSQL server: set DEEP_RESEARCH_TEST_POSTGRES_URL"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("store", STORES)
 def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_flight(
-    chat_server, search_server, tmp_path
+    chat_server, search_server, tmp_path, store
 ):
     questions = tmp_path / "questions.txt"
     questions.write_text("# five questions\n" + "\n".join(QUESTIONS) + "\n\n", encoding="utf-8")
-    out, db = tmp_path / "reports", str(tmp_path / "batch.sqlite")
+    out = tmp_path / "reports"
+    db = str(tmp_path / "batch.sqlite") if store == "sqlite" else POSTGRES_URL
     frozen, hold = threading.Event(), threading.Event()
     answered = []
 
