@@ -127,6 +127,7 @@ class Endpoint:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.rate_limited = 0  # 429 answers seen
+        self._hooked = False  # the endpoint's HTTP client calls `before_request` itself
 
     @asynccontextmanager
     async def call(self, estimated_tokens: int = 0) -> AsyncIterator[None]:
@@ -141,13 +142,10 @@ class Endpoint:
                 self.in_flight -= 1
 
     async def _admit(self, estimated_tokens: int) -> None:
-        """Wait out a 429 pause and take one request and the estimated tokens from the buckets."""
-        while True:
-            await self._pause_over()
-            if self._requests is not None:
-                await self._requests.acquire()
-            if not self._paused():
-                break  # else a 429 came in while we waited: queue again behind the pause
+        """Wait out a 429 pause and take one request (unless each HTTP request takes its own,
+        see `http_hooks`) and the estimated tokens from the buckets."""
+        if not self._hooked:
+            await self._take_request()
         if self._tokens is not None and estimated_tokens > 0:
             amount = min(estimated_tokens, self._tokens.max_rate)
             self._reserved += amount
@@ -181,6 +179,27 @@ class Endpoint:
         self.rate_limited += 1
         resume_at = asyncio.get_running_loop().time() + seconds
         self._resume_at = max(self._resume_at, resume_at)
+
+    async def _take_request(self) -> None:
+        """Wait out any pause, then take one request from the bucket; again if a 429 came in
+        while we waited, so that a pause is not followed by a burst."""
+        while True:
+            await self._pause_over()
+            if self._requests is not None:
+                await self._requests.acquire()
+            if not self._paused():
+                return
+
+    def http_hooks(self) -> dict[str, list]:
+        """httpx event hooks for a client of this endpoint: every HTTP request, the SDK's own
+        retries included, waits out a 429 pause and takes its request from the bucket, and
+        every 429 answer pauses the endpoint."""
+        self._hooked = True
+        return {"request": [self.before_request], "response": [self.observe]}
+
+    async def before_request(self, request: httpx.Request) -> None:
+        """An httpx request hook (see `http_hooks`)."""
+        await self._take_request()
 
     async def observe(self, response: httpx.Response) -> None:
         """An httpx response hook: a 429 slows the whole endpoint, not just the one call."""

@@ -63,7 +63,7 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
             stream_usage=True,
             http_async_client=httpx.AsyncClient(
                 timeout=settings.request_timeout,
-                event_hooks={"response": [model_endpoint(openai_base_url()).observe]},
+                event_hooks=model_endpoint(openai_base_url()).http_hooks(),
             ),
         )
     return per_loop[key]
