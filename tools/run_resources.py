@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
@@ -28,7 +27,6 @@ from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools.endpoint_limits import Endpoint, endpoint
 from tools.models import openai_base_url
 from tools.run_ledger import RunLedger
-from tools.search.base import SearchBackend
 from tools.search.factory import search_backend
 from tools.search_cache import SearchCache
 
@@ -49,7 +47,7 @@ class RunResources:
     def search_cache(self) -> SearchCache:
         """The run's cache in front of its search backend, built when a worker first searches."""
         if self._search_cache is None:
-            self._search_cache = SearchCache(shared_backend(self.settings))
+            self._search_cache = SearchCache(search_backend(self.settings))
         return self._search_cache
 
     @property
@@ -103,23 +101,6 @@ def model_endpoint() -> Endpoint:
 def search_endpoint(settings: Settings) -> Endpoint:
     """The process-wide gate of the run's search backend."""
     return endpoint(f"search:{settings.search_backend}")
-
-
-_backends: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, SearchBackend]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def shared_backend(settings: Settings) -> SearchBackend:
-    """One search backend per event loop and configuration, shared by every run: building a
-    web client loads the system's certificates (about 60 ms of CPU), too much to pay per run."""
-    providers = ("TAVILY_", "BOCHA_", "SEARXNG_", "DDGS_")  # what providers read at build
-    environment = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(providers)))
-    key = (settings.model_dump_json(), environment)
-    per_loop = _backends.setdefault(asyncio.get_running_loop(), {})
-    if key not in per_loop:
-        per_loop[key] = search_backend(settings)
-    return per_loop[key]
 
 
 _live: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunResources]] = (
