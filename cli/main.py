@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from cli import inspect
+from cli import evaluate, inspect
 from cli.approval import NoAnswer, decide_plan
 from cli.batch import batch_command
 from cli.live import LiveProgress
@@ -110,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
     threads = commands.add_parser("threads", help="recent runs")
     threads.add_argument("--limit", type=int, default=20)
     store(threads)
+
+    evaluate.add_command(commands, setting_flags)
     return parser
 
 
@@ -161,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     load_dotenv(Path.cwd() / ".env", override=False)
     args = _parser().parse_args(argv)
+    if args.command == "eval":
+        return evaluate.command(args, _settings_values(args))
     target = args.checkpoint_db or default_checkpoint_db()
     progress = choose_progress(getattr(args, "quiet", False))
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex

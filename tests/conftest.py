@@ -78,3 +78,17 @@ def page_server():
     server = PageServer().start()
     yield server
     server.stop()
+
+
+SECRET_JUDGE_KEY = "sk-test-judge-key-3c8e41"
+
+
+@pytest.fixture
+def judge_server(monkeypatch: pytest.MonkeyPatch):
+    """A stand-in judge on its own port, with known answers (tests/stand_ins/judge.py)."""
+    from stand_ins.judge import JudgeBrain
+
+    server = ChatServer(JudgeBrain()).start()
+    monkeypatch.setenv("DEEP_RESEARCH_JUDGE_API_KEY", SECRET_JUDGE_KEY)
+    yield server
+    server.stop()

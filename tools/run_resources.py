@@ -25,7 +25,7 @@ from state import Usage
 from tools import endpoint_limits
 from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools.endpoint_limits import Endpoint, endpoint
-from tools.models import openai_base_url
+from tools.models import chat_base_url
 from tools.run_ledger import RunLedger
 from tools.search.factory import search_backend
 from tools.search_cache import SearchCache
@@ -95,7 +95,7 @@ def _estimate(messages: list[BaseMessage]) -> int:
 
 def model_endpoint() -> Endpoint:
     """The process-wide gate of the chat server every role talks to."""
-    return endpoint_limits.model_endpoint(openai_base_url())
+    return endpoint_limits.model_endpoint(chat_base_url())
 
 
 def search_endpoint(settings: Settings) -> Endpoint:

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from stand_ins.bocha import BochaServer
 from stand_ins.chat import ChatServer
 from stand_ins.duckduckgo import DuckDuckGoServer
+from stand_ins.judge import JudgeBrain
 from stand_ins.search import SearchServer
 from stand_ins.searxng import SearxngServer
 
@@ -38,6 +39,7 @@ def main() -> None:
         "duckduckgo": DuckDuckGoServer,
     }
     chat, search = ChatServer().start(), servers[args.provider]().start()
+    judge = ChatServer(JudgeBrain()).start()  # for `deep-research eval`, on its own port
     chat.latency, search.latency = args.latency, args.search_latency
     chat.brain.subtasks = args.subtasks
     print(f"OPENAI_BASE_URL={chat.url}/v1")
@@ -50,7 +52,10 @@ def main() -> None:
     }[args.provider]
     for name, value in variables.items():
         print(f"{name}={value}")
-    print("DEEP_RESEARCH_MODEL=stand-in", flush=True)
+    print("DEEP_RESEARCH_MODEL=stand-in")
+    print(f"DEEP_RESEARCH_JUDGE_BASE_URL={judge.url}/v1")
+    print("DEEP_RESEARCH_JUDGE_API_KEY=sk-judge-stand-in")
+    print("DEEP_RESEARCH_JUDGE_MODEL=stand-in-judge", flush=True)
     threading.Event().wait()
 
 
