@@ -17,6 +17,7 @@ from dotenv import load_dotenv
 
 from cli import evaluate, inspect
 from cli.approval import NoAnswer, decide_plan
+from cli.batch import batch_command
 from cli.live import LiveProgress
 from cli.preflight import (
     BadInput,
@@ -91,6 +92,17 @@ def _parser() -> argparse.ArgumentParser:
     outputs(resume)
     store(resume)
 
+    batch = commands.add_parser(
+        "batch", help="research every question of a file (one per line, or JSONL), N at a time"
+    )
+    batch.add_argument("file", type=Path)
+    batch.add_argument("--out-dir", type=Path, default=Path("reports"), help="reports go here")
+    batch.add_argument("--concurrency", type=int, default=3, help="questions researched at once")
+    batch.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    setting_flags(batch)
+    batch.set_defaults(approve_plan=False)  # a batch runs unattended
+    store(batch)
+
     history = commands.add_parser("history", help="the checkpoints of a run")
     history.add_argument("thread_id")
     store(history)
@@ -163,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "threads":
             print("\n".join(asyncio.run(inspect.threads(target, args.limit))))
             return 0
+        if args.command == "batch":
+            return batch_command(args, target, _settings_values(args))
         graph_input = None
         if args.command == "run":
             settings = settings_or_explain(_settings_values(args))

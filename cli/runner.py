@@ -19,6 +19,7 @@ from graph import build_graph
 from state import ResearchOutput
 from tools.checkpoints import open_checkpointer
 from tools.citations import evidence_table
+from tools.run_resources import resume_run
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
@@ -88,6 +89,8 @@ async def execute(
                 f"thread id {thread_id!r} already holds a run: continue it with "
                 f"`deep-research resume {thread_id}` or choose another --thread-id"
             )
+        if graph_input is None:
+            await resume_run(graph, config)  # the budget counts what finished before the crash
         step_input: dict | Command | None = graph_input
         while True:
             async for _namespace, mode, data in graph.astream(

@@ -12,7 +12,7 @@ from nodes import prompts
 from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
-from tools.run_resources import resources_for
+from tools.run_resources import for_step, release_run
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
@@ -93,7 +93,7 @@ async def decompose(state: ResearchState) -> dict:
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
     run_id = state.get("run_id") or uuid.uuid4().hex
-    run = resources_for(run_id, settings)
+    run = for_step({**state, "run_id": run_id, "settings": settings})
     fallback = ""
     try:
         plan, usage = await ask(
@@ -101,6 +101,9 @@ async def decompose(state: ResearchState) -> dict:
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = TaskPlan(), error.usage, redact(str(error))
+    except BaseException:  # the run ends before its id reaches state: release it here
+        release_run(run_id)
+        raise
     plan = shape_plan(plan, question, settings)
     announce_plan(plan, fallback=fallback)
     return {

@@ -7,7 +7,7 @@ from nodes import prompts
 from nodes.events import emit
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
 from tools.citations import clean_citations
-from tools.run_resources import resources_for
+from tools.run_resources import for_step
 from tools.sources import SourceRegistry
 from tools.structured import StructuredOutputError, ask
 
@@ -18,7 +18,7 @@ async def quality_check(state: ResearchState) -> dict:
     cited = clean_citations(state["report"], registry.sources)[1]
     limit = state["settings"].max_context_tokens
     messages = prompts.quality(state["question"], state["report"], len(cited), limit)
-    run = resources_for(state["run_id"], state["settings"])
+    run = for_step(state)
     try:
         assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
@@ -83,7 +83,7 @@ async def analyze_gaps(state: ResearchState) -> dict:
         settings.max_supplementary_tasks,
         settings.max_context_tokens,
     )
-    run = resources_for(state["run_id"], settings)
+    run = for_step(state)
     try:
         analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # no reliable gaps: finish with the report we have

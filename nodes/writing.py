@@ -7,13 +7,14 @@ from nodes.events import emit
 from state import ResearchState, Source, Usage, WorkerResult
 from tools.budgets import cost_usd
 from tools.citations import clean_citations, is_cjk, sources_section
-from tools.run_resources import RunResources, resources_for
+from tools.run_resources import RunResources, for_step, release_run
 from tools.sources import SourceRegistry
 from tools.structured import write
 
 
 def _run(state: ResearchState) -> RunResources:
-    return resources_for(state["run_id"], state["settings"])
+    """The run's live resources, its ledger at the checkpointed total."""
+    return for_step(state)
 
 
 def no_evidence_report(question: str, results: list[WorkerResult]) -> str:
@@ -94,4 +95,5 @@ async def finalize(state: ResearchState) -> dict:
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
+    release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
     return {"report": report, "sources": sources, "stop_reason": reason, "cost_usd": cost}

@@ -20,6 +20,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from settings import Role, Settings
+from tools.endpoint_limits import model_endpoint
 
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 
@@ -73,12 +74,18 @@ def openai_api_key() -> str:
     )
 
 
+def chat_base_url() -> str | None:
+    """The base URL model calls made here go to: the endpoint in use, else the environment's."""
+    endpoint = _endpoint.get()
+    return endpoint.base_url if endpoint else openai_base_url()
+
+
 def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
     """The client for a role's model on the running event loop (its connection pool is reused)."""
     loop = asyncio.get_running_loop()
     name = settings.model_for(role)
     endpoint = _endpoint.get()
-    base_url = endpoint.base_url if endpoint else openai_base_url()
+    base_url = chat_base_url()
     key = (name, base_url, endpoint, settings.request_timeout, settings.model_retries)
     per_loop = _clients.setdefault(loop, {})
     if key not in per_loop:
@@ -90,6 +97,9 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
             max_retries=settings.model_retries,
             use_responses_api=False,
             stream_usage=True,
-            http_async_client=httpx.AsyncClient(timeout=settings.request_timeout),
+            http_async_client=httpx.AsyncClient(
+                timeout=settings.request_timeout,
+                event_hooks=model_endpoint(base_url).http_hooks(),
+            ),
         )
     return per_loop[key]

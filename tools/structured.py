@@ -9,7 +9,9 @@ the conversation with the error, and the question is asked again, a bounded numb
 
 from __future__ import annotations
 
+import functools
 import json
+from functools import partial
 from typing import TypeVar
 
 import openai
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from nodes import prompts
 from settings import Role, Settings
 from state import Usage
+from tools.durable_calls import durable, fingerprint
 from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
 from tools.models import chat_model
 from tools.run_resources import RunResources
@@ -42,6 +45,12 @@ def usage_of(reply: AIMessage, role: Role) -> Usage:
     return Usage.of_call(role, meta.get("input_tokens", 0), meta.get("output_tokens", 0))
 
 
+@functools.cache
+def json_schema(contract: type[BaseModel]) -> dict:
+    """The contract's JSON schema, built once per contract (pydantic takes ms to build one)."""
+    return contract.model_json_schema()
+
+
 def _with_reply_format(messages: list[BaseMessage], contract: type[BaseModel]) -> list:
     """The conversation with the schema instruction added to its (single) system message."""
     instruction = prompts.reply_format(contract)
@@ -60,15 +69,17 @@ async def _request(
     """Send one request that asks for `contract` by one method."""
     model = chat_model(run.settings, role)
     name = contract.__name__
-    async with run.model_calls:
-        if method == "json_schema":
-            schema = {"name": name, "schema": contract.model_json_schema(), "strict": False}
-            return await model.ainvoke(
-                messages, response_format={"type": "json_schema", "json_schema": schema}
-            )
-        if method == "tool_calling":
-            return await model.bind_tools([contract], tool_choice=name).ainvoke(messages)
-        return await model.ainvoke(_with_reply_format(messages, contract))
+    if method == "json_schema":
+        schema = {"name": name, "schema": json_schema(contract), "strict": False}
+        send = partial(
+            model.ainvoke, messages, response_format={"type": "json_schema", "json_schema": schema}
+        )
+    elif method == "tool_calling":
+        send = partial(model.bind_tools([contract], tool_choice=name).ainvoke, messages)
+    else:
+        send = partial(model.ainvoke, _with_reply_format(messages, contract))
+    key = fingerprint(messages, role=role, contract=name, method=method)
+    return await durable(key, send, partial(run.model_call, messages))
 
 
 def _reply_json(reply: AIMessage) -> tuple[object, str]:
@@ -154,8 +165,11 @@ def _short(error: ValidationError) -> str:
 async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
     model = chat_model(run.settings, role)
-    async with run.model_calls:
-        reply = await model.ainvoke(messages)
+    reply = await durable(
+        fingerprint(messages, role=role),
+        partial(model.ainvoke, messages),
+        partial(run.model_call, messages),
+    )
     usage = usage_of(reply, role)
     run.record(usage)
     return prompts.without_fences(strip_reasoning(reply.text)), usage
