@@ -109,6 +109,13 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _iterations_in_order(self) -> Settings:
+        """Adapt the round limit the caller did not give to the one they did; refuse a clash."""
+        given = self.model_fields_set
+        if self.min_iterations > self.max_iterations:
+            if "min_iterations" not in given:  # `max_iterations=1` alone means one round
+                self.__dict__["min_iterations"] = self.max_iterations
+            elif "max_iterations" not in given:  # `min_iterations=7` alone raises the cap
+                self.__dict__["max_iterations"] = self.min_iterations
         if self.min_iterations > self.max_iterations:
             raise ValueError(
                 f"min_iterations ({self.min_iterations}) is above "

@@ -6,6 +6,8 @@ The state built from progress events (`ProgressModel`) is kept apart from its dr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,6 +217,21 @@ class LiveProgress:
         self.live.stop()  # not transient: the final frame stays on screen
         if not self.console.is_terminal:
             self.console.line()  # rich ends the frame with a newline only on terminals
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Take the live area off the screen while the user is asked something, then redraw.
+
+        While it runs, rich reads text written to stderr as markup (`[a]pprove` became
+        `pprove`) and redraws over what the user types.
+        """
+        self.live.transient = True  # stop() then erases the area instead of leaving it
+        self.live.stop()
+        self.live.transient = False
+        try:
+            yield
+        finally:
+            self.live.start(refresh=True)
 
     def event(self, event: dict[str, Any]) -> None:
         """Fold the event into the view and redraw it."""

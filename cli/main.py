@@ -1,127 +1,135 @@
-"""`deep-research`: the command line. Exit codes: 0 done, 1 failed midway, 2 bad input, 130 Ctrl-C.
+"""`deep-research`: the command line. Exit codes are in `cli.exit_codes` (0 2 3 4 1 130).
 
-A run that fails or is interrupted is saved step by step; the message says how to resume it.
+A run that fails or is interrupted is saved step by step; the message says how to resume it,
+and says so only when a checkpoint was written. The graph, the model clients and the live view
+are imported only by the commands that use them, so `--help` answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import logging
 import shlex
 import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-from dotenv import load_dotenv
+from cli import exit_codes
+from cli.bad_input import BadInput
+from cli.setting_sources import add_setting_flags
 
-from cli import inspect
-from cli.approval import NoAnswer, decide_plan
-from cli.live import LiveProgress
-from cli.preflight import (
-    BadInput,
-    check_corpus,
-    check_credentials,
-    check_question,
-    settings_or_explain,
+
+def _outputs_flags(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
+    sub.add_argument("--json", type=Path, help="write the output state here as JSON")
+    sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sub.add_argument(
+        "--evidence",
+        action="store_true",
+        help="append a table statement → source → quote to the report",
+    )
+
+
+def _store_flag(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--checkpoint-db",
+        default=None,
+        metavar="PATH_OR_URL",
+        help="SQLite file or postgresql:// URL (default: $DEEP_RESEARCH_CHECKPOINT_DB "
+        "or a file in your data folder)",
+    )
+
+
+EXIT_CODES_HELP = (
+    "exit codes: 0 a report with evidence; 1 failed midway (resumable); 2 bad input or an "
+    "unusable store or endpoint, before any paid call; 3 finished without evidence (report "
+    "written); 4 stopped by a budget before the first report; 130 interrupted"
 )
-from cli.progress import PlainProgress
-from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
-from cli.summary import RunSummary
-from tools.checkpoints import default_checkpoint_db
-from tools.secrets import redact
-
-SETTING_FLAGS = {
-    "min_iterations": int,
-    "max_iterations": int,
-    "quality_threshold": float,
-    "max_workers": int,
-    "model": str,
-}
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command; cheap to build (it imports nothing heavy)."""
     parser = argparse.ArgumentParser(
-        prog="deep-research", description="Research a question; cite what was found."
+        prog="deep-research",
+        description="Research a question; cite what was found.",
+        epilog=EXIT_CODES_HELP,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def outputs(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
-        sub.add_argument("--json", type=Path, help="write the output state here as JSON")
-        sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
-        sub.add_argument(
-            "--evidence",
-            action="store_true",
-            help="append a table statement → source → quote to the report",
-        )
-
-    def store(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "--checkpoint-db",
-            default=None,
-            help="SQLite file or postgresql:// URL (default: $DEEP_RESEARCH_CHECKPOINT_DB "
-            "or a file in your data folder)",
-        )
-
-    run = commands.add_parser("run", help="start a research run")
-    run.add_argument("question")
+    run = commands.add_parser("run", help="start a research run", epilog=EXIT_CODES_HELP)
+    run.add_argument("question", help="what to research (at most 4,000 characters)")
     run.add_argument("--thread-id", help="name the run (default: a new id)")
-    for name, kind in SETTING_FLAGS.items():
-        run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
-    run.add_argument(
-        "--search",
-        choices=["tavily", "local", "hybrid"],
-        dest="search_backend",
-        help="web (default), a folder of documents, or both",
-    )
-    run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
-    run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
-    outputs(run)
-    store(run)
+    add_setting_flags(run)
+    _outputs_flags(run)
+    _store_flag(run)
 
-    resume = commands.add_parser("resume", help="continue a run from its last finished step")
-    resume.add_argument("thread_id")
-    outputs(resume)
-    store(resume)
+    resume = commands.add_parser(
+        "resume", help="continue a run from its last finished step", epilog=EXIT_CODES_HELP
+    )
+    resume.add_argument("thread_id", help="the thread id that `run` printed")
+    _outputs_flags(resume)
+    _store_flag(resume)
+
+    config = commands.add_parser(
+        "config", help="show the effective settings and where each came from"
+    )
+    config.add_argument("--json", action="store_true", help="print them as JSON")
+    add_setting_flags(config)
+    _store_flag(config)
 
     history = commands.add_parser("history", help="the checkpoints of a run")
-    history.add_argument("thread_id")
-    store(history)
+    history.add_argument("thread_id", help="the thread id of the run")
+    _store_flag(history)
 
     threads = commands.add_parser("threads", help="recent runs")
-    threads.add_argument("--limit", type=int, default=20)
-    store(threads)
+    threads.add_argument(
+        "--limit",
+        type=_non_negative,
+        default=20,
+        metavar="N",
+        help="list at most N runs, newest first (0: all; default 20)",
+    )
+    _store_flag(threads)
     return parser
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
-    store = f" --checkpoint-db {shlex.quote(checkpoint_db)}" if checkpoint_db else ""
-    return f"deep-research resume {thread_id}{store}"
+    """The command that continues the run; a password in the store URL is masked, never shown."""
+    from tools.secrets import mask_url_passwords
+
+    if not checkpoint_db:
+        return f"deep-research resume {thread_id}"
+    shown = mask_url_passwords(checkpoint_db)
+    hint = f"deep-research resume {thread_id} --checkpoint-db {shlex.quote(shown)}"
+    if shown != checkpoint_db:
+        hint += " (with the password in place of ***, or the URL in $DEEP_RESEARCH_CHECKPOINT_DB)"
+    return hint
 
 
-def _settings_values(args: argparse.Namespace) -> dict:
-    values = {
-        name: getattr(args, name) for name in SETTING_FLAGS if getattr(args, name) is not None
-    }
-    if args.approve_plan:
-        values["approve_plan"] = True
-    if args.search_backend:
-        values["search_backend"] = args.search_backend
-    if args.corpus is not None:
-        values["corpus_dir"] = str(args.corpus.expanduser().resolve())
-    return values
-
-
-def choose_progress(quiet: bool) -> LiveProgress | PlainProgress:
+def choose_progress(quiet: bool) -> Any:
     """A live view on a terminal; plain lines on stderr elsewhere; nothing with --quiet."""
     if not quiet and sys.stderr.isatty():
+        from cli.live import LiveProgress
+
         return LiveProgress()
+    from cli.progress import PlainProgress
+
     return PlainProgress(quiet=quiet)
 
 
-def run_summary(output: dict, seconds: float, report: Path | None) -> RunSummary:
+def run_summary(output: dict, seconds: float, report: Path | None) -> Any:
     """The end-of-run figures from the output state."""
+    from cli.summary import RunSummary
+
     usage, quality = output["usage"], output.get("quality")
     return RunSummary(
         rounds=output.get("iteration") or 0,
@@ -139,33 +147,81 @@ def run_summary(output: dict, seconds: float, report: Path | None) -> RunSummary
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse the command line, run the command, and turn failures into exit codes."""
-    load_dotenv(Path.cwd() / ".env", override=False)
-    args = _parser().parse_args(argv)
-    target = args.checkpoint_db or default_checkpoint_db()
-    progress = choose_progress(getattr(args, "quiet", False))
+class RedactingFormatter(logging.Formatter):
+    """Log lines with keys and URL passwords masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from tools.secrets import redact
+
+        return redact(super().format(record))
+
+
+def _log_to_stderr_redacted() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
+def _error(text: str) -> None:
+    from tools.secrets import redact
+
+    print(redact(f"error: {text}"), file=sys.stderr)
+
+
+def _endpoint_note(error: BaseException) -> str:
+    """For an error from the model server's client: which server it was (no credentials)."""
+    import openai
+
+    if not isinstance(error, openai.APIError):
+        return ""
+    from cli.preflight import model_endpoint
+
+    return f" (model server: {model_endpoint()})"
+
+
+def _research(args: argparse.Namespace, target: str) -> int:
+    """`run` or `resume`: preflight, then the run to its end; the exit code it earned."""
+    import asyncio
+
+    from cli import preflight
+    from cli.approval import NoAnswer, decide_plan
+    from cli.runner import (
+        Outputs,
+        ThreadInUse,
+        UnknownThread,
+        checkpoint_saved,
+        execute,
+        write_outputs,
+    )
+    from cli.setting_sources import resolve_settings
+
+    progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
+
+    def saved_hint() -> str:
+        """How to go on, read from the store once the run has ended: only a saved run resumes."""
+        if asyncio.run(checkpoint_saved(target, thread_id)):
+            return f"resume with: {_resume_hint(thread_id, args.checkpoint_db)}"
+        return "nothing was saved, so there is nothing to resume"
+
     try:
-        if args.command == "history":
-            print("\n".join(asyncio.run(inspect.history(target, args.thread_id))))
-            return 0
-        if args.command == "threads":
-            print("\n".join(asyncio.run(inspect.threads(target, args.limit))))
-            return 0
         graph_input = None
         if args.command == "run":
-            settings = settings_or_explain(_settings_values(args))
-            question = check_question(args.question)
-            check_credentials(settings)
-            check_corpus(settings, progress)
+            settings = resolve_settings(args).settings
+            question = preflight.check_question(args.question)
+            preflight.check_credentials(settings)
+            preflight.check_store(target)
+            preflight.check_model_endpoint()
+            preflight.check_corpus(settings, progress)
             graph_input = {"question": question, "settings": settings}
             progress.note(f"thread: {thread_id}")
         else:
+            preflight.check_store(target, create=False)
+            preflight.check_model_endpoint()
             progress.note(f"resuming thread: {thread_id}")
         started = time.monotonic()
         with progress:
-            output = asyncio.run(
+            output, settings = asyncio.run(
                 execute(
                     target=target,
                     thread_id=thread_id,
@@ -174,30 +230,80 @@ def main(argv: list[str] | None = None) -> int:
                     decide_plan=decide_plan,
                 )
             )
-        progress.summary(run_summary(output, time.monotonic() - started, args.output))
-        write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
-        return 0
-    except NoAnswer as error:  # the run is saved at its plan: it can be answered later
-        print(f"error: {error}", file=sys.stderr)
-        print(f"resume with: {_resume_hint(thread_id, args.checkpoint_db)}", file=sys.stderr)
-        return 2
+    except NoAnswer as error:  # the run waits at its plan: it can be answered later
+        _error(str(error))
+        print(saved_hint(), file=sys.stderr)
+        return exit_codes.BAD_INPUT
     except (BadInput, UnknownThread, ThreadInUse) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        _error(str(error))
+        return exit_codes.BAD_INPUT
     except KeyboardInterrupt:
-        print(
-            f"\ninterrupted; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",
-            file=sys.stderr,
-        )
-        return 130
+        print(f"\ninterrupted; {saved_hint()}", file=sys.stderr)
+        return exit_codes.INTERRUPTED
     except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
-        print(redact(f"error: {type(error).__name__}: {error}"), file=sys.stderr)
-        if args.command in ("run", "resume"):
-            print(
-                f"the run is saved; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",
-                file=sys.stderr,
-            )
-        return 1
+        _error(f"{type(error).__name__}: {error}{_endpoint_note(error)}")
+        hint = saved_hint()
+        print(f"the run is saved; {hint}" if hint.startswith("resume") else hint, file=sys.stderr)
+        return exit_codes.FAILED
+    progress.summary(run_summary(output, time.monotonic() - started, args.output))
+    write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
+    code = exit_codes.finished_code(output, settings)
+    if code == exit_codes.NO_EVIDENCE:
+        _error("the run found no evidence; the report says what was tried (exit 3)")
+    elif code == exit_codes.BUDGET_BEFORE_REPORT:
+        _error("a budget was spent before any evidence was found (exit 4)")
+    return code
+
+
+def _inspect(args: argparse.Namespace, target: str) -> int:
+    """`history` and `threads`: read the store, never create it."""
+    import asyncio
+
+    from cli import inspect
+    from cli.runner import UnknownThread
+    from tools.checkpoints import StoreMissing
+
+    try:
+        if args.command == "history":
+            lines = asyncio.run(inspect.history(target, args.thread_id))
+        else:
+            lines = asyncio.run(inspect.threads(target, args.limit))
+    except (UnknownThread, StoreMissing) as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    print("\n".join(lines))
+    return exit_codes.OK
+
+
+def _config(args: argparse.Namespace, target: str) -> int:
+    """`config`: the effective settings, where each came from, and the environment that matters."""
+    from cli.config_view import config_json, config_lines
+    from cli.setting_sources import resolve_settings
+
+    try:
+        resolved = resolve_settings(args)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    print(config_json(resolved, target) if args.json else "\n".join(config_lines(resolved, target)))
+    return exit_codes.OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line, run the command, and turn failures into exit codes."""
+    args = build_parser().parse_args(argv)  # --help and usage errors end here, quickly
+    from dotenv import load_dotenv
+
+    from tools.checkpoints import default_checkpoint_db
+
+    load_dotenv(Path.cwd() / ".env", override=False)
+    _log_to_stderr_redacted()
+    target = args.checkpoint_db or default_checkpoint_db()
+    if args.command in ("run", "resume"):
+        return _research(args, target)
+    if args.command == "config":
+        return _config(args, target)
+    return _inspect(args, target)
 
 
 def entry_point() -> None:

@@ -64,9 +64,19 @@ def is_postgres(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
+class StoreMissing(FileNotFoundError):
+    """A command that only reads was pointed at a checkpoint store that does not exist."""
+
+
 @asynccontextmanager
-async def open_checkpointer(target: str) -> AsyncIterator[BaseCheckpointSaver]:
-    """An async checkpointer for an SQLite path or a PostgreSQL URL, tables created if needed."""
+async def open_checkpointer(
+    target: str, *, create: bool = True
+) -> AsyncIterator[BaseCheckpointSaver]:
+    """An async checkpointer for an SQLite path or a PostgreSQL URL, tables created if needed.
+
+    With `create=False` an SQLite file (and its folder) that does not exist is not made:
+    `StoreMissing` is raised instead, so that a mistyped path is reported, not created.
+    """
     if is_postgres(target):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
@@ -78,6 +88,8 @@ async def open_checkpointer(target: str) -> AsyncIterator[BaseCheckpointSaver]:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = Path(target).expanduser()
+    if not create and not path.is_file():
+        raise StoreMissing(f"no checkpoint store at {path}: no run has been saved there")
     path.parent.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(str(path)) as connection:
         saver = AsyncSqliteSaver(connection, serde=serializer())
