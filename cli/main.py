@@ -216,7 +216,10 @@ def _research(args: argparse.Namespace, target: str) -> int:
             graph_input = {"question": question, "settings": settings}
             progress.note(f"thread: {thread_id}")
         else:
-            preflight.check_store(target, create=False)
+            try:
+                preflight.check_store(target, create=False)
+            except BadInput as error:
+                raise BadInput(f"cannot resume {thread_id!r}: {error}") from None
             preflight.check_model_endpoint()
             progress.note(f"resuming thread: {thread_id}")
         started = time.monotonic()

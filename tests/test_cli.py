@@ -60,10 +60,12 @@ def test_report_goes_to_stdout_and_quiet_prints_nothing_else(
         (
             ["q", "--min-iterations", "4", "--max-iterations", "3"],
             {},
-            "min_iterations (4) is above",
+            "--min-iterations (4) is above --max-iterations (3)",
         ),
-        (["q", "--quality-threshold", "101"], {}, "quality_threshold"),
-        (["q", "--max-workers", "0"], {}, "max_workers"),
+        (["q", "--quality-threshold", "101"], {}, "--quality-threshold 101: input should be"),
+        (["q", "--max-workers", "0"], {}, "--max-workers 0: input should be"),
+        (["q", "--search", "local"], {}, "--search 'local' needs --corpus"),
+        (["q", "--set", "max_querys=3"], {}, "did you mean max_queries?"),
         (["q"], {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "OPENAI_API_KEY is not set"),
         (["q"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
     ],
@@ -92,6 +94,11 @@ def test_history_and_threads(chat_server, search_server, store, capsys):
 
 
 def test_resume_of_unknown_thread_is_bad_input(chat_server, search_server, store, capsys):
+    assert main(["resume", "nope"]) == 2
+    assert "cannot resume 'nope': no checkpoint store at" in capsys.readouterr().err
+    assert not store.parent.exists()  # resuming never creates a store
+    run("Compare zstd and xz", "--thread-id", "t0", "--quiet")
+    capsys.readouterr()
     assert main(["resume", "nope"]) == 2
     assert "no run with thread id 'nope'" in capsys.readouterr().err
 
@@ -194,10 +201,11 @@ def test_summary_and_evidence_table(chat_server, search_server, store, tmp_path,
 
 def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch, capsys):
     from cli import main as cli_main
+    from cli.live import LiveProgress
 
     monkeypatch.setattr(cli_main.sys.stderr, "isatty", lambda: True)
-    assert isinstance(cli_main.choose_progress(quiet=False), cli_main.LiveProgress)
-    assert not isinstance(cli_main.choose_progress(quiet=True), cli_main.LiveProgress)
+    assert isinstance(cli_main.choose_progress(quiet=False), LiveProgress)
+    assert not isinstance(cli_main.choose_progress(quiet=True), LiveProgress)
     assert run("Compare zstd and xz") == 0
     err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().err)  # drop the styling
     assert "Run summary" in err and "Plan: breadth_first" in err
