@@ -169,7 +169,7 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
 
 
 def config_path(given: Path | None, environ: Mapping[str, str], cwd: Path) -> Path | None:
-    """The config file to read: `--config`, else `$DEEP_RESEARCH_CONFIG`, else ./deep-research.toml."""
+    """The config file to read: `--config`, else `$DEEP_RESEARCH_CONFIG`, else a local one."""
     if given is not None:
         return given.expanduser()
     if environ.get(CONFIG_VARIABLE):
