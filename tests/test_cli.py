@@ -112,7 +112,8 @@ def test_a_run_that_fails_midway_exits_1_with_the_resume_command(
     assert run("Compare zstd and xz", "--thread-id", "t3") == 1
     err = capsys.readouterr().err
     assert "AuthenticationError" in err
-    assert "resume with: deep-research resume t3" in err
+    assert f"(model server: {chat_server.url}/v1)" in err  # the endpoint is named
+    assert "the run is saved; resume with: deep-research resume t3" in err
 
 
 def answer_plan(monkeypatch, *lines):

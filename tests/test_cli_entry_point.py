@@ -333,3 +333,37 @@ def test_the_approval_prompt_shows_its_keys_on_a_terminal(chat_server, search_se
         child.wait()
         os.close(master)
     assert (home / "r.md").exists() and search_server.requests  # approved, then researched
+
+
+def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, home):
+    import signal
+
+    chat_server.latency = 0.5  # slow enough to be interrupted midway
+    child = subprocess.Popen(
+        [sys.executable, "-m", "cli", "run", QUESTION, "--thread-id", "cut"],
+        cwd=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    try:
+        for line in child.stderr:
+            if line.startswith("plan:"):  # the plan is checkpointed: a worker is now running
+                break
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130
+    assert "interrupted; resume with: deep-research resume cut" in err
+
+
+def test_log_lines_are_redacted():
+    probe = (
+        "import logging\n"
+        "from cli.main import _log_to_stderr_redacted\n"
+        "_log_to_stderr_redacted()\n"
+        "logging.getLogger('psycopg').warning('lost postgresql://u:pw-5a@h/db')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "postgresql://u:***@h/db" in done.stderr and "pw-5a" not in done.stderr
