@@ -200,8 +200,12 @@ def _research(args: argparse.Namespace, target: str) -> int:
 
     def saved_hint() -> str:
         """How to go on, read from the store once the run has ended: only a saved run resumes."""
-        if asyncio.run(checkpoint_saved(target, thread_id)):
-            return f"resume with: {_resume_hint(thread_id, args.checkpoint_db)}"
+        saved = asyncio.run(checkpoint_saved(target, thread_id))
+        command = _resume_hint(thread_id, args.checkpoint_db)
+        if saved is None:
+            return f"the checkpoint store cannot be read now; once it can, try: {command}"
+        if saved:
+            return f"resume with: {command}"
         return "nothing was saved, so there is nothing to resume"
 
     try:
@@ -210,8 +214,8 @@ def _research(args: argparse.Namespace, target: str) -> int:
             settings = resolve_settings(args).settings
             question = preflight.check_question(args.question)
             preflight.check_credentials(settings)
-            preflight.check_store(target)
             preflight.check_model_endpoint()
+            preflight.check_store(target)
             preflight.check_corpus(settings, progress)
             graph_input = {"question": question, "settings": settings}
             progress.note(f"thread: {thread_id}")

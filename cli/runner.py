@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 from graph import build_graph
 from settings import Settings
 from state import ResearchOutput
-from tools.checkpoints import open_checkpointer
+from tools.checkpoints import StoreMissing, open_checkpointer
 from tools.citations import evidence_table
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
@@ -111,10 +111,15 @@ async def execute(
     return output, snapshot.values.get("settings")
 
 
-async def checkpoint_saved(target: str, thread_id: str) -> bool:
-    """True when the store holds a checkpoint of the thread (so `resume` can continue it)."""
+async def checkpoint_saved(target: str, thread_id: str) -> bool | None:
+    """Whether the store holds a checkpoint of the thread (so `resume` can continue it).
+
+    None when the store cannot be read now: then nobody knows, and the caller says so.
+    """
     try:
         async with open_checkpointer(target, create=False) as saver:
             return await saver.aget_tuple(thread_config(thread_id)) is not None
-    except Exception:  # a store that cannot be read holds nothing we could resume
+    except StoreMissing:
         return False
+    except Exception:  # a store that cannot be read now: unknown, not "nothing saved"
+        return None

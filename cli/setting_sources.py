@@ -30,6 +30,7 @@ from settings import Settings
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
 LOCAL_CONFIG = "deep-research.toml"
+PATH_FIELDS = ("corpus_dir",)  # read relative to the working folder, or to the config file
 DEFAULT = "default"
 ADAPTED = "default, adapted to the settings given"
 
@@ -128,6 +129,13 @@ def _accepts_text(annotation: Any) -> bool:
     return False
 
 
+def _absolute(name: str, value: Any, base: Path) -> Any:
+    """A path setting made absolute against `base`, so a resumed run finds the same folder."""
+    if name in PATH_FIELDS and isinstance(value, str) and value:
+        return str((base / Path(value).expanduser()).resolve())
+    return value
+
+
 def parse_value(name: str, text: str) -> Any:
     """A value written as text (a flag, `--set`, a variable), read by the field's type."""
     annotation = Settings.model_fields[name].annotation
@@ -146,7 +154,7 @@ def _unknown(name: str, where: str) -> BadInput:
     return BadInput(f"{where}: there is no setting named {name!r}{hint}")
 
 
-def _from_overrides(pairs: list[str]) -> dict[str, tuple[Any, str]]:
+def _from_overrides(pairs: list[str], cwd: Path) -> dict[str, tuple[Any, str]]:
     values: dict[str, tuple[Any, str]] = {}
     for pair in pairs:
         name, equals, text = pair.partition("=")
@@ -155,16 +163,18 @@ def _from_overrides(pairs: list[str]) -> dict[str, tuple[Any, str]]:
             raise BadInput(f"--set {pair}: write it as KEY=VALUE, e.g. --set max_queries=3")
         if name not in Settings.model_fields:
             raise _unknown(name, f"--set {pair}")
-        values[name] = (parse_value(name, text), f"--set {name}")
+        values[name] = (_absolute(name, parse_value(name, text), cwd), f"--set {name}")
     return values
 
 
-def _from_environment(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+def _from_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, tuple[Any, str]]:
+    """`DEEP_RESEARCH_<SETTING>` variables; an empty one counts as not set."""
     values: dict[str, tuple[Any, str]] = {}
     for name in Settings.model_fields:
         variable = ENV_PREFIX + name.upper()
-        if variable in environ:
-            values[name] = (parse_value(name, environ[variable]), f"${variable}")
+        if environ.get(variable, "").strip():
+            value = _absolute(name, parse_value(name, environ[variable]), cwd)
+            values[name] = (value, f"${variable}")
     return values
 
 
@@ -190,18 +200,19 @@ def _from_file(path: Path | None) -> dict[str, tuple[Any, str]]:
     for name in table:
         if name not in Settings.model_fields:
             raise _unknown(name, str(path))
-    return {name: (value, f"{name} in {path}") for name, value in table.items()}
+    return {
+        name: (_absolute(name, value, path.parent), f"{name} in {path}")
+        for name, value in table.items()
+    }
 
 
-def _from_flags(args: argparse.Namespace) -> dict[str, tuple[Any, str]]:
+def _from_flags(args: argparse.Namespace, cwd: Path) -> dict[str, tuple[Any, str]]:
     values: dict[str, tuple[Any, str]] = {}
     for flag in FLAGS:
         given = getattr(args, _dest(flag), None)
         if given is None:
             continue
-        if flag.field == "corpus_dir":
-            given = str(Path(given).expanduser().resolve())
-        value = given if flag.switch else parse_value(flag.field, given)
+        value = given if flag.switch else _absolute(flag.field, parse_value(flag.field, given), cwd)
         values[flag.field] = (value, flag.option)
     return values
 
@@ -245,12 +256,13 @@ def resolve_settings(
 ) -> ResolvedSettings:
     """Settings from every source in precedence order, with origins; BadInput naming the source."""
     environ = os.environ if environ is None else environ
-    path = config_path(getattr(args, "config_file", None), environ, cwd or Path.cwd())
+    cwd = cwd or Path.cwd()
+    path = config_path(getattr(args, "config_file", None), environ, cwd)
     layers = [  # lowest first: each later layer wins
         _from_file(path),
-        _from_environment(environ),
-        _from_overrides(getattr(args, "setting_overrides", None) or []),
-        _from_flags(args),
+        _from_environment(environ, cwd),
+        _from_overrides(getattr(args, "setting_overrides", None) or [], cwd),
+        _from_flags(args, cwd),
     ]
     merged: dict[str, tuple[Any, str]] = {}
     for layer in layers:

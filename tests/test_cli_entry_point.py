@@ -241,7 +241,7 @@ def test_an_unreachable_model_server_is_named_without_its_credentials(search_ser
     assert "pw-77" not in done.stderr and search_server.requests == []
 
 
-def test_read_only_commands_never_create_a_store(home):
+def test_read_only_commands_never_create_a_store(chat_server, home):
     store = home / "typo" / "x.sqlite"
     for args in (["threads"], ["history", "t1"], ["resume", "t1"]):
         done = cli(*args, "--checkpoint-db", str(store), cwd=home)
