@@ -205,12 +205,15 @@ def test_an_unreachable_postgres_store_exits_2_before_any_model_call(
 
 
 def test_an_unusable_sqlite_path_exits_2_and_says_nothing_was_saved(
-    chat_server, search_server, home
+    chat_server, search_server, home, capsys
 ):
+    from cli.main import main
+
     (home / "a-file").write_text("")
-    done = cli("run", QUESTION, "--checkpoint-db", str(home / "a-file" / "c.sqlite"), cwd=home)
-    assert done.returncode == 2 and "cannot open the checkpoint store" in done.stderr
-    assert "saved" not in done.stderr and chat_server.requests == []
+    assert main(["run", QUESTION, "--checkpoint-db", str(home / "a-file" / "c.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot open the checkpoint store" in err and "saved" not in err
+    assert chat_server.requests == []
 
 
 def test_a_missing_postgres_extra_exits_2_naming_the_extra(
@@ -231,25 +234,33 @@ def test_a_missing_postgres_extra_exits_2_naming_the_extra(
     assert chat_server.requests == []
 
 
-def test_an_unreachable_model_server_is_named_without_its_credentials(search_server, home):
-    done = cli(
-        "run", QUESTION, cwd=home,
-        env={"OPENAI_BASE_URL": "http://alice:pw-77@127.0.0.1:1/v1", "OPENAI_API_KEY": "sk-x"},
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "the model server at http://alice:***@127.0.0.1:1/v1 cannot be reached" in done.stderr
-    assert "pw-77" not in done.stderr and search_server.requests == []
+def test_an_unreachable_model_server_is_named_without_its_credentials(
+    search_server, home, monkeypatch, capsys
+):
+    from cli.main import main
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://alice:pw-77@127.0.0.1:1/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert main(["run", QUESTION]) == 2
+    err = capsys.readouterr().err
+    assert "the model server at http://alice:***@127.0.0.1:1/v1 cannot be reached" in err
+    assert "pw-77" not in err and search_server.requests == []
+    assert not (home / "store").exists()  # refused before the store was made
 
 
-def test_read_only_commands_never_create_a_store(chat_server, home):
+def test_read_only_commands_never_create_a_store(chat_server, home, capsys):
+    from cli.main import main
+
     store = home / "typo" / "x.sqlite"
-    for args in (["threads"], ["history", "t1"], ["resume", "t1"]):
-        done = cli(*args, "--checkpoint-db", str(store), cwd=home)
-        assert done.returncode == 2 and "no checkpoint store at" in done.stderr
+    done = cli("threads", "--checkpoint-db", str(store), cwd=home)
+    assert done.returncode == 2 and "no checkpoint store at" in done.stderr
+    for args in (["history", "t1"], ["resume", "t1"]):
+        assert main([*args, "--checkpoint-db", str(store)]) == 2
+        assert "no checkpoint store at" in capsys.readouterr().err
     assert not (home / "typo").exists()
 
 
-def test_threads_limit(chat_server, search_server, home, monkeypatch):
+def test_threads_limit(chat_server, search_server, home, monkeypatch, capsys):
     from cli.main import main
 
     monkeypatch.chdir(home)
@@ -257,10 +268,16 @@ def test_threads_limit(chat_server, search_server, home, monkeypatch):
         assert (
             main(["run", QUESTION, "--max-iterations", "1", "--thread-id", thread, "--quiet"]) == 0
         )
-    listed = lambda *a: cli("threads", *a, cwd=home).stdout.splitlines()[1:]  # noqa: E731
+    capsys.readouterr()
+
+    def listed(*args: str) -> list[str]:
+        assert main(["threads", *args]) == 0
+        return capsys.readouterr().out.splitlines()[1:]
+
     assert len(listed("--limit", "0")) == 2  # 0: all of them
     assert len(listed("--limit", "1")) == 1
-    assert cli("threads", "--limit", "-1", cwd=home).returncode == 2
+    with pytest.raises(SystemExit):
+        main(["threads", "--limit", "-1"])
 
 
 def test_help_imports_nothing_heavy():
