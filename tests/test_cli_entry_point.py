@@ -384,3 +384,31 @@ def test_log_lines_are_redacted():
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert "postgresql://u:***@h/db" in done.stderr and "pw-5a" not in done.stderr
+
+
+POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs DEEP_RESEARCH_TEST_POSTGRES_URL (.ci/run)")
+def test_read_only_commands_never_create_postgres_tables(home):
+    import uuid
+
+    import psycopg
+
+    schema = f"empty_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    url = f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
+    try:
+        for args in (["threads"], ["history", "t1"]):
+            done = cli(*args, "--checkpoint-db", url, cwd=home)
+            assert done.returncode == 2 and "no checkpoint store in" in done.stderr
+        with psycopg.connect(POSTGRES_URL) as connection:
+            tables = connection.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = %s", (schema,)
+            ).fetchone()
+        assert tables == (0,)
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+            connection.execute(f"DROP SCHEMA {schema} CASCADE")
