@@ -14,6 +14,7 @@ from tools.secrets import SECRET_VARIABLES, redact
 
 
 def _shown(value: object) -> str:
+    """A setting's value as text: strings as they are, the rest as JSON."""
     if value is None:
         return "unset"
     if isinstance(value, str):
@@ -40,6 +41,7 @@ def _environment(target: str) -> list[tuple[str, str, str]]:
 
 
 def _settings_rows(resolved: ResolvedSettings) -> list[tuple[str, str, str]]:
+    """(name, value, where from) for every setting, secrets masked."""
     dumped = resolved.settings.model_dump(mode="json")
     return [(name, redact(_shown(dumped[name])), resolved.origins[name]) for name in dumped]
 

@@ -22,6 +22,7 @@ from cli.setting_sources import add_setting_flags
 
 
 def _outputs_flags(sub: argparse.ArgumentParser) -> None:
+    """Where a run's results go: report, JSON, evidence table, quiet."""
     sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
     sub.add_argument("--json", type=Path, help="write the output state here as JSON")
     sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -33,6 +34,7 @@ def _outputs_flags(sub: argparse.ArgumentParser) -> None:
 
 
 def _store_flag(sub: argparse.ArgumentParser) -> None:
+    """Which checkpoint store a command uses."""
     sub.add_argument(
         "--checkpoint-db",
         default=None,
@@ -96,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _non_negative(text: str) -> int:
+    """An argparse type: a whole number, 0 or more."""
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
@@ -151,18 +154,21 @@ class RedactingFormatter(logging.Formatter):
     """Log lines with keys and URL passwords masked."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The formatted record with keys and URL passwords masked."""
         from tools.secrets import redact
 
         return redact(super().format(record))
 
 
 def _log_to_stderr_redacted() -> None:
+    """Warnings from any library go to stderr with their secrets masked."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
 def _error(text: str) -> None:
+    """One error line on stderr, secrets masked."""
     from tools.secrets import redact
 
     print(redact(f"error: {text}"), file=sys.stderr)

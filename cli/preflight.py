@@ -62,10 +62,12 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
 
 
 def _one_line(error: BaseException) -> str:
+    """An error's type and message on one line."""
     return " ".join(f"{type(error).__name__}: {error}".split())
 
 
 async def _open_store(target: str, create: bool) -> None:
+    """Open the store and close it again: the check that it can be used."""
     async with open_checkpointer(target, create=create):
         pass
 

@@ -70,6 +70,7 @@ class ResolvedSettings:
 
 
 def _dest(flag: Flag) -> str:
+    """The argparse attribute that holds a setting flag's value."""
     return f"setting_{flag.field}"
 
 
@@ -149,12 +150,14 @@ def parse_value(name: str, text: str) -> Any:
 
 
 def _unknown(name: str, where: str) -> BadInput:
+    """The error for a name that is no setting, with the closest one as a hint."""
     close = difflib.get_close_matches(name, list(Settings.model_fields), n=1)
     hint = f" (did you mean {close[0]}?)" if close else "; `deep-research config` lists them"
     return BadInput(f"{where}: there is no setting named {name!r}{hint}")
 
 
 def _from_overrides(pairs: list[str], cwd: Path) -> dict[str, tuple[Any, str]]:
+    """The `--set KEY=VALUE` pairs, each read by its field's type."""
     values: dict[str, tuple[Any, str]] = {}
     for pair in pairs:
         name, equals, text = pair.partition("=")
@@ -189,6 +192,7 @@ def config_path(given: Path | None, environ: Mapping[str, str], cwd: Path) -> Pa
 
 
 def _from_file(path: Path | None) -> dict[str, tuple[Any, str]]:
+    """The settings in a TOML file; unknown keys and bad TOML are BadInput."""
     if path is None:
         return {}
     try:
@@ -207,6 +211,7 @@ def _from_file(path: Path | None) -> dict[str, tuple[Any, str]]:
 
 
 def _from_flags(args: argparse.Namespace, cwd: Path) -> dict[str, tuple[Any, str]]:
+    """The setting flags the user gave."""
     values: dict[str, tuple[Any, str]] = {}
     for flag in FLAGS:
         given = getattr(args, _dest(flag), None)
