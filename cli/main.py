@@ -185,53 +185,57 @@ def _endpoint_note(error: BaseException) -> str:
     return f" (model server: {model_endpoint()})"
 
 
+def _how_to_go_on(target: str, thread_id: str, checkpoint_db: str | None, lead: str = "") -> str:
+    """What to do after a run stopped, read from the store: only a saved run can be resumed.
+
+    `lead` goes before the resume command, and only when there is something to resume.
+    """
+    import asyncio
+
+    from cli.runner import checkpoint_saved
+
+    saved = asyncio.run(checkpoint_saved(target, thread_id))
+    command = _resume_hint(thread_id, checkpoint_db)
+    if saved is None:
+        return f"the checkpoint store cannot be read now; once it can, try: {command}"
+    if saved:
+        return f"{lead}resume with: {command}"
+    return "nothing was saved, so there is nothing to resume"
+
+
+def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | None:
+    """Every check that needs no model call; the new run's input (None for `resume`)."""
+    from cli import preflight
+    from cli.setting_sources import resolve_settings
+
+    if args.command == "resume":
+        try:
+            preflight.check_store(target, create=False)
+        except BadInput as error:
+            raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
+        preflight.check_model_endpoint()
+        return None
+    settings = resolve_settings(args).settings
+    question = preflight.check_question(args.question)
+    preflight.check_credentials(settings)
+    preflight.check_model_endpoint()
+    preflight.check_store(target)
+    preflight.check_corpus(settings, progress)
+    return {"question": question, "settings": settings}
+
+
 def _research(args: argparse.Namespace, target: str) -> int:
     """`run` or `resume`: preflight, then the run to its end; the exit code it earned."""
     import asyncio
 
-    from cli import preflight
     from cli.approval import NoAnswer, decide_plan
-    from cli.runner import (
-        Outputs,
-        ThreadInUse,
-        UnknownThread,
-        checkpoint_saved,
-        execute,
-        write_outputs,
-    )
-    from cli.setting_sources import resolve_settings
+    from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
 
     progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
-
-    def saved_hint() -> str:
-        """How to go on, read from the store once the run has ended: only a saved run resumes."""
-        saved = asyncio.run(checkpoint_saved(target, thread_id))
-        command = _resume_hint(thread_id, args.checkpoint_db)
-        if saved is None:
-            return f"the checkpoint store cannot be read now; once it can, try: {command}"
-        if saved:
-            return f"resume with: {command}"
-        return "nothing was saved, so there is nothing to resume"
-
     try:
-        graph_input = None
-        if args.command == "run":
-            settings = resolve_settings(args).settings
-            question = preflight.check_question(args.question)
-            preflight.check_credentials(settings)
-            preflight.check_model_endpoint()
-            preflight.check_store(target)
-            preflight.check_corpus(settings, progress)
-            graph_input = {"question": question, "settings": settings}
-            progress.note(f"thread: {thread_id}")
-        else:
-            try:
-                preflight.check_store(target, create=False)
-            except BadInput as error:
-                raise BadInput(f"cannot resume {thread_id!r}: {error}") from None
-            preflight.check_model_endpoint()
-            progress.note(f"resuming thread: {thread_id}")
+        graph_input = _preflight(args, target, progress)
+        progress.note(f"thread: {thread_id}" if graph_input else f"resuming thread: {thread_id}")
         started = time.monotonic()
         with progress:
             output, settings = asyncio.run(
@@ -245,18 +249,21 @@ def _research(args: argparse.Namespace, target: str) -> int:
             )
     except NoAnswer as error:  # the run waits at its plan: it can be answered later
         _error(str(error))
-        print(saved_hint(), file=sys.stderr)
+        print(_how_to_go_on(target, thread_id, args.checkpoint_db), file=sys.stderr)
         return exit_codes.BAD_INPUT
     except (BadInput, UnknownThread, ThreadInUse) as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
     except KeyboardInterrupt:
-        print(f"\ninterrupted; {saved_hint()}", file=sys.stderr)
+        print(
+            f"\ninterrupted; {_how_to_go_on(target, thread_id, args.checkpoint_db)}",
+            file=sys.stderr,
+        )
         return exit_codes.INTERRUPTED
     except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
         _error(f"{type(error).__name__}: {error}{_endpoint_note(error)}")
-        hint = saved_hint()
-        print(f"the run is saved; {hint}" if hint.startswith("resume") else hint, file=sys.stderr)
+        lead = "the run is saved; "
+        print(_how_to_go_on(target, thread_id, args.checkpoint_db, lead), file=sys.stderr)
         return exit_codes.FAILED
     progress.summary(run_summary(output, time.monotonic() - started, args.output))
     write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
