@@ -201,7 +201,11 @@ class LiveProgress:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.model = ProgressModel()
-        self.live = Live(
+        self.live = self._new_live()
+
+    def _new_live(self) -> Live:
+        """A live area drawn from the model (a fresh one knows nothing of earlier frames)."""
+        return Live(
             console=self.console,
             auto_refresh=False,  # redrawn on each event: no thread reads the model as it changes
             redirect_stdout=False,  # stdout may carry the report; never pull it onto stderr
@@ -227,10 +231,10 @@ class LiveProgress:
         """
         self.live.transient = True  # stop() then erases the area instead of leaving it
         self.live.stop()
-        self.live.transient = False
         try:
             yield
-        finally:
+        finally:  # a new area, drawn below the question (the old one would draw over it)
+            self.live = self._new_live()
             self.live.start(refresh=True)
 
     def event(self, event: dict[str, Any]) -> None:
