@@ -91,11 +91,17 @@ def test_a_search_budget_with_workers_at_once_overshoots_only_by_those_in_flight
 
 
 def test_a_config_file_is_read(chat_server, search_server, home):
-    (home / "research.toml").write_text("max_iterations = 1\n")
+    (home / "research.toml").write_text(
+        "max_iterations = 1\n"
+        '[prices."stand-in-model"]\ninput_per_million = 1000\noutput_per_million = 1000\n'
+    )
     done = cli("run", QUESTION, "--config", "research.toml", "--json", "r.json", cwd=home)
     assert done.returncode == 0, done.stderr
-    assert record(home / "r.json")["iteration"] == 1
-    assert chat_server.brain.calls["GapAnalysis"] == 0
+    result = record(home / "r.json")
+    assert result["iteration"] == 1 and chat_server.brain.calls["GapAnalysis"] == 0
+    spent = result["usage"]["input_tokens"] + result["usage"]["output_tokens"]
+    assert result["cost_usd"] == pytest.approx(spent * 1000 / 1e6)  # priced from the file
+    assert f"cost: ${result['cost_usd']:.4f}" in done.stderr
 
 
 def test_precedence_flag_then_set_then_environment_then_file(home):
