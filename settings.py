@@ -62,7 +62,11 @@ class Settings(BaseModel):
     corpus_dir: str | None = Field(
         None, description="The folder that local and hybrid search read (recursively)."
     )
-    model: str = Field(default_factory=_default_model, min_length=1, description="Every role.")
+    model: str = Field(
+        default_factory=_default_model,
+        min_length=1,
+        description="Model for every role without its own.",
+    )
     planner_model: str | None = Field(None, description="Model for planning; default `model`.")
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
     writer_model: str | None = Field(None, description="Model for the report; default `model`.")

@@ -2,7 +2,8 @@
 
 0 a report with evidence; 1 failed midway (resumable); 2 bad input, or an unusable store or
 endpoint, found before any paid call; 3 finished without evidence (the report is still
-written); 4 stopped by a budget before the first report; 130 interrupted.
+written); 4 stopped by a budget before any evidence was found (the first report could
+not stand on any); 130 interrupted.
 """
 
 from __future__ import annotations

@@ -23,8 +23,10 @@ from cli.setting_sources import add_setting_flags
 
 def _outputs_flags(sub: argparse.ArgumentParser) -> None:
     """Where a run's results go: report, JSON, evidence table, quiet."""
-    sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
-    sub.add_argument("--json", type=Path, help="write the output state here as JSON")
+    sub.add_argument(
+        "--output", type=Path, metavar="FILE", help="write the report here (default: stdout)"
+    )
+    sub.add_argument("--json", type=Path, metavar="FILE", help="write the output state as JSON")
     sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sub.add_argument(
         "--evidence",
@@ -47,7 +49,7 @@ def _store_flag(sub: argparse.ArgumentParser) -> None:
 EXIT_CODES_HELP = (
     "exit codes: 0 a report with evidence; 1 failed midway (resumable); 2 bad input or an "
     "unusable store or endpoint, before any paid call; 3 finished without evidence (report "
-    "written); 4 stopped by a budget before the first report; 130 interrupted"
+    "written); 4 stopped by a budget before any evidence was found; 130 interrupted"
 )
 
 
