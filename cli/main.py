@@ -53,7 +53,17 @@ EXIT_CODES_HELP = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _eval_command(commands: Any, full: bool) -> None:
+    """`eval`: its full parser only when it is the command (its module imports the graph)."""
+    if full:
+        from cli import evaluate
+
+        evaluate.add_command(commands, add_setting_flags)
+    else:
+        commands.add_parser("eval", help="run a task file and score the reports", add_help=False)
+
+
+def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
     """The parser of every command; cheap to build (it imports nothing heavy)."""
     parser = argparse.ArgumentParser(
         prog="deep-research",
@@ -96,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="list at most N runs, newest first (0: all; default 20)",
     )
     _store_flag(threads)
+    _eval_command(commands, full_eval)
     return parser
 
 
@@ -311,15 +322,36 @@ def _config(args: argparse.Namespace, target: str) -> int:
     return exit_codes.OK
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    """`eval`: the same settings sources as `run`, then the eval command's own work."""
+    from cli import evaluate
+    from cli.setting_sources import resolve_settings
+
+    if args.compare:
+        return evaluate.command(args, {})
+    try:
+        settings = resolve_settings(args).settings
+        if settings.approve_plan:
+            raise BadInput("eval runs unattended: approve_plan cannot be on (--approve-plan)")
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    given = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+    return evaluate.command(args, given)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
-    args = build_parser().parse_args(argv)  # --help and usage errors end here, quickly
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(full_eval=argv[:1] == ["eval"]).parse_args(argv)  # --help ends here
     from dotenv import load_dotenv
-
-    from tools.checkpoints import default_checkpoint_db
 
     load_dotenv(Path.cwd() / ".env", override=False)
     _log_to_stderr_redacted()
+    if args.command == "eval":
+        return _evaluate(args)
+    from tools.checkpoints import default_checkpoint_db
+
     target = args.checkpoint_db or default_checkpoint_db()
     if args.command in ("run", "resume"):
         return _research(args, target)

@@ -8,6 +8,9 @@ import urllib.request
 from typing import Protocol
 from urllib.parse import urlsplit
 
+import httpx
+from pydantic import ValidationError
+
 from cli.bad_input import BadInput
 from nodes.planning import BadQuestion, clean_question
 from settings import Settings
@@ -15,7 +18,8 @@ from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from tools.corpus import CorpusError
 from tools.local_search import open_corpus
 from tools.models import MissingCredentials, openai_api_key, openai_base_url
-from tools.search import tavily_api_key
+from tools.search import SearchProviderError
+from tools.search.factory import check_provider, web_provider
 from tools.secrets import redact
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"  # where the SDK goes without a base URL
@@ -28,6 +32,17 @@ class Notes(Protocol):
     def note(self, text: str) -> None: ...
 
 
+def settings_or_explain(values: dict) -> Settings:
+    """Validated settings, or BadInput naming the field and the rule it breaks."""
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        message = first["msg"].removeprefix("Value error, ")
+        raise BadInput(f"invalid setting {field}: {message}") from None
+
+
 def check_question(question: str) -> str:
     """The cleaned question, or BadInput saying why it cannot be researched."""
     try:
@@ -37,18 +52,22 @@ def check_question(question: str) -> str:
 
 
 def check_credentials(settings: Settings) -> None:
-    """The keys the chosen model server and search backend need are set."""
+    """The keys the model server and search provider need are set; checked where that is free."""
     try:
         openai_api_key()
-        if settings.search_backend in ("tavily", "hybrid"):
-            tavily_api_key()
-    except MissingCredentials as error:
-        raise BadInput(str(error)) from None
+        check_provider(settings)
+    except (MissingCredentials, SearchProviderError) as error:
+        raise BadInput(redact(str(error))) from None
+    except httpx.HTTPError as error:
+        name = web_provider(settings)
+        raise BadInput(
+            redact(f"{name} is not reachable ({type(error).__name__}: {error})")
+        ) from None
 
 
 def check_corpus(settings: Settings, progress: Notes) -> None:
     """For local search: the folder exists and holds readable documents (indexing it now)."""
-    if settings.search_backend == "tavily":
+    if settings.search_backend not in ("local", "hybrid"):
         return
     try:
         stats = open_corpus(settings.corpus_dir or "").refresh()

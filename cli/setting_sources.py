@@ -57,6 +57,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--max-cost", "max_cost_usd", metavar="USD"),
     Flag("--max-tokens", "max_total_tokens", metavar="N"),
     Flag("--max-searches", "max_search_calls", metavar="N"),
+    Flag("--fetch-pages", "fetch_pages", metavar="N"),
 )
 
 

@@ -67,7 +67,7 @@ def test_report_goes_to_stdout_and_quiet_prints_nothing_else(
         (["q", "--search", "local"], {}, "--search 'local' needs --corpus"),
         (["q", "--set", "max_querys=3"], {}, "did you mean max_queries?"),
         (["q"], {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "OPENAI_API_KEY is not set"),
-        (["q"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
+        (["q", "--search", "tavily"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
     ],
 )
 def test_bad_input_exits_2_with_the_cause_and_no_request(
@@ -132,7 +132,7 @@ def test_approve_plan_reject(chat_server, search_server, store, capsys, monkeypa
     assert run("Compare zstd and xz", "--approve-plan", "--json", "r.json") == 0
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["stop_reason"] == "plan_rejected" and record["sources"] == []
-    assert search_server.requests == []
+    assert search_server.searches == []  # the key was checked, nothing searched
 
 
 def test_approve_plan_edit(chat_server, search_server, store, capsys, monkeypatch, tmp_path):

@@ -76,8 +76,8 @@ def test_a_search_budget_set_by_name_holds_the_run(chat_server, search_server, h
     result = record(home / "r.json")
     assert result["stop_reason"] == "budget" and result["iteration"] == 1
     # one worker at a time sends one cycle's 2 queries at once: at most 1 past the budget
-    assert 3 <= len(search_server.requests) <= 3 + 1
-    assert result["usage"]["search_calls"] == len(search_server.requests)
+    assert 3 <= len(search_server.searches) <= 3 + 1
+    assert result["usage"]["search_calls"] == len(search_server.searches)
 
 
 def test_a_search_budget_with_workers_at_once_overshoots_only_by_those_in_flight(
@@ -87,7 +87,7 @@ def test_a_search_budget_with_workers_at_once_overshoots_only_by_those_in_flight
     assert done.returncode == 0, done.stderr
     assert record(home / "r.json")["stop_reason"] == "budget"
     # 3 workers start together, each sending its first cycle's 2 queries: 6 in flight at most
-    assert len(search_server.requests) <= 3 * 2
+    assert len(search_server.searches) <= 3 * 2
 
 
 def test_a_config_file_is_read(chat_server, search_server, home):
@@ -172,7 +172,7 @@ def test_contradicting_or_bad_settings_are_refused_by_the_names_given(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err, err
     assert "Traceback" not in err and "settings:" not in err
-    assert chat_server.requests == [] and search_server.requests == []
+    assert chat_server.requests == [] and search_server.searches == []
 
 
 def test_a_contradiction_through_the_entry_point(chat_server, search_server, home):
@@ -194,7 +194,7 @@ def test_every_search_failing_exits_3_with_the_report_written(chat_server, searc
 def test_a_budget_spent_before_any_evidence_exits_4(chat_server, search_server, home):
     done = cli("run", QUESTION, "--max-tokens", "1", "--output", "r.md", cwd=home)
     assert done.returncode == 4, done.stderr
-    assert search_server.requests == [] and (home / "r.md").exists()
+    assert search_server.searches == [] and (home / "r.md").exists()
 
 
 def test_an_unreachable_postgres_store_exits_2_before_any_model_call(
@@ -207,7 +207,7 @@ def test_an_unreachable_postgres_store_exits_2_before_any_model_call(
     assert "pw-9c1f" not in printed and "postgresql://u:***@127.0.0.1:1/db" in printed
     assert "saved" not in printed and "resume" not in printed
     assert len(done.stderr.strip().splitlines()) == 1  # one sentence
-    assert chat_server.requests == [] and search_server.requests == []
+    assert chat_server.requests == [] and search_server.searches == []
 
 
 def test_an_unusable_sqlite_path_exits_2_and_says_nothing_was_saved(
@@ -250,7 +250,7 @@ def test_an_unreachable_model_server_is_named_without_its_credentials(
     assert main(["run", QUESTION]) == 2
     err = capsys.readouterr().err
     assert "the model server at http://alice:***@127.0.0.1:1/v1 cannot be reached" in err
-    assert "pw-77" not in err and search_server.requests == []
+    assert "pw-77" not in err and search_server.searches == []
     assert not (home / "store").exists()  # refused before the store was made
 
 
@@ -355,7 +355,7 @@ def test_the_approval_prompt_shows_its_keys_on_a_terminal(chat_server, search_se
         child.kill()
         child.wait()
         os.close(master)
-    assert (home / "r.md").exists() and search_server.requests  # approved, then researched
+    assert (home / "r.md").exists() and search_server.searches  # approved, then researched
 
 
 def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, home):

@@ -9,7 +9,12 @@ from __future__ import annotations
 import os
 import re
 
-SECRET_VARIABLES = ("OPENAI_API_KEY", "TAVILY_API_KEY")
+SECRET_VARIABLES = (
+    "OPENAI_API_KEY",
+    "TAVILY_API_KEY",
+    "BOCHA_API_KEY",
+    "DEEP_RESEARCH_JUDGE_API_KEY",
+)
 MIN_SECRET_LENGTH = 8  # shorter values are placeholders, and masking them would garble text
 URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*):[^\s@/]*@")
 QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&\s]*", re.IGNORECASE)
