@@ -126,12 +126,12 @@ def test_eval_scores_the_sample_set_and_a_rerun_skips_it(
             for secret in (SECRET_JUDGE_KEY, SECRET_MODEL_KEY, SECRET_SEARCH_KEY):
                 assert secret.encode() not in data, path
 
-    requests = (len(chat_server.requests), len(search_server.requests), len(judge_server.requests))
+    requests = (len(chat_server.requests), len(search_server.searches), len(judge_server.requests))
     assert run_eval(judge_server, folder) == 0
     assert "0 scored now, 5 scored before" in capsys.readouterr().err
     assert (
         len(chat_server.requests),
-        len(search_server.requests),
+        len(search_server.searches),
         len(judge_server.requests),
     ) == requests
 
@@ -162,11 +162,11 @@ def test_a_crash_midway_resumes_from_the_checkpoint_and_a_failed_judge_is_asked_
     assert lambda_queries  # task 2 researched before its writer failed
 
     chat_server.fault = judge_server.fault = lambda number, body: None
-    searches = len(search_server.requests)
+    searches = len(search_server.searches)
     assert run_eval(judge_server, folder) == 0
     assert "2 scored now, 3 scored before, 0 failed" in capsys.readouterr().err
     assert sorted(results(folder)) == [1, 2, 3, 4, 5]
-    assert len(search_server.requests) == searches  # task 2 resumed at its writer; 3 judged only
+    assert len(search_server.searches) == searches  # task 2 resumed at its writer; 3 judged only
     assert not (folder / "tasks" / "3" / "error.txt").exists()
 
 
