@@ -12,6 +12,14 @@ from cli.setting_sources import ResolvedSettings
 from tools.checkpoints import CHECKPOINT_DB_VARIABLE
 from tools.secrets import SECRET_VARIABLES, redact
 
+ENDPOINT_VARIABLES = (  # shown when set, with any password in them masked
+    "TAVILY_API_BASE_URL",
+    "BOCHA_API_BASE_URL",
+    "SEARXNG_URL",
+    "DUCKDUCKGO_BASE_URL",
+    "DEEP_RESEARCH_JUDGE_BASE_URL",
+)
+
 
 def _shown(value: object) -> str:
     """A setting's value as text: strings as they are, the rest as JSON."""
@@ -35,6 +43,9 @@ def _environment(target: str) -> list[tuple[str, str, str]]:
             f"${CHECKPOINT_DB_VARIABLE}" if os.environ.get(CHECKPOINT_DB_VARIABLE) else "default",
         ),
     ]
+    for name in ENDPOINT_VARIABLES:
+        if os.environ.get(name):
+            rows.append((name, os.environ[name], "environment"))
     for name in SECRET_VARIABLES:
         rows.append((name, "set (hidden)" if os.environ.get(name) else "not set", "environment"))
     return [(name, redact(value), origin) for name, value, origin in rows]

@@ -132,15 +132,18 @@ def test_config_names_the_adapted_setting_and_masks_secrets(chat_server, home):
     from conftest import SECRET_MODEL_KEY
 
     store = "postgresql://runner:hunter22secret@db.example:5432/research"
+    searxng = "http://search:sx-pass-41@127.0.0.1:8888"
     done = cli(
-        "config", "--max-iterations", "1", cwd=home, env={"DEEP_RESEARCH_CHECKPOINT_DB": store}
-    )
+        "config", "--max-iterations", "1", cwd=home,
+        env={"DEEP_RESEARCH_CHECKPOINT_DB": store, "SEARXNG_URL": searxng},
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
     assert lines["min_iterations"].split()[1] == "1" and "adapted" in lines["min_iterations"]
     assert "--max-iterations" in lines["max_iterations"]
     assert "hunter22secret" not in done.stdout and "runner:***@db.example" in done.stdout
     assert SECRET_MODEL_KEY not in done.stdout and "set (hidden)" in done.stdout
+    assert "sx-pass-41" not in done.stdout and "search:***@127.0.0.1:8888" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -291,7 +294,8 @@ def test_help_imports_nothing_heavy():
         "import sys\n"
         "from cli.main import build_parser\n"
         "build_parser().format_help()\n"
-        "heavy = [m for m in ('langgraph', 'langchain_openai', 'rich', 'graph', 'openai')"
+        "heavy = [m for m in ('langgraph', 'langchain_openai', 'rich', 'graph', 'openai',"
+        " 'evaluation', 'cli.evaluate')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )
