@@ -312,7 +312,7 @@ def test_help_imports_nothing_heavy():
 def test_every_flag_has_help():
     from cli.main import build_parser
 
-    parser = build_parser()
+    parser = build_parser(full_eval=True)
     subparsers = next(a for a in parser._actions if a.dest == "command")
     for name, sub in subparsers.choices.items():
         for action in sub._actions:
