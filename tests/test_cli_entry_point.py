@@ -422,3 +422,15 @@ def test_read_only_commands_never_create_postgres_tables(home):
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
             connection.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_eval_takes_the_same_settings_and_refuses_plan_approval(home, monkeypatch, capsys):
+    from cli.main import main
+
+    monkeypatch.chdir(home)
+    (home / "tasks.jsonl").write_text('{"id": 1, "prompt": "q"}\n')
+    assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--approve-plan"]) == 2
+    assert "eval runs unattended" in capsys.readouterr().err
+    assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--set", "max_iterations=0"]) == 2
+    assert "--set max_iterations: input should be greater than" in capsys.readouterr().err
+    assert not (home / "out").exists()
