@@ -98,7 +98,11 @@ class Settings(BaseModel):
     corpus_dir: str | None = Field(
         None, description="The folder that local and hybrid search read (recursively)."
     )
-    model: str = Field(default_factory=_default_model, min_length=1, description="Every role.")
+    model: str = Field(
+        default_factory=_default_model,
+        min_length=1,
+        description="Model for every role without its own.",
+    )
     planner_model: str | None = Field(None, description="Model for planning; default `model`.")
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
     writer_model: str | None = Field(None, description="Model for the report; default `model`.")
@@ -145,6 +149,13 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _iterations_in_order(self) -> Settings:
+        """Adapt the round limit the caller did not give to the one they did; refuse a clash."""
+        given = self.model_fields_set
+        if self.min_iterations > self.max_iterations:
+            if "min_iterations" not in given:  # `max_iterations=1` alone means one round
+                self.__dict__["min_iterations"] = self.max_iterations
+            elif "max_iterations" not in given:  # `min_iterations=7` alone raises the cap
+                self.__dict__["max_iterations"] = self.min_iterations
         if self.min_iterations > self.max_iterations:
             raise ValueError(
                 f"min_iterations ({self.min_iterations}) is above "

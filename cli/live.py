@@ -6,6 +6,8 @@ The state built from progress events (`ProgressModel`) is kept apart from its dr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,7 +201,11 @@ class LiveProgress:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.model = ProgressModel()
-        self.live = Live(
+        self.live = self._new_live()
+
+    def _new_live(self) -> Live:
+        """A live area drawn from the model (a fresh one knows nothing of earlier frames)."""
+        return Live(
             console=self.console,
             auto_refresh=False,  # redrawn on each event: no thread reads the model as it changes
             redirect_stdout=False,  # stdout may carry the report; never pull it onto stderr
@@ -215,6 +221,21 @@ class LiveProgress:
         self.live.stop()  # not transient: the final frame stays on screen
         if not self.console.is_terminal:
             self.console.line()  # rich ends the frame with a newline only on terminals
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Take the live area off the screen while the user is asked something, then redraw.
+
+        While it runs, rich reads text written to stderr as markup (`[a]pprove` became
+        `pprove`) and redraws over what the user types.
+        """
+        self.live.transient = True  # stop() then erases the area instead of leaving it
+        self.live.stop()
+        try:
+            yield
+        finally:  # a new area, drawn below the question (the old one would draw over it)
+            self.live = self._new_live()
+            self.live.start(refresh=True)
 
     def event(self, event: dict[str, Any]) -> None:
         """Fold the event into the view and redraw it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
 from cli.summary import RunSummary, summary_lines
@@ -66,6 +67,10 @@ class PlainProgress:
     def summary(self, summary: RunSummary) -> None:
         for line in summary_lines(summary):
             self.note(line)
+
+    def paused(self) -> AbstractContextManager[None]:
+        """Nothing to pause: plain lines never redraw over a question."""
+        return nullcontext()
 
     def __enter__(self) -> PlainProgress:
         return self
