@@ -37,6 +37,7 @@ SETTING_FLAGS = {
     "quality_threshold": float,
     "max_workers": int,
     "model": str,
+    "language": str,
 }
 
 

@@ -37,15 +37,28 @@ def describe(event: dict[str, Any]) -> str | None:
         tasks = "; ".join(event["tasks"]) or "nothing more to research"
         return f"round {event['round']}: gap analysis: {tasks}"
     if kind == "citations":
-        precision = "-" if event["precision"] is None else f"{event['precision']:.0%}"
-        return (
-            f"citations: {event['checked']} checked, {event['supported']} supported "
-            f"({precision}), {event['removed']} removed, {event['rewritten']} statements rewritten"
-            " or marked"
-        )
+        return "citations: " + citation_counts(event)
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None
+
+
+def citation_counts(event: dict[str, Any]) -> str:
+    """The citation check in one line: verdicts, repairs, and what settled how many pairs."""
+    precision = event.get("precision")
+    share = "-" if precision is None else f"{precision:.0%}"
+    methods = event.get("by_method") or {}
+    settled = (
+        f"{methods.get('lexical', 0)} by close match, {methods.get('model', 0)} by the model"
+        + (f", {methods['fallback']} without a verdict" if methods.get("fallback") else "")
+    )
+    rewrites = event.get("rewrites_checked", 0)
+    return (
+        f"{event.get('checked', 0)} checked, {event.get('supported', 0)} supported ({share}), "
+        f"{event.get('removed', 0)} removed; {event.get('rewritten', 0)} statements rewritten, "
+        f"{event.get('marked', 0)} marked; pairs settled {settled}"
+        + (f" ({rewrites} of them rewrites)" if rewrites else "")
+    )
 
 
 class PlainProgress:

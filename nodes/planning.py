@@ -12,6 +12,7 @@ from nodes import prompts
 from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
+from tools.language import run_language
 from tools.run_resources import resources_for
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
@@ -97,7 +98,12 @@ async def decompose(state: ResearchState) -> dict:
     fallback = ""
     try:
         plan, usage = await ask(
-            TaskPlan, prompts.plan(question, settings.max_subtasks), role="planner", run=run
+            TaskPlan,
+            prompts.plan(
+                question, settings.max_subtasks, language=run_language(question, settings.language)
+            ),
+            role="planner",
+            run=run,
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = TaskPlan(), error.usage, redact(str(error))
