@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import unicodedata
 import uuid
@@ -12,7 +13,7 @@ from nodes import prompts
 from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
-from tools.language import run_language
+from tools.language import detect_language
 from tools.run_resources import resources_for
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
@@ -93,15 +94,16 @@ async def decompose(state: ResearchState) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks."""
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
+    if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
+        language = await asyncio.to_thread(detect_language, question)
+        settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
     run = resources_for(run_id, settings)
     fallback = ""
     try:
         plan, usage = await ask(
             TaskPlan,
-            prompts.plan(
-                question, settings.max_subtasks, language=run_language(question, settings.language)
-            ),
+            prompts.plan(question, settings.max_subtasks, language=settings.language),
             role="planner",
             run=run,
         )

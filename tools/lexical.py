@@ -110,6 +110,7 @@ _HARMLESS_TEXT = (
 )
 HARMLESS = frozenset(_HARMLESS_TEXT.split())
 _MATCH_TOKEN = re.compile(rf"\d+(?:[.,]\d+)*|%|％|[{_CJK}]|[^\W\d_]+(?:'[^\W\d_]+)*")
+_CJK_CHARACTER = re.compile(f"[{_CJK}]")
 MAX_PREFIX = 2  # source words before the copied part (more: "It is a myth that ...")
 MAX_INSERTED = 2  # source words inside the copied part that the statement lacks
 MIN_WORDS = 3  # a shorter statement is not worth a shortcut
@@ -139,6 +140,11 @@ def has_cue(text: str) -> bool:
     )
 
 
+def _words(tokens: list[str]) -> float:
+    """About how many words the tokens make: a CJK character counts as half of one."""
+    return sum(0.5 if _CJK_CHARACTER.fullmatch(t) else 1.0 for t in tokens)
+
+
 def _is_close_copy(claim: list[str], sentence: list[str]) -> bool:
     """True when `claim` is `sentence` (or a leading part of it) nearly word for word, in order."""
     blocks = [
@@ -158,8 +164,8 @@ def _is_close_copy(claim: list[str], sentence: list[str]) -> bool:
     )
     return (
         all(t in HARMLESS for t in dropped)
-        and len([t for t in inserted if t not in HARMLESS]) <= MAX_INSERTED
-        and first <= MAX_PREFIX
+        and _words([t for t in inserted if t not in HARMLESS]) <= MAX_INSERTED
+        and _words(sentence[:first]) <= MAX_PREFIX
         and numbers_kept
         and len(sentence) - last <= max(4, len(matched_claim))  # a trailing qualifier at most
     )

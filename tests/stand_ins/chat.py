@@ -168,7 +168,8 @@ class Brain:
         blocks = re.split(r"^Statement (\d+): ", call.user, flags=re.MULTILINE)[1:]
         for number, block in zip(blocks[::2], blocks[1::2], strict=True):
             source = re.search(r"Source \[(\d+)\].*?<data>\n(.*?)\n</data>", block, re.S)
-            text = f"{source.group(2).split(':')[-1].strip()} [{source.group(1)}]"
+            excerpt = source.group(2).splitlines()[-1]  # the source's text, not its title
+            text = f"{excerpt.split(':')[-1].strip()} [{source.group(1)}]"
             rewrites.append({"statement": int(number), "text": text if self.rewrites else ""})
         return {"rewrites": rewrites}
 
