@@ -24,7 +24,7 @@ def _language(state: ResearchState) -> str:
 
 
 _URL_PHRASE = re.compile(
-    r"\s*(?:for url|url:?|at)?\s*['\"<(]?(?:https?|file)://[^\s'\">)]*['\">)]?"
+    r"\s*(?:for url|url:?|at)?\s*['\"<(]?(?:https?|file)://[^\s'\">)]*[^\s'\">),.;:]['\">)]?"
     r"|\s*for more information check:?\s*",
     re.IGNORECASE,
 )

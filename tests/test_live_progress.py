@@ -211,3 +211,27 @@ def test_the_citation_check_gets_its_line() -> None:
         }
     )
     assert "12 checked, 9 supported (75%), 2 removed" in model.citations
+
+
+def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
+    from cli.progress import describe
+
+    event = {
+        "event": "citations",
+        "checked": 12,
+        "supported": 9,
+        "precision": 0.75,
+        "removed": 2,
+        "rewritten": 1,
+        "marked": 1,
+        "rewrites_checked": 1,
+        "by_method": {"lexical": 3, "model": 9, "fallback": 1},
+    }
+    line = describe(event)
+    assert line == (
+        "citations: 12 checked, 9 supported (75%), 2 removed; 1 statements rewritten, 1 marked; "
+        "pairs settled 3 by close match, 9 by the model, 1 without a verdict (1 of them rewrites)"
+    )
+    model = ProgressModel()
+    model.apply(event)
+    assert model.citations == "Citations: " + line.removeprefix("citations: ")
