@@ -113,7 +113,8 @@ def main() -> None:
     print(
         f"\nclose-match verdicts that disagree with the truth: {total['lexical_wrong']}; "
         f"pairs without a verdict: {total['m_fallback']}; rewrites checked: "
-        f"{total['rewrites_checked']}; pairs the judge did not know: {len(chat.brain.unknown_pairs)}"
+        f"{total['rewrites_checked']}; rewrites the judge had no truth for (it supports only "
+        f"a verbatim quote): {len(chat.brain.unknown_pairs)}"
     )
 
 

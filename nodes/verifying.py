@@ -24,7 +24,7 @@ from tools.citations import clean_citations
 from tools.context import estimate_tokens
 from tools.language import run_language, words_for
 from tools.lexical import best_quote, close_match, lexical_verdict
-from tools.markup import MARKER_RUN, ids_in, rewrite_markers, strip_markers
+from tools.markup import MARKER_RUN, ids_in, markers, rewrite_markers, strip_markers
 from tools.run_resources import RunResources, resources_for
 from tools.sources import SourceRegistry
 from tools.statements import CitedStatement, cited_statements
@@ -203,7 +203,7 @@ def _apply(
 def _kept_run(run, kept: list[int]) -> str:
     """A run of markers like ` [2][1]` with only the kept ids (nothing when none is kept)."""
     ids = [i for i in ids_in(run.group(2)) if i in kept]
-    return run.group(1) + "".join(f"[{i}]" for i in ids) if ids else ""
+    return run.group(1) + markers(ids) if ids else ""
 
 
 async def verify_citations(state: ResearchState) -> dict:

@@ -10,6 +10,7 @@ from state import ResearchState, Source, Usage, WorkerResult
 from tools.budgets import cost_usd
 from tools.citations import clean_citations, renumber, sources_section
 from tools.language import run_language, words_for
+from tools.markup import markers
 from tools.run_resources import RunResources, resources_for
 from tools.sources import SourceRegistry
 from tools.structured import write
@@ -45,7 +46,7 @@ def notes_report(question: str, results: list[WorkerResult]) -> str:
     """A plain report straight from the workers' findings, for when the writer returns nothing."""
     sections = [f"# {question}"]
     for result in results:
-        lines = [f"- {f.claim} " + "".join(f"[{i}]" for i in f.source_ids) for f in result.findings]
+        lines = [f"- {f.claim} {markers(f.source_ids)}" for f in result.findings]
         sections.append(f"## {result.description}\n\n{result.summary}\n\n" + "\n".join(lines))
     return "\n\n".join(sections)
 

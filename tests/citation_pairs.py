@@ -195,7 +195,8 @@ PAIRS: list[Pair] = [
         "translation",
         (
             1,
-            "Zstandard komprimiert deutlich schneller als xz, besonders mit aktiviertem Multithreading.",
+            "Zstandard komprimiert deutlich schneller als xz, "
+            "besonders mit aktiviertem Multithreading.",
         ),
         (
             4,
@@ -204,7 +205,8 @@ PAIRS: list[Pair] = [
         ),
         (
             5,
-            "Die Preise für Solarmodule sanken 2024 um 12 %, da die Hersteller ihre Kapazitäten ausbauten.",
+            "Die Preise für Solarmodule sanken 2024 um 12 %, da die "
+            "Hersteller ihre Kapazitäten ausbauten.",
         ),
         (
             9,
@@ -213,7 +215,8 @@ PAIRS: list[Pair] = [
         ),
         (
             10,
-            "An der Studie nahmen 1.200 Erwachsene teil; 54 von ihnen berichteten über leichte Nebenwirkungen.",
+            "An der Studie nahmen 1.200 Erwachsene teil; 54 von ihnen "
+            "berichteten über leichte Nebenwirkungen.",
         ),
     ),
     *_pairs(
@@ -246,7 +249,8 @@ PAIRS: list[Pair] = [
         ),
         (
             11,
-            "Le réacteur a maintenu le plasma pendant 1 066 secondes, un record pour l'installation.",
+            "Le réacteur a maintenu le plasma pendant 1 066 "
+            "secondes, un record pour l'installation.",
         ),
         (
             9,

@@ -14,6 +14,7 @@ from state import CitationCheck, Source
 from tools.language import detect_language, words_for
 from tools.markup import (
     FULLWIDTH_MARKER,
+    LINK,
     MARKER,
     code_spans,
     ids_in,
@@ -24,9 +25,6 @@ from tools.markup import (
 )
 from tools.sources import normalize_url
 
-_LINK = re.compile(
-    r"([ \t]*)\[([^\]\n]*)\]\(\s*([a-zA-Z][\w+.-]*://[^)\s]+|www\.[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"
-)
 _BARE_URL = re.compile(r"([ \t]*)(?<![\w/.])((?:(?:https?|file)://|www\.)[^\s)\]>，。]+)")
 _SPACED_MARKER = re.compile(rf"([ \t]*){MARKER.pattern}")
 _EMPTY_BRACKETS = re.compile(r"[ \t]?(?:\(\s*\)|（\s*）|<\s*>|\[\s*\])")
@@ -72,7 +70,7 @@ def clean_citations(report: str, sources: list[Source]) -> tuple[str, list[int]]
 
     def prose(part: str) -> str:
         part = FULLWIDTH_MARKER.sub(lambda m: f"[{m.group(1)}]", part)
-        part = _LINK.sub(link, part)
+        part = LINK.sub(link, part)
         part = _BARE_URL.sub(bare, part)
         part = _SPACED_MARKER.sub(citation, part)
         part = _BRACKETED_MARKERS.sub(lambda m: " " + m.group(1).strip(), part)

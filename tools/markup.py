@@ -15,45 +15,45 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
+from tools.language import WORDS
+
 _SEPARATORS = r"[,，、;；]"
 _IDS = rf"\d+(?:\s*{_SEPARATORS}\s*\d+)*"
 MARKER = re.compile(rf"\[\s*({_IDS})\s*\](?!\()")
 """One citation marker: `[3]`, `[1, 4]`, `[2，5]`; never the text of a link `[3](url)`."""
 FULLWIDTH_MARKER = re.compile(rf"【\s*({_IDS})\s*】")
 """The full-width form some models write (`【2】`), turned into `[2]` by the clean-up."""
+LINK = re.compile(
+    r"([ \t]*)\[([^\]\n]*)\]\(\s*([a-zA-Z][\w+.-]*://[^)\s]+|www\.[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"
+)
+"""A Markdown link `[text](url "title")`, with the space before it: lead, text, url."""
 MARKER_RUN = re.compile(rf"([ \t]*)((?:{MARKER.pattern}[ \t]*)*{MARKER.pattern})")
 """A run of adjacent markers with the space before it, such as ` [2][1]`."""
 
-SOURCE_HEADINGS = (
-    "sources",
-    "references",
-    "bibliography",
-    "works cited",
-    "参考来源",
-    "参考资料",
-    "参考文献",
-    "来源",
-    "引用来源",
-    "资料来源",
-    "參考來源",
-    "參考資料",
-    "參考文獻",
-    "出典",
-    "参考文献一覧",
-    "情報源",
-    "출처",
-    "참고 문헌",
-    "참고문헌",
-    "quellen",
-    "literatur",
-    "références",
-    "fuentes",
-    "referencias",
-    "fonti",
-    "fontes",
-    "источники",
+SOURCE_HEADINGS = frozenset(
+    [
+        "sources",
+        "references",
+        "bibliography",
+        "works cited",
+        "参考资料",
+        "参考文献",
+        "来源",
+        "引用来源",
+        "资料来源",
+        "參考資料",
+        "參考文獻",
+        "参考文献一覧",
+        "情報源",
+        "참고 문헌",
+        "참고문헌",
+        "literatur",
+        "références",
+        "referencias",
+        *(words.sources.casefold() for words in WORDS.values()),
+    ]
 )
-"""Headings of a sources list, in the languages we write and those writers commonly use."""
+"""Headings of a sources list: ours in every language, and those writers commonly use."""
 
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _PARSER = MarkdownIt("commonmark").enable("table")
