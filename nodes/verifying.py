@@ -8,6 +8,7 @@ writer from the evidence it does have, and the rewrite is checked the same way, 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from nodes import prompts
@@ -24,7 +25,15 @@ from tools.citations import clean_citations
 from tools.context import estimate_tokens
 from tools.language import run_language, words_for
 from tools.lexical import best_quote, close_match, lexical_verdict
-from tools.markup import MARKER_RUN, ids_in, markers, rewrite_markers, strip_markers
+from tools.markup import (
+    MARKER_RUN,
+    code_spans,
+    ids_in,
+    markers,
+    outside_code,
+    rewrite_markers,
+    strip_markers,
+)
 from tools.run_resources import RunResources, resources_for
 from tools.sources import SourceRegistry
 from tools.statements import CitedStatement, cited_statements
@@ -206,13 +215,29 @@ def _kept_run(run, kept: list[int]) -> str:
     return run.group(1) + markers(ids) if ids else ""
 
 
+def _without_stray_markers(report: str) -> str:
+    """The report without markers outside any statement (in a heading, or alone on a line).
+
+    Such a marker cites nothing that could be checked, so it cannot stay. Code is left alone.
+    """
+    keep = [(s.start, s.end) for s in cited_statements(report)] + code_spans(report)
+    stray = [
+        m.span()
+        for m in MARKER_RUN.finditer(report)
+        if not any(start <= m.start() < end for start, end in keep)
+    ]
+    for start, end in reversed(stray):
+        report = report[:start] + report[end:]
+    return outside_code(report, lambda prose: re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", prose))
+
+
 async def verify_citations(state: ResearchState) -> dict:
     """Check each cited statement against its sources; keep only the citations that hold."""
     registry = SourceRegistry(state["worker_results"])
     sources = {s.id: s for s in registry.sources}
     language = run_language(state["question"], state["settings"].language)
     words = words_for(language)
-    report, _ = clean_citations(state["report"], registry.sources)
+    report = _without_stray_markers(clean_citations(state["report"], registry.sources)[0])
     statements = cited_statements(report)
     run = resources_for(state["run_id"], state["settings"])
     pairs = [(i, s) for i, st in enumerate(statements) for s in st.source_ids]

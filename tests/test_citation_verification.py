@@ -223,3 +223,12 @@ def test_an_unsupported_table_row_keeps_its_cells(chat_server):
     assert row.startswith("| xz |") and row.endswith("*(not supported by the sources found)* |")
     assert "[2]" not in row and row.count("|") == 4
     assert chat_server.brain.calls["StatementRewrites"] == 0
+
+
+def test_a_marker_outside_any_statement_does_not_stay_unchecked(chat_server):
+    report = "# Logs [2]\n\n[3]\n\nBrotli was designed for web compression of server logs [3].\n"
+    out = verify(report)
+    assert out["report"] == (
+        "# Logs\n\nBrotli was designed for web compression of server logs [3]."
+    )
+    assert [c.source_id for c in out["citations"]] == [3]
