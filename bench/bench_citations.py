@@ -1,17 +1,20 @@
 """Benchmark the citation check over statement/source pairs with known truth, in every language.
 
     python bench/bench_citations.py
+    python bench/bench_citations.py --base-url http://127.0.0.1:8080/v1 --model M --per-language 3
 
 One report per language (each pair one cited statement, the question in that language) goes
 through the real `verify_citations` node, whose reviewer is the stand-in model answering as a
 careful judge from the known truth. Prints, per language, the share of true citations kept and
 of false ones kept, and how many pairs each method (close match, model) settled. The stand-in
 judge is right by construction: what this measures is everything around it (the lexical
-shortcut, batching, pair numbering, fallbacks, rewrites and their checks).
+shortcut, batching, pair numbering, fallbacks, rewrites and their checks). With `--base-url`
+the judge is a real OpenAI-compatible server instead, and the figures measure that model.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -75,17 +78,31 @@ def share(part: int, whole: int) -> str:
 
 
 def main() -> None:
-    chat = ChatServer().start()
-    chat.brain.judge = truth
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", help="a real OpenAI-compatible server to judge the pairs")
+    parser.add_argument("--model", default="stand-in", help="its model name")
+    parser.add_argument("--per-language", type=int, help="at most this many pairs per language")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per model call")
+    args = parser.parse_args()
+    chat = None if args.base_url else ChatServer().start()
+    if chat:
+        chat.brain.judge = truth
     os.environ.update(
-        OPENAI_BASE_URL=f"{chat.url}/v1", OPENAI_API_KEY="bench", DEEP_RESEARCH_MODEL="stand-in"
+        OPENAI_BASE_URL=args.base_url or f"{chat.url}/v1",
+        OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "bench"),
+        DEEP_RESEARCH_MODEL=args.model,
     )
-    settings = Settings(model_retries=0)
+    settings = Settings(model_retries=0, request_timeout=args.timeout, max_context_tokens=8000)
     languages = list(dict.fromkeys(p.language for p in PAIRS))
+    chosen = [
+        p
+        for language in languages
+        for p in [q for q in PAIRS if q.language == language][: args.per_language]
+    ]
     rows, total = [], Counter()
     try:
         for language in languages:
-            pairs = [p for p in PAIRS if p.language == language]
+            pairs = [p for p in chosen if p.language == language]
             figures = asyncio.run(check(language, pairs, settings))
             rows.append((language, figures))
             for key in ("true", "false", "true_kept", "false_kept", "lexical_wrong"):
@@ -94,8 +111,10 @@ def main() -> None:
                 total[key] += figures[key]
             total.update({f"m_{k}": v for k, v in figures["methods"].items()})
     finally:
-        chat.stop()
-    print(f"{len(PAIRS)} pairs, {total['true']} true and {total['false']} false citations\n")
+        if chat:
+            chat.stop()
+    judge = f"{args.model} at {args.base_url}" if args.base_url else "the careful stand-in judge"
+    print(f"{len(chosen)} pairs, {total['true']} true and {total['false']} false; judge: {judge}\n")
     print("| language | pairs | true kept | false kept | close match | model | model calls |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for language, f in rows:
@@ -106,7 +125,7 @@ def main() -> None:
             f"{f['methods']['lexical']} | {f['methods']['model']} | {f['model_calls']} |"
         )
     print(
-        f"| all | {len(PAIRS)} | {share(total['true_kept'], total['true'])} | "
+        f"| all | {len(chosen)} | {share(total['true_kept'], total['true'])} | "
         f"{share(total['false_kept'], total['false'])} | {total['m_lexical']} | "
         f"{total['m_model']} | {total['model_calls']} |"
     )
@@ -114,7 +133,7 @@ def main() -> None:
         f"\nclose-match verdicts that disagree with the truth: {total['lexical_wrong']}; "
         f"pairs without a verdict: {total['m_fallback']}; rewrites checked: "
         f"{total['rewrites_checked']}; rewrites the judge had no truth for (it supports only "
-        f"a verbatim quote): {len(chat.brain.unknown_pairs)}"
+        f"a verbatim quote): {len(chat.brain.unknown_pairs) if chat else '-'}"
     )
 
 
