@@ -83,6 +83,9 @@ def main() -> None:
     parser.add_argument("--model", default="stand-in", help="its model name")
     parser.add_argument("--per-language", type=int, help="at most this many pairs per language")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per model call")
+    parser.add_argument(
+        "--structured-output", default="auto", help="auto, json_schema, tool_calling or prompt"
+    )
     args = parser.parse_args()
     chat = None if args.base_url else ChatServer().start()
     if chat:
@@ -92,7 +95,12 @@ def main() -> None:
         OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "bench"),
         DEEP_RESEARCH_MODEL=args.model,
     )
-    settings = Settings(model_retries=0, request_timeout=args.timeout, max_context_tokens=8000)
+    settings = Settings(
+        model_retries=0,
+        request_timeout=args.timeout,
+        max_context_tokens=8000,
+        structured_output=args.structured_output,
+    )
     languages = list(dict.fromkeys(p.language for p in PAIRS))
     chosen = [
         p

@@ -43,22 +43,30 @@ def describe(event: dict[str, Any]) -> str | None:
     return None
 
 
+def _settled(methods: dict[str, int]) -> str:
+    """How many pairs each method settled: `3 by close match, 9 by the model`."""
+    parts = [
+        f"{methods.get('lexical', 0)} by close match",
+        f"{methods.get('model', 0)} by the model",
+    ]
+    if methods.get("fallback"):
+        parts.append(f"{methods['fallback']} without a verdict")
+    return ", ".join(parts)
+
+
 def citation_counts(event: dict[str, Any]) -> str:
-    """The citation check in one line: verdicts, repairs, and what settled how many pairs."""
+    """The citation check in one line: what settled the pairs, the verdicts, the repairs."""
     precision = event.get("precision")
     share = "-" if precision is None else f"{precision:.0%}"
-    methods = event.get("by_method") or {}
-    settled = (
-        f"{methods.get('lexical', 0)} by close match, {methods.get('model', 0)} by the model"
-        + (f", {methods['fallback']} without a verdict" if methods.get("fallback") else "")
+    line = (
+        f"{event.get('checked', 0)} checked ({_settled(event.get('by_method') or {})}), "
+        f"{event.get('supported', 0)} supported ({share}), {event.get('removed', 0)} removed, "
+        f"{event.get('rewritten', 0)} rewritten, {event.get('marked', 0)} marked"
     )
-    rewrites = event.get("rewrites_checked", 0)
-    return (
-        f"{event.get('checked', 0)} checked, {event.get('supported', 0)} supported ({share}), "
-        f"{event.get('removed', 0)} removed; {event.get('rewritten', 0)} statements rewritten, "
-        f"{event.get('marked', 0)} marked; pairs settled {settled}"
-        + (f" ({rewrites} of them rewrites)" if rewrites else "")
-    )
+    rewrites = event.get("rewrites_by_method") or {}
+    if sum(rewrites.values()):
+        line += f"; {sum(rewrites.values())} rewrites checked ({_settled(rewrites)})"
+    return line
 
 
 class PlainProgress:

@@ -268,7 +268,6 @@ async def verify_citations(state: ResearchState) -> dict:
         )
     supported = sum(check.verdict == "supported" for check in ordered)
     precision = supported / len(ordered) if ordered else None
-    everything = ordered + rewrite_checks
     emit(
         "citations",
         checked=len(ordered),
@@ -277,12 +276,12 @@ async def verify_citations(state: ResearchState) -> dict:
         removed=sum(c.verdict == "unsupported" for c in ordered),
         rewritten=rewritten,
         marked=len(orphans) - rewritten,
-        rewrites_checked=len(rewrite_checks),
-        by_method=dict(Counter(c.method for c in everything)),
+        by_method=dict(Counter(c.method for c in ordered)),
+        rewrites_by_method=dict(Counter(c.method for c in rewrite_checks)),
     )
     return {
         "report": _apply(report, statements, keep, replacements),
-        "citations": everything,
+        "citations": ordered + rewrite_checks,
         "citation_precision": precision,
         "usage": usage + rewrite_usage,
     }
