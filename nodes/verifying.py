@@ -173,7 +173,8 @@ async def _rewrite(
     candidates: dict[int, str] = {}
     claims: list[Claim] = []
     for n, index in enumerate(orphans, 1):
-        text, cited = offered.get(n, ""), ids_in(offered.get(n, ""))
+        text = clean_citations(offered.get(n, ""), list(sources.values()))[0]  # links to [n]
+        cited = ids_in(text)
         if cited and set(cited) <= set(statements[index].source_ids) and strip_markers(text):
             candidates[index] = text
             claims += [(strip_markers(text), source_id) for source_id in cited]

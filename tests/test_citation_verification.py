@@ -232,3 +232,16 @@ def test_a_marker_outside_any_statement_does_not_stay_unchecked(chat_server):
         "# Logs\n\nBrotli was designed for web compression of server logs [3]."
     )
     assert [c.source_id for c in out["citations"]] == [3]
+
+
+def test_a_link_in_a_rewrite_becomes_a_citation_that_is_checked(chat_server):
+    chat_server.brain.citation_verdicts = "unsupported"
+    chat_server.reply_wrapper = lambda text, call: (
+        text.replace(" [3]", " [web fonts](https://c.org)")
+        if call.contract == "StatementRewrites"
+        else text
+    )
+    out = verify("# Logs\n\nBrotli was designed for web compression of server logs [3].\n")
+    rewrites = [(c.source_id, c.method) for c in out["citations"] if c.rewrite]
+    assert rewrites == [(3, "model")]  # checked (and rejected: the stand-in says unsupported)
+    assert "https://c.org" not in out["report"] and "[3]" not in out["report"]
