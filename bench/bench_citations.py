@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections import Counter
@@ -73,6 +74,16 @@ async def check(language: str, pairs: list[Pair], settings: Settings) -> dict:
     }
 
 
+def forget_every_fourth(text: str, call) -> str:
+    """A batch reply without every 4th verdict (replies about one pair are left whole)."""
+    if call.contract != "PairVerdicts":
+        return text
+    reply = json.loads(text)
+    if len(reply["verdicts"]) > 1:
+        reply["verdicts"] = [v for n, v in enumerate(reply["verdicts"], 1) if n % 4]
+    return json.dumps(reply)
+
+
 def share(part: int, whole: int) -> str:
     return f"{part / whole:.0%}" if whole else "-"
 
@@ -84,12 +95,20 @@ def main() -> None:
     parser.add_argument("--per-language", type=int, help="at most this many pairs per language")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per model call")
     parser.add_argument(
+        "--forgetful",
+        action="store_true",
+        help="the stand-in judge leaves every 4th pair of a batch out of its reply, as real "
+        "models do in long batches",
+    )
+    parser.add_argument(
         "--structured-output", default="auto", help="auto, json_schema, tool_calling or prompt"
     )
     args = parser.parse_args()
     chat = None if args.base_url else ChatServer().start()
     if chat:
         chat.brain.judge = truth
+        if args.forgetful:
+            chat.reply_wrapper = forget_every_fourth
     os.environ.update(
         OPENAI_BASE_URL=args.base_url or f"{chat.url}/v1",
         OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "bench"),

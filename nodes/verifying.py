@@ -40,6 +40,7 @@ from tools.statements import CitedStatement, cited_statements
 from tools.structured import StructuredOutputError, ask
 
 Claim = tuple[str, int]  # (statement text, source id)
+REASKS = 3  # times the pairs a valid reply left out are asked again, while replies answer some
 
 
 def _lexical(claim: Claim, sources: dict[int, SourceEvidence]) -> CitationCheck | None:
@@ -105,7 +106,7 @@ async def _ask_batch(
 async def _judge(
     claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources
 ) -> tuple[list[CitationCheck], Usage]:
-    """The model's checks of `claims`, batch by batch; pairs a reply skipped are asked again."""
+    """The model's checks of `claims`, batch by batch; pairs a reply left out are asked again."""
     room = prompts.verify_room(run.settings.max_context_tokens)
     blocks = [prompts.pair_block(n, t, sources[s], room) for n, (t, s) in enumerate(claims, 1)]
     checks: dict[int, CitationCheck] = {}
@@ -114,11 +115,13 @@ async def _judge(
         found, cost = await _ask_batch([claims[g] for g in group], sources, run, room)
         usage += cost
         checks.update({group[k]: check for k, check in found.items()})
-        skipped = [g for g in group if g not in checks]
-        if found and skipped:  # a valid reply that left pairs out: ask for those alone
-            again, cost = await _ask_batch([claims[g] for g in skipped], sources, run, room)
+        for _ in range(REASKS):  # a valid reply that left pairs out: ask for those alone
+            skipped = [g for g in group if g not in checks]
+            if not (found and skipped):
+                break
+            found, cost = await _ask_batch([claims[g] for g in skipped], sources, run, room)
             usage += cost
-            checks.update({skipped[k]: check for k, check in again.items()})
+            checks.update({skipped[k]: check for k, check in found.items()})
     return [checks.get(i) or _unchecked(claim) for i, claim in enumerate(claims)], usage
 
 
