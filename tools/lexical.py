@@ -109,7 +109,8 @@ _HARMLESS_TEXT = (
     "du d el los las una unos unas il lo gli i uno o os as um uma de het een 的 了"
 )
 HARMLESS = frozenset(_HARMLESS_TEXT.split())
-_MATCH_TOKEN = re.compile(rf"\d+(?:[.,]\d+)*|%|％|[{_CJK}]|[^\W\d_]+(?:'[^\W\d_]+)*")
+_LETTERS = rf"[^\W\d_{_CJK}]+"  # a word of any alphabet (CJK characters are tokens alone)
+_MATCH_TOKEN = re.compile(rf"\d+(?:[.,]\d+)*|%|％|[{_CJK}]|{_LETTERS}(?:'{_LETTERS})*")
 _CJK_CHARACTER = re.compile(f"[{_CJK}]")
 MAX_PREFIX = 2  # source words before the copied part (more: "It is a myth that ...")
 MAX_INSERTED = 2  # source words inside the copied part that the statement lacks
