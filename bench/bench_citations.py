@@ -130,7 +130,11 @@ def main() -> None:
     try:
         for language in languages:
             pairs = [p for p in chosen if p.language == language]
-            figures = asyncio.run(check(language, pairs, settings))
+            try:
+                figures = asyncio.run(check(language, pairs, settings))
+            except Exception as error:  # a real server that fails: say so, go on
+                print(f"{language}: the check failed: {type(error).__name__}: {error}")
+                continue
             rows.append((language, figures))
             for key in ("true", "false", "true_kept", "false_kept", "lexical_wrong"):
                 total[key] += figures[key]
