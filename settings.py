@@ -8,7 +8,7 @@ into state, because LangGraph does not persist `context=`: a resumed run finds i
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -20,10 +20,29 @@ ROLES: tuple[Role, ...] = ("planner", "researcher", "writer", "reviewer")
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 
+WebProvider = Literal["tavily", "bocha", "searxng", "duckduckgo"]
+SearchBackendName = Literal[WebProvider, "local", "hybrid"]
+WEB_PROVIDERS: tuple[str, ...] = get_args(WebProvider)
+SEARCH_BACKENDS: tuple[str, ...] = get_args(SearchBackendName)
+PROVIDER_VARIABLES = {
+    "tavily": "TAVILY_API_KEY",
+    "bocha": "BOCHA_API_KEY",
+    "searxng": "SEARXNG_URL",
+}
+"""The variable that makes a web provider usable, in the order a default is chosen."""
+
 
 def _default_model() -> str:
     """The model for every role unless the caller names one: `DEEP_RESEARCH_MODEL` or ours."""
     return os.environ.get("DEEP_RESEARCH_MODEL") or DEFAULT_MODEL
+
+
+def detected_web_provider() -> str:
+    """The first provider whose variable is set, else key-free duckduckgo: no key still runs."""
+    for provider, variable in PROVIDER_VARIABLES.items():
+        if os.environ.get(variable, "").strip():
+            return provider
+    return "duckduckgo"
 
 
 class ModelPrice(BaseModel):
@@ -58,8 +77,25 @@ class Settings(BaseModel):
     max_supplementary_tasks: int = Field(
         3, ge=1, le=20, description="Subtasks a gap round may add."
     )
-    search_backend: Literal["tavily", "local", "hybrid"] = Field(
-        "tavily", description="Web (Tavily), a folder of documents (local), or both (hybrid)."
+    search_backend: SearchBackendName = Field(
+        default_factory=detected_web_provider,
+        description="A web provider, a folder of documents (local), or both (hybrid).",
+    )
+    web_backend: WebProvider = Field(
+        default_factory=detected_web_provider, description="The web provider hybrid search uses."
+    )
+    fetch_pages: int = Field(
+        0, ge=0, le=10, description="Top hits per search whose whole page is read when thin."
+    )
+    max_page_fetches: int = Field(
+        30, ge=1, le=1000, description="Run budget: whole pages fetched at most."
+    )
+    page_max_bytes: int = Field(
+        2_000_000, ge=10_000, le=50_000_000, description="Bytes read of one page at most."
+    )
+    page_timeout: float = Field(15, gt=0, le=300, description="Seconds per page fetch.")
+    fetch_private_addresses: bool = Field(
+        False, description="Let page fetches reach loopback, private and link-local addresses."
     )
     corpus_dir: str | None = Field(
         None, description="The folder that local and hybrid search read (recursively)."
@@ -128,7 +164,7 @@ class Settings(BaseModel):
         )
         if unpriced:
             raise ValueError(f"max_cost_usd needs prices for every model used: {unpriced}")
-        if self.search_backend != "tavily" and not self.corpus_dir:
+        if self.search_backend in ("local", "hybrid") and not self.corpus_dir:
             raise ValueError(f"search_backend {self.search_backend!r} needs corpus_dir")
         return self
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from cli import inspect
+from cli import evaluate, inspect
 from cli.approval import NoAnswer, decide_plan
 from cli.live import LiveProgress
 from cli.preflight import (
@@ -28,6 +28,7 @@ from cli.preflight import (
 from cli.progress import PlainProgress
 from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
 from cli.summary import RunSummary
+from settings import SEARCH_BACKENDS
 from tools.checkpoints import default_checkpoint_db
 from tools.secrets import redact
 
@@ -37,7 +38,7 @@ SETTING_FLAGS = {
     "quality_threshold": float,
     "max_workers": int,
     "model": str,
-    "language": str,
+    "fetch_pages": int,
 }
 
 
@@ -65,18 +66,25 @@ def _parser() -> argparse.ArgumentParser:
             "or a file in your data folder)",
         )
 
+    def setting_flags(sub: argparse.ArgumentParser) -> None:
+        for name, kind in SETTING_FLAGS.items():
+            sub.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+        sub.add_argument(
+            "--search",
+            choices=SEARCH_BACKENDS,
+            dest="search_backend",
+            help="a web provider (default: the one whose key is set, else duckduckgo), "
+            "a folder of documents (local), or both (hybrid)",
+        )
+        sub.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
+
     run = commands.add_parser("run", help="start a research run")
     run.add_argument("question")
     run.add_argument("--thread-id", help="name the run (default: a new id)")
-    for name, kind in SETTING_FLAGS.items():
-        run.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
-    run.add_argument(
-        "--search",
-        choices=["tavily", "local", "hybrid"],
-        dest="search_backend",
-        help="web (default), a folder of documents, or both",
+    setting_flags(run)
+    run.add_argument(  # not among the setting flags: eval has a --language of its own
+        "--language", dest="report_language", help="the report's language (default: the question's)"
     )
-    run.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
     run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
     outputs(run)
     store(run)
@@ -93,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     threads = commands.add_parser("threads", help="recent runs")
     threads.add_argument("--limit", type=int, default=20)
     store(threads)
+
+    evaluate.add_command(commands, setting_flags)
     return parser
 
 
@@ -107,6 +117,8 @@ def _settings_values(args: argparse.Namespace) -> dict:
     }
     if args.approve_plan:
         values["approve_plan"] = True
+    if getattr(args, "report_language", None):
+        values["language"] = args.report_language
     if args.search_backend:
         values["search_backend"] = args.search_backend
     if args.corpus is not None:
@@ -144,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     load_dotenv(Path.cwd() / ".env", override=False)
     args = _parser().parse_args(argv)
+    if args.command == "eval":
+        return evaluate.command(args, _settings_values(args))
     target = args.checkpoint_db or default_checkpoint_db()
     progress = choose_progress(getattr(args, "quiet", False))
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex

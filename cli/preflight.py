@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import httpx
 from pydantic import ValidationError
 
 from nodes.planning import BadQuestion, clean_question
@@ -11,7 +12,9 @@ from settings import Settings
 from tools.corpus import CorpusError
 from tools.local_search import open_corpus
 from tools.models import MissingCredentials, openai_api_key
-from tools.search import tavily_api_key
+from tools.search import SearchProviderError
+from tools.search.factory import check_provider, web_provider
+from tools.secrets import redact
 
 
 class Notes(Protocol):
@@ -44,18 +47,22 @@ def check_question(question: str) -> str:
 
 
 def check_credentials(settings: Settings) -> None:
-    """The keys the chosen model server and search backend need are set."""
+    """The keys the model server and search provider need are set; checked where that is free."""
     try:
         openai_api_key()
-        if settings.search_backend in ("tavily", "hybrid"):
-            tavily_api_key()
-    except MissingCredentials as error:
-        raise BadInput(str(error)) from None
+        check_provider(settings)
+    except (MissingCredentials, SearchProviderError) as error:
+        raise BadInput(redact(str(error))) from None
+    except httpx.HTTPError as error:
+        name = web_provider(settings)
+        raise BadInput(
+            redact(f"{name} is not reachable ({type(error).__name__}: {error})")
+        ) from None
 
 
 def check_corpus(settings: Settings, progress: Notes) -> None:
     """For local search: the folder exists and holds readable documents (indexing it now)."""
-    if settings.search_backend == "tavily":
+    if settings.search_backend not in ("local", "hybrid"):
         return
     try:
         stats = open_corpus(settings.corpus_dir or "").refresh()

@@ -9,8 +9,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from stand_ins.bocha import BochaServer
 from stand_ins.chat import ChatServer
+from stand_ins.duckduckgo import DuckDuckGoServer
+from stand_ins.pages import PageServer
 from stand_ins.search import SearchServer
+from stand_ins.searxng import SearxngServer
 
 SECRET_MODEL_KEY = "sk-test-model-key-5f1e0c"
 SECRET_SEARCH_KEY = "tvly-test-search-key-9a7d2b"
@@ -31,5 +35,60 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
     server = SearchServer().start()
     monkeypatch.setenv("TAVILY_API_BASE_URL", server.url)
     monkeypatch.setenv("TAVILY_API_KEY", SECRET_SEARCH_KEY)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_real_search_provider(monkeypatch: pytest.MonkeyPatch):
+    """No test reaches a real search service: the key-free default points at a closed port,
+    and keys from the developer's own environment do not pick a provider."""
+    monkeypatch.setenv("DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
+    for name in ("BOCHA_API_KEY", "BOCHA_API_BASE_URL", "SEARXNG_URL", "DDGS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def bocha_server(monkeypatch: pytest.MonkeyPatch):
+    server = BochaServer().start()
+    monkeypatch.setenv("BOCHA_API_BASE_URL", server.url)
+    monkeypatch.setenv("BOCHA_API_KEY", server.key)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def searxng_server(monkeypatch: pytest.MonkeyPatch):
+    server = SearxngServer().start()
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def duckduckgo_server(monkeypatch: pytest.MonkeyPatch):
+    server = DuckDuckGoServer().start()
+    monkeypatch.setenv("DUCKDUCKGO_BASE_URL", server.url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page_server():
+    server = PageServer().start()
+    yield server
+    server.stop()
+
+
+SECRET_JUDGE_KEY = "sk-test-judge-key-3c8e41"
+
+
+@pytest.fixture
+def judge_server(monkeypatch: pytest.MonkeyPatch):
+    """A stand-in judge on its own port, with known answers (tests/stand_ins/judge.py)."""
+    from stand_ins.judge import JudgeBrain
+
+    server = ChatServer(JudgeBrain()).start()
+    monkeypatch.setenv("DEEP_RESEARCH_JUDGE_API_KEY", SECRET_JUDGE_KEY)
     yield server
     server.stop()

@@ -65,7 +65,7 @@ def test_report_goes_to_stdout_and_quiet_prints_nothing_else(
         (["q", "--quality-threshold", "101"], {}, "quality_threshold"),
         (["q", "--max-workers", "0"], {}, "max_workers"),
         (["q"], {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "OPENAI_API_KEY is not set"),
-        (["q"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
+        (["q", "--search", "tavily"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
     ],
 )
 def test_bad_input_exits_2_with_the_cause_and_no_request(
@@ -124,7 +124,7 @@ def test_approve_plan_reject(chat_server, search_server, store, capsys, monkeypa
     assert run("Compare zstd and xz", "--approve-plan", "--json", "r.json") == 0
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["stop_reason"] == "plan_rejected" and record["sources"] == []
-    assert search_server.requests == []
+    assert search_server.searches == []  # the key was checked, nothing searched
 
 
 def test_approve_plan_edit(chat_server, search_server, store, capsys, monkeypatch, tmp_path):

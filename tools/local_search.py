@@ -13,7 +13,7 @@ from pathlib import Path
 from state import SearchHit
 from tools.checkpoints import data_dir
 from tools.corpus import LocalCorpus
-from tools.search import SearchBackend
+from tools.search.base import SearchBackend, rank_score
 from tools.sources import normalize_url
 
 
@@ -47,7 +47,11 @@ class HybridSearch:
         self._web, self._local = web, local
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
-        """Local and web hits alternately (local first), without duplicates."""
+        """Local and web hits alternately (local first), without duplicates, scored in that order.
+
+        BM25's scores and a provider's are on different scales, and the worker sorts by score:
+        scoring by position keeps the alternation.
+        """
         local, web = await asyncio.gather(
             self._local.search(query, max_results), self._web.search(query, max_results)
         )
@@ -56,5 +60,5 @@ class HybridSearch:
             for hit in pair:
                 if hit is not None and normalize_url(hit.url) not in seen:
                     seen.add(normalize_url(hit.url))
-                    hits.append(hit)
+                    hits.append(hit.model_copy(update={"score": rank_score(len(hits))}))
         return hits

@@ -10,6 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import httpx
 from langchain_openai import ChatOpenAI
@@ -26,6 +30,30 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, ChatO
 
 class MissingCredentials(RuntimeError):
     """The environment lacks a key the chosen services need."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Another OpenAI-compatible server than `OPENAI_BASE_URL` (the eval judge's, for one)."""
+
+    base_url: str | None
+    api_key: str
+
+    def __repr__(self) -> str:  # the key never reaches a log or a traceback
+        return f"Endpoint(base_url={self.base_url!r})"
+
+
+_endpoint: ContextVar[Endpoint | None] = ContextVar("chat_endpoint", default=None)
+
+
+@contextmanager
+def using_endpoint(endpoint: Endpoint | None) -> Iterator[None]:
+    """Model calls made inside go to `endpoint` (None: the environment's server, as usual)."""
+    token = _endpoint.set(endpoint)
+    try:
+        yield
+    finally:
+        _endpoint.reset(token)
 
 
 def openai_base_url() -> str | None:
@@ -49,13 +77,15 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
     """The client for a role's model on the running event loop (its connection pool is reused)."""
     loop = asyncio.get_running_loop()
     name = settings.model_for(role)
-    key = (name, openai_base_url(), settings.request_timeout, settings.model_retries)
+    endpoint = _endpoint.get()
+    base_url = endpoint.base_url if endpoint else openai_base_url()
+    key = (name, base_url, endpoint, settings.request_timeout, settings.model_retries)
     per_loop = _clients.setdefault(loop, {})
     if key not in per_loop:
         per_loop[key] = ChatOpenAI(
             model=name,
-            api_key=SecretStr(openai_api_key()),
-            base_url=openai_base_url(),
+            api_key=SecretStr(endpoint.api_key if endpoint else openai_api_key()),
+            base_url=base_url,
             timeout=settings.request_timeout,
             max_retries=settings.model_retries,
             use_responses_api=False,

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from settings import Settings
 from state import Usage
 from tools.budgets import run_budget_spent
-from tools.local_search import HybridSearch, LocalSearch
-from tools.search import SearchBackend, TavilySearch
+from tools.search.factory import search_backend
 from tools.search_cache import SearchCache
 
 RUNS_KEPT_PER_LOOP = 16  # runs whose caches stay in memory at once, per event loop
@@ -60,16 +59,6 @@ class RunResources:
 _runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OrderedDict[str, RunResources]] = (
     weakref.WeakKeyDictionary()
 )
-
-
-def search_backend(settings: Settings) -> SearchBackend:
-    """The backend the settings choose: the web, the user's folder, or both."""
-    if settings.search_backend == "tavily":
-        return TavilySearch(settings)
-    local = LocalSearch(settings.corpus_dir or "")
-    if settings.search_backend == "local":
-        return local
-    return HybridSearch(TavilySearch(settings), local)
 
 
 def resources_for(run_id: str, settings: Settings) -> RunResources:

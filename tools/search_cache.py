@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 from state import SearchHit
-from tools.search import SearchBackend
+from tools.search.base import SearchBackend
 
 _SPACES = re.compile(r"\s+")
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import os
 
-SECRET_VARIABLES = ("OPENAI_API_KEY", "TAVILY_API_KEY")
+SECRET_VARIABLES = (
+    "OPENAI_API_KEY",
+    "TAVILY_API_KEY",
+    "BOCHA_API_KEY",
+    "DEEP_RESEARCH_JUDGE_API_KEY",
+)
 MIN_SECRET_LENGTH = 8  # shorter values are placeholders, and masking them would garble text
 
 

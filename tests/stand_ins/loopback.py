@@ -8,10 +8,11 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 
 class Reply:
-    """What a handler answers: a status, a JSON body or raw SSE text, and headers."""
+    """What a handler answers: a status, a JSON body, raw SSE text or raw bytes, and headers."""
 
     def __init__(
         self,
@@ -19,8 +20,16 @@ class Reply:
         body: Any = None,
         sse: str | None = None,
         headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+        content_type: str = "text/html; charset=utf-8",
     ) -> None:
         self.status, self.body, self.sse, self.headers = status, body, sse, headers or {}
+        self.raw, self.content_type = raw, content_type
+
+
+def _form(text: str) -> dict[str, str]:
+    """A query string or form body as a dict (last value wins)."""
+    return dict(parse_qsl(text, keep_blank_values=True))
 
 
 class _Server(ThreadingHTTPServer):
@@ -45,13 +54,27 @@ class StandIn:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def do_GET(self) -> None:  # the query string arrives as the body
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                query = urlsplit(self.path).query
+                self._answer(stand_in._serve(self.path, _form(query), headers, "GET"))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw or b"{}")
                 headers = {key.lower(): value for key, value in self.headers.items()}
-                reply = stand_in._serve(self.path, body, headers)
-                if reply.sse is not None:
+                if headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+                    body = _form(raw.decode())
+                else:
+                    body = json.loads(raw or b"{}")
+                self._answer(stand_in._serve(self.path, body, headers, "POST"))
+
+            def _answer(self, reply: Reply) -> None:
+                if reply.raw is not None:
+                    data = reply.raw
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                elif reply.sse is not None:
                     data = reply.sse.encode()
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "text/event-stream")
@@ -83,7 +106,7 @@ class StandIn:
         self.server.shutdown()
         self.server.server_close()
 
-    def _serve(self, path: str, body: dict, headers: dict) -> Reply:
+    def _serve(self, path: str, body: dict, headers: dict, method: str = "POST") -> Reply:
         with self._lock:
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
@@ -95,6 +118,7 @@ class StandIn:
                 self.requests.append(
                     {
                         "path": path,
+                        "method": method,
                         "body": body,
                         "headers": headers,
                         "status": reply.status,

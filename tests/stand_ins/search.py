@@ -19,12 +19,16 @@ class SearchServer(StandIn):
         self.fail_all = False
         self.fault = lambda number, body: None
         self.page_text = lambda query, n: f"Evidence {n} about {query}: the figure is {n * 7}."
+        self.bad_keys: set[str] = set()
+        self.plan_used_up = False
         self._count = 0
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
         self._count += 1
         if not headers.get("authorization", "").startswith("Bearer "):
             return Reply(401, {"detail": {"error": "missing key"}})
+        if path == "/usage":  # Tavily's free usage query (GET), which the CLI checks keys with
+            return self.usage(headers["authorization"].removeprefix("Bearer "))
         if self.fail_all:
             return Reply(500, {"detail": {"error": "search is down"}})
         injected = self.fault(self._count, body)
@@ -42,6 +46,19 @@ class SearchServer(StandIn):
         ]
         return Reply(200, {"query": query, "results": results, "response_time": 0.01})
 
+    def usage(self, key: str) -> Reply:
+        """`GET /usage` as Tavily answers it; `bad_keys` get 401, `plan_used_up` gives 432."""
+        if key in self.bad_keys:
+            return Reply(401, {"detail": {"error": "Unauthorized: missing or invalid API key."}})
+        if self.plan_used_up:
+            return Reply(432, {"detail": {"error": "This request exceeds your plan's limit."}})
+        account = {"current_plan": "Researcher", "plan_usage": self._count, "plan_limit": 1000}
+        return Reply(200, {"key": {"usage": self._count, "limit": None}, "account": account})
+
+    @property
+    def searches(self) -> list[dict]:
+        return [r for r in self.requests if r["path"] != "/usage"]
+
     @property
     def queries(self) -> list[str]:
-        return [r["body"]["query"] for r in self.requests if r["status"] == 200]
+        return [r["body"]["query"] for r in self.searches if r["status"] == 200]

@@ -1,0 +1,96 @@
+"""A stand-in judge: scripted, known answers to every contract `deep-research eval` asks for.
+
+Served by the same `ChatServer` as the research stand-in (any structured-output method), on
+its own port, so the tests can tell judge calls from research calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from stand_ins.chat import ChatCall
+
+WEIGHTS = {
+    "comprehensiveness": 0.4,
+    "insight": 0.3,
+    "instruction_following": 0.2,
+    "readability": 0.1,
+}
+CRITERIA_WEIGHTS = {
+    "comprehensiveness": [0.75, 0.25],
+    "insight": [0.5, 0.5],
+    "instruction_following": [1.0],
+    "readability": [0.6, 0.4],
+}
+_CRITERION_LINE = re.compile(r"^  (\d+)\. ", re.MULTILINE)
+_NUMBERED = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
+
+
+def _section(text: str, after: str) -> str:
+    """The first <data> section after a heading."""
+    match = re.search(re.escape(after) + r"\s*<data>\n(.*?)\n</data>", text, re.S)
+    return match.group(1) if match else ""
+
+
+@dataclass
+class JudgeBrain:
+    """Known answers: criterion n scores n (reference 8 - n); facts hold when numbers match."""
+
+    drop_first_scores: bool = False  # the first scores reply leaves a criterion out
+    calls: Counter = field(default_factory=Counter)
+    seen: list[ChatCall] = field(default_factory=list)
+
+    def answer(self, call: ChatCall) -> Any:
+        self.calls[call.contract or "prose"] += 1
+        self.seen.append(call)
+        return getattr(self, f"on_{call.contract}")(call)
+
+    def on_DimensionWeights(self, call: ChatCall) -> dict:
+        return {"analysis": "scripted", **WEIGHTS}
+
+    def on_DimensionCriteria(self, call: ChatCall) -> dict:
+        dimension = re.search(r"criteria for judging its (\w+):", call.user).group(1)
+        criteria = [
+            {"criterion": f"{dimension} {n}", "explanation": f"check {n}", "weight": weight}
+            for n, weight in enumerate(CRITERIA_WEIGHTS[dimension], 1)
+        ]
+        return {"criteria": criteria}
+
+    def on_CriterionScores(self, call: ChatCall) -> dict:
+        numbers = [int(n) for n in _CRITERION_LINE.findall(call.user.split("<report>")[0])]
+        comparative = "<reference>" in call.user
+        scores = [
+            {
+                "criterion": n,
+                "analysis": f"criterion {n}",
+                "target_score": float(n),
+                **({"reference_score": 8.0 - n} if comparative else {}),
+            }
+            for n in numbers
+        ]
+        if self.drop_first_scores and self.calls["CriterionScores"] == 1:
+            scores = scores[:-1]
+        return {"scores": scores}
+
+    def on_DistinctStatements(self, call: ChatCall) -> dict:
+        statements = _NUMBERED.findall(_section(call.user, ""))
+        return {"keep": [int(n) for n, text in statements if "(again)" not in text]}
+
+    def on_FactJudgments(self, call: ChatCall) -> dict:
+        statements = _NUMBERED.findall(_section(call.user, "Statements:"))
+        page = _section(call.user, "Page:")
+        page_numbers = set(re.findall(r"\d+", page))
+        judgments = []
+        for n, text in statements:
+            numbers = set(re.findall(r"\d+", text))
+            if "not found" in page.casefold():
+                result = "unknown"
+            elif numbers and numbers <= page_numbers:
+                result = "supported"
+            else:
+                result = "unsupported"
+            judgments.append({"statement": int(n), "result": result, "reason": "scripted"})
+        return {"judgments": judgments}

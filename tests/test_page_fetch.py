@@ -1,0 +1,177 @@
+"""Whole-page reading: the SSRF guard, size cap, timeout, budget, redirects, HTML and PDF."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+
+import httpcore
+import pytest
+
+from settings import Settings
+from state import SearchHit
+from tools.search import guard
+from tools.search.guard import FetchRefused, refusal
+from tools.search.pages import PAGE_CHARS, PageFetcher, WholePages, best_passages
+
+LOOPBACK = ipaddress.ip_address("127.0.0.1")
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch):
+    """Whatever the guard decides, no test socket goes anywhere but 127.0.0.1."""
+    connect = httpcore.AnyIOBackend.connect_tcp
+
+    async def only_loopback(self, host, port, *args, **kwargs):
+        assert host == "127.0.0.1", f"a test tried to connect to {host}"
+        return await connect(self, host, port, *args, **kwargs)
+
+    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", only_loopback)
+
+
+@pytest.fixture
+def loopback_is_public(monkeypatch):
+    """The stand-in site (on 127.0.0.1) counts as public; every other address as it really is."""
+    real = guard.refusal
+    monkeypatch.setattr(guard, "refusal", lambda a: None if a == LOOPBACK else real(a))
+
+
+def fetcher(**values) -> PageFetcher:
+    return PageFetcher(Settings(search_backend="duckduckgo", **values))
+
+
+def read(fetch: PageFetcher, url: str, query: str = "zstd level 19 logs") -> str:
+    return asyncio.run(fetch.text(url, query))
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("169.254.169.254", "link-local"),
+        ("10.0.0.5", "private"),
+        ("192.168.1.10", "private"),
+        ("172.16.0.1", "private"),
+        ("100.64.0.1", "non-public"),
+        ("0.0.0.0", "unspecified"),
+        ("::1", "loopback"),
+        ("fe80::1", "link-local"),
+        ("fd00::1", "private"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:169.254.169.254", "link-local"),
+        ("2002:0a00:0001::1", "private"),  # 6to4 wrapping 10.0.0.1
+        ("224.0.0.1", "multicast"),
+        ("93.184.216.34", None),
+        ("2606:4700:4700::1111", None),
+    ],
+)
+def test_refusal_names_the_kind_of_address(address, reason):
+    assert refusal(ipaddress.ip_address(address)) == reason
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:{port}/article",
+        "http://localhost:{port}/article",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.1.2.3/intranet",
+        "http://[::1]:{port}/article",
+        "http://[::ffff:127.0.0.1]:{port}/article",
+    ],
+)
+def test_private_loopback_and_link_local_pages_are_refused(page_server, url):
+    port = page_server.url.rsplit(":", 1)[1]
+    target = url.format(port=port)
+    with pytest.raises(FetchRefused, match="resolves to"):
+        asyncio.run(fetcher().fetch(target))
+    assert read(fetcher(), target) == ""
+    assert page_server.served == []
+
+
+def test_a_setting_allows_private_addresses(page_server):
+    text = read(fetcher(fetch_private_addresses=True), f"{page_server.url}/article")
+    assert "11.2x" in text and page_server.served == ["/article"]
+
+
+def test_every_redirect_hop_is_checked(page_server, loopback_is_public):
+    port = page_server.url.rsplit(":", 1)[1]
+    fetch = fetcher()
+    assert "11.2x" in read(fetch, f"{page_server.url}/redirect?to=/article")
+    for target in ("http://169.254.169.254/latest/meta-data/", f"http://127.0.0.2:{port}/x"):
+        with pytest.raises(FetchRefused):
+            asyncio.run(fetch.fetch(f"{page_server.url}/redirect?to={target}"))
+    with pytest.raises(FetchRefused, match="only http and https"):
+        asyncio.run(fetch.fetch(f"{page_server.url}/redirect?to=file:///etc/passwd"))
+
+
+def test_html_is_read_by_the_corpus_extractor_and_the_best_passage_kept(page_server):
+    text = read(fetcher(fetch_private_addresses=True), f"{page_server.url}/article")
+    assert "track()" not in text and "Home" not in text  # script and nav dropped
+    assert text.index("11.2x") < len(text) and len(text) <= PAGE_CHARS
+
+
+def test_pdf_pages_are_read(page_server):
+    text = read(fetcher(fetch_private_addresses=True), f"{page_server.url}/paper.pdf")
+    assert "11.2x on logs" in text
+
+
+def test_size_cap_and_timeout(page_server):
+    fetch = fetcher(fetch_private_addresses=True, page_max_bytes=10_000, page_timeout=0.5)
+    data, _, _ = asyncio.run(fetch.fetch(f"{page_server.url}/big"))
+    assert len(data) == 10_000
+    assert read(fetch, f"{page_server.url}/slow") == ""
+    assert read(fetch, f"{page_server.url}/missing") == ""
+    assert read(fetch, f"{page_server.url}/binary") == ""
+    assert read(fetch, f"{page_server.url}/gzip") == ""  # not read as garbage text
+    assert {r["headers"]["accept-encoding"] for r in page_server.requests} == {"identity"}
+
+
+def test_each_url_is_fetched_once_and_the_budget_holds(page_server):
+    fetch = fetcher(fetch_private_addresses=True, max_page_fetches=2)
+
+    async def many() -> list[str]:
+        urls = [f"{page_server.url}/a", f"{page_server.url}/a", f"{page_server.url}/b"]
+        urls.append(f"{page_server.url}/c")
+        return await asyncio.gather(*(fetch.text(url, "zstd") for url in urls))
+
+    texts = asyncio.run(many())
+    assert sorted(page_server.served) == ["/a", "/b"] and fetch.sent == 2
+    assert texts[0] == texts[1] != "" and texts[3] == ""
+
+
+def test_best_passages_prefer_the_query_words_in_page_order():
+    passages = ["Cookie banner text.", "zstd level 19 compresses logs 11x.", "About us."]
+    assert best_passages(passages, "zstd logs", limit=40) == passages[1]
+    assert best_passages(passages, "zstd logs") == "\n\n".join(passages)
+
+
+class Fixed:
+    """A backend that returns the same hits for every query."""
+
+    def __init__(self, hits: list[SearchHit]) -> None:
+        self.hits = hits
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        return [hit.model_copy() for hit in self.hits]
+
+
+def test_whole_pages_fill_thin_hits_only_and_leave_refused_ones(page_server):
+    hits = [
+        SearchHit(url="http://10.9.8.7/secret", content="thin private", query="q"),
+        SearchHit(url=f"{page_server.url}/article", content="thin", query="q"),
+        SearchHit(url=f"{page_server.url}/thick", content="x" * 700, query="q"),
+        SearchHit(url=f"{page_server.url}/third", content="thin", query="q"),
+    ]
+    settings = Settings(search_backend="duckduckgo", fetch_private_addresses=False)
+    backend = WholePages(Fixed(hits), PageFetcher(settings), per_search=3)
+    got = asyncio.run(backend.search("zstd level 19", 5))
+    assert [hit.content for hit in got] == [hit.content for hit in hits]  # all refused
+    assert page_server.served == []
+
+    allowed = Settings(search_backend="duckduckgo", fetch_private_addresses=True)
+    backend = WholePages(Fixed(hits[1:]), PageFetcher(allowed), per_search=2)
+    got = asyncio.run(backend.search("zstd level 19", 5))
+    assert got[0].content.startswith("thin\n\n") and "11.2x" in got[0].content
+    assert got[1].content == "x" * 700 and got[2].content == "thin"  # thick, and past the top 2
+    assert page_server.served == ["/article"]

@@ -1,0 +1,125 @@
+"""What every search provider shares: the protocol, the errors, and one retry policy."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from typing import Protocol
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+
+from state import SearchHit
+from tools.models import MissingCredentials
+
+MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
+MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is capped rather than obeyed
+_backoff = wait_random_exponential(multiplier=0.5, max=20)
+
+
+class SearchBackend(Protocol):
+    """Anything that answers a query with hits."""
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """Hits for one query, best first."""
+        ...
+
+
+class SearchProviderError(RuntimeError):
+    """A provider answered, but not with results (a refusal or a body we cannot read)."""
+
+
+class SearchKeyRejected(SearchProviderError):
+    """The provider refused our credentials (HTTP 401/403): every further search would too."""
+
+
+class SearchRateLimited(SearchProviderError):
+    """The provider asks us to slow down in a way that is not an HTTP 429 (worth a retry)."""
+
+
+def required_env(name: str, purpose: str) -> str:
+    """An environment variable a provider cannot work without, or MissingCredentials."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise MissingCredentials(
+            f"{name} is not set: set it {purpose} "
+            "(or choose another provider with --search; duckduckgo needs no key)."
+        )
+    return value
+
+
+def is_transient(error: BaseException) -> bool:
+    """429, 5xx, timeouts and dropped connections are worth another try; the rest are not."""
+    if isinstance(error, httpx.HTTPStatusError):
+        return error.response.status_code >= 500 or error.response.status_code == 429
+    return isinstance(error, httpx.TransportError | SearchRateLimited)
+
+
+def _retry_after(error: BaseException | None) -> float | None:
+    """The seconds a server's Retry-After header asks for, if the error carries one."""
+    if not isinstance(error, httpx.HTTPStatusError):
+        return None
+    value = error.response.headers.get("retry-after", "")
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        return None
+
+
+def wait_for_retry(state: RetryCallState) -> float:
+    """Honour the server's Retry-After; otherwise exponential backoff with full jitter."""
+    error = state.outcome.exception() if state.outcome else None
+    asked = _retry_after(error)
+    return asked if asked is not None else _backoff(state)
+
+
+def retrying(attempts: int, transient=is_transient) -> AsyncRetrying:
+    """The shared retry loop: `attempts` tries, transient failures only, jittered backoff."""
+    return AsyncRetrying(
+        stop=stop_after_attempt(attempts),
+        wait=wait_for_retry,
+        retry=retry_if_exception(transient),
+        reraise=True,
+    )
+
+
+def check_status(provider: str, response: httpx.Response, message: str = "") -> None:
+    """Raise for a failed HTTP answer: 401/403 as a rejected key, the rest as HTTPStatusError."""
+    status = response.status_code
+    if status in (401, 403):
+        detail = f"HTTP {status}" + (f": {message}" if message else "")
+        raise SearchKeyRejected(f"bad key for {provider} ({detail})")
+    response.raise_for_status()
+
+
+def rank_score(rank: int) -> float:
+    """A 0-1 score from a position, for providers that rank without scoring (first = 1.0)."""
+    return round(1.0 / (1 + rank), 3)
+
+
+def compact(text: str | None) -> str:
+    """Hit text as evidence: whitespace collapsed, capped at MAX_CONTENT_CHARS."""
+    return " ".join((text or "").split())[:MAX_CONTENT_CHARS]
+
+
+class LoopClients:
+    """One `httpx.AsyncClient` per event loop, built on first use and reused by every search."""
+
+    def __init__(self, **options) -> None:
+        self._options = options
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients = weakref.WeakKeyDictionary()
+
+    def get(self) -> httpx.AsyncClient:
+        """The running loop's client."""
+        loop = asyncio.get_running_loop()
+        if loop not in self._clients:
+            self._clients[loop] = httpx.AsyncClient(**self._options)
+        return self._clients[loop]

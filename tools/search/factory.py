@@ -1,0 +1,57 @@
+"""The backend a run's settings choose, and what each provider needs before a run starts."""
+
+from __future__ import annotations
+
+from settings import Settings
+from tools.local_search import HybridSearch, LocalSearch
+from tools.search.base import SearchBackend
+from tools.search.bocha import BochaSearch, probe_bocha
+from tools.search.duckduckgo import DuckDuckGoSearch
+from tools.search.pages import PageFetcher, WholePages
+from tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
+from tools.search.tavily import TavilySearch, probe_tavily
+
+PROVIDERS = {
+    "tavily": TavilySearch,
+    "bocha": BochaSearch,
+    "searxng": SearxngSearch,
+    "duckduckgo": DuckDuckGoSearch,
+}
+
+
+def web_provider(settings: Settings) -> str | None:
+    """The web provider a run uses: its own, hybrid's `web_backend`, or None for local."""
+    if settings.search_backend == "local":
+        return None
+    if settings.search_backend == "hybrid":
+        return settings.web_backend
+    return settings.search_backend
+
+
+def web_search(settings: Settings, name: str) -> SearchBackend:
+    """The named web provider, reading whole pages for thin snippets when `fetch_pages` > 0."""
+    provider = PROVIDERS[name](settings)
+    if settings.fetch_pages:
+        return WholePages(provider, PageFetcher(settings), settings.fetch_pages)
+    return provider
+
+
+def search_backend(settings: Settings) -> SearchBackend:
+    """The backend the settings choose: a web provider, the user's folder, or both."""
+    if settings.search_backend == "local":
+        return LocalSearch(settings.corpus_dir or "")
+    if settings.search_backend == "hybrid":
+        web = web_search(settings, settings.web_backend)
+        return HybridSearch(web, LocalSearch(settings.corpus_dir or ""))
+    return web_search(settings, settings.search_backend)
+
+
+def check_provider(settings: Settings) -> None:
+    """The web provider's key or address is set and, asked in a way that searches nothing, good."""
+    provider = web_provider(settings)
+    if provider == "tavily":
+        probe_tavily()
+    elif provider == "bocha":
+        probe_bocha()
+    elif provider == "searxng":
+        probe_searxng(searxng_url())

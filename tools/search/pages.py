@@ -1,0 +1,182 @@
+"""Whole pages when snippets are thin: the top hits' pages read, guarded, within a budget.
+
+A page is fetched over httpcore through `GuardedBackend` (no private, loopback or link-local
+target unless `fetch_private_addresses`), with a size cap, a timeout, at most five redirects
+(each one checked again) and no proxy. HTML and PDF are read by the extractors the local corpus
+uses; the passages that best match the query replace the thin snippet. The text joins the hit,
+so it is cached with the search, fenced as untrusted like every hit, and each URL is fetched
+once per run. A page that cannot be read leaves its hit as the provider returned it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from urllib.parse import urljoin, urlsplit
+
+import httpcore
+
+from settings import Settings
+from state import SearchHit
+from tools.corpus.passages import blocks_of, passages_of
+from tools.corpus.reading import Document, SkippedFile, decode_text, read_html, read_pdf
+from tools.lexical import support_score
+from tools.search.base import SearchBackend
+from tools.search.guard import FetchRefused, GuardedBackend
+
+THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
+PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order
+MAX_REDIRECTS = 5
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+HEADERS = [
+    (b"User-Agent", b"deep-research (page reader)"),
+    (b"Accept", b"text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8"),
+    (b"Accept-Encoding", b"identity"),  # httpcore does not decode; the cap counts real bytes
+]
+FETCH_ERRORS = (
+    FetchRefused,
+    httpcore.NetworkError,
+    httpcore.TimeoutException,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+    SkippedFile,
+    TimeoutError,
+    OSError,
+)
+
+log = logging.getLogger(__name__)
+
+
+class PageTooLarge(SkippedFile):
+    """A PDF over the size cap: a truncated PDF cannot be read."""
+
+
+def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:
+    """One response header's value (case-insensitive), decoded; empty when absent."""
+    for key, value in headers:
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return ""
+
+
+def read_page(data: bytes, content_type: str, url: str) -> Document:
+    """A fetched body as a Document: PDF, HTML or plain text by its type (or its first bytes)."""
+    kind = content_type.split(";")[0].strip().lower()
+    if kind == "application/pdf" or data.startswith(b"%PDF-"):
+        return read_pdf(data)
+    if kind in ("text/html", "application/xhtml+xml") or data.lstrip()[:1] == b"<":
+        return read_html(data)
+    if kind.startswith("text/"):
+        return Document(kind="text", title="", text=decode_text(data))
+    raise SkippedFile(f"{url} is {kind or 'of no stated type'}, not a page we read")
+
+
+def page_passages(document: Document) -> list[str]:
+    """A page's text as the corpus splits it: passages of about a thousand characters."""
+    return [p.text for p in passages_of(blocks_of(document)) if p.text.strip()]
+
+
+def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> str:
+    """The passages that share most words with the query, up to `limit` chars, in page order."""
+    ranked = sorted(range(len(passages)), key=lambda i: (-support_score(query, passages[i]), i))
+    kept, used = [], 0
+    for index in ranked:
+        if used + len(passages[index]) > limit and kept:
+            continue
+        kept.append(index)
+        used += len(passages[index]) + 2
+    return "\n\n".join(passages[i] for i in sorted(kept))[:limit]
+
+
+class PageFetcher:
+    """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._pages: dict[str, asyncio.Future[list[str]]] = {}
+        self.sent = 0  # fetches started this run, counted against max_page_fetches
+
+    async def text(self, url: str, query: str) -> str:
+        """The page's best passages for the query; empty when refused, unreadable or over budget."""
+        if url not in self._pages:
+            if self.sent >= self._settings.max_page_fetches:
+                return ""
+            self.sent += 1
+            self._pages[url] = asyncio.ensure_future(self._read(url))
+        return best_passages(await asyncio.shield(self._pages[url]), query)
+
+    async def _read(self, url: str) -> list[str]:
+        """Fetch and split, turning every failure into no passages (and a log line)."""
+        try:
+            async with asyncio.timeout(self._settings.page_timeout):
+                data, content_type, final_url = await self.fetch(url)
+            return await asyncio.to_thread(  # parsing a big page must not stall the other workers
+                lambda: page_passages(read_page(data, content_type, final_url))
+            )
+        except FETCH_ERRORS as error:
+            log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
+            return []
+
+    async def fetch(self, url: str) -> tuple[bytes, str, str]:
+        """The body (at most `page_max_bytes`), its content type and the URL it came from."""
+        backend = GuardedBackend(allow_private=self._settings.fetch_private_addresses)
+        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
+            for _ in range(MAX_REDIRECTS + 1):
+                if urlsplit(url).scheme not in ("http", "https"):
+                    raise FetchRefused(f"{url}: only http and https pages are fetched")
+                status, headers, data = await self._get(pool, url)
+                location = _header(headers, b"location")
+                if status in REDIRECTS and location:
+                    url = urljoin(url, location)
+                    continue
+                if status != 200:
+                    raise SkippedFile(f"{url} answered HTTP {status}")
+                encoding = _header(headers, b"content-encoding").strip().lower()
+                if encoding not in ("", "identity"):
+                    raise SkippedFile(f"{url} came {encoding}-encoded though we asked for none")
+                return data, _header(headers, b"content-type"), url
+        raise SkippedFile(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+    async def _get(
+        self, pool: httpcore.AsyncConnectionPool, url: str
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One GET: status, headers and up to `page_max_bytes` of the body."""
+        cap, seconds = self._settings.page_max_bytes, self._settings.page_timeout
+        timeouts = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
+        async with pool.stream(
+            "GET", url, headers=HEADERS, extensions={"timeout": timeouts}
+        ) as response:
+            if response.status in REDIRECTS:
+                return response.status, response.headers, b""
+            chunks, size = [], 0
+            async for chunk in response.aiter_stream():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= cap:
+                    break
+        data = b"".join(chunks)[:cap]
+        if size >= cap and data.startswith(b"%PDF-"):
+            raise PageTooLarge(f"{url} is a PDF over page_max_bytes ({cap})")
+        return response.status, response.headers, data
+
+
+class WholePages:
+    """A search backend whose thin top hits carry their page's best passages."""
+
+    def __init__(self, backend: SearchBackend, fetcher: PageFetcher, per_search: int) -> None:
+        self._backend, self._fetcher, self._per_search = backend, fetcher, per_search
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """The backend's hits; the top `per_search` thin ones read in full, all at once."""
+        hits = await self._backend.search(query, max_results)
+        thin = [
+            i
+            for i, hit in enumerate(hits[: self._per_search])
+            if len(hit.content) < THIN_SNIPPET_CHARS and hit.url.startswith(("http:", "https:"))
+        ]
+        texts = await asyncio.gather(*(self._fetcher.text(hits[i].url, query) for i in thin))
+        for index, text in zip(thin, texts, strict=True):
+            if text:
+                content = f"{hits[index].content}\n\n{text}".strip()
+                hits[index] = hits[index].model_copy(update={"content": content})
+        return hits

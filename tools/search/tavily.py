@@ -1,0 +1,109 @@
+"""Tavily: web search through `AsyncTavilyClient` (`TAVILY_API_KEY`; `TAVILY_API_BASE_URL`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+
+import httpx
+import tavily
+from tavily import errors as tavily_errors
+
+from settings import Settings
+from state import SearchHit
+from tools.search.base import (
+    MAX_CONTENT_CHARS,
+    SearchKeyRejected,
+    SearchProviderError,
+    is_transient,
+    required_env,
+    retrying,
+)
+
+TAVILY_ERRORS: tuple[type[BaseException], ...] = (
+    tavily_errors.UsageLimitExceededError,
+    tavily_errors.BadRequestError,
+    tavily_errors.ForbiddenError,
+    tavily_errors.InvalidAPIKeyError,
+    tavily_errors.TimeoutError,
+)
+"""What the Tavily client raises besides httpx's errors."""
+
+
+def tavily_api_key() -> str:
+    """The Tavily key; without one the client would silently go keyless, so refuse instead."""
+    return required_env("TAVILY_API_KEY", "for Tavily web search")
+
+
+def probe_tavily(timeout: float = 10.0) -> None:
+    """Check the key with Tavily's free `GET /usage`: 401/403 is a bad key, 432/433 a used-up plan.
+
+    Any other answer (an endpoint without `/usage`, a passing 5xx) is left to the searches.
+    """
+    base = os.environ.get("TAVILY_API_BASE_URL") or "https://api.tavily.com"
+    response = httpx.get(
+        f"{base.rstrip('/')}/usage",
+        headers={"Authorization": f"Bearer {tavily_api_key()}"},
+        timeout=timeout,
+    )
+    status = response.status_code
+    if status in (401, 403, 432, 433):
+        try:
+            detail = (response.json().get("detail") or {}).get("error") or ""
+        except (ValueError, AttributeError):
+            detail = ""
+        detail = f"HTTP {status}" + (f": {detail}" if detail else "")
+        if status in (401, 403):
+            raise SearchKeyRejected(f"bad key for tavily ({detail})")
+        raise SearchProviderError(f"tavily: the key's usage limit is reached ({detail})")
+
+
+def _is_transient(error: BaseException) -> bool:
+    """The shared rule, plus the Tavily client's own rate-limit and timeout errors."""
+    return is_transient(error) or isinstance(
+        error, tavily_errors.UsageLimitExceededError | tavily_errors.TimeoutError
+    )
+
+
+class TavilySearch:
+    """Web search through `AsyncTavilyClient`, one client per event loop, retried with backoff."""
+
+    _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tavily.AsyncTavilyClient]
+
+    def __init__(self, settings: Settings) -> None:
+        self._key = tavily_api_key()
+        self._base_url = os.environ.get("TAVILY_API_BASE_URL") or None
+        self._timeout = settings.request_timeout
+        self._attempts = settings.search_retries + 1
+        self._clients = weakref.WeakKeyDictionary()
+
+    def _client(self) -> tavily.AsyncTavilyClient:
+        loop = asyncio.get_running_loop()
+        if loop not in self._clients:
+            self._clients[loop] = tavily.AsyncTavilyClient(
+                api_key=self._key, api_base_url=self._base_url
+            )
+        return self._clients[loop]
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """Hits for one query from Tavily, retrying transient failures with jittered backoff."""
+        try:
+            async for attempt in retrying(self._attempts, _is_transient):
+                with attempt:
+                    reply = await self._client().search(
+                        query, max_results=max_results, timeout=self._timeout
+                    )
+        except (tavily_errors.InvalidAPIKeyError, tavily_errors.ForbiddenError) as error:
+            raise SearchKeyRejected(f"bad key for tavily ({error})") from error
+        return [
+            SearchHit(
+                url=item.get("url", ""),
+                title=item.get("title") or "",
+                content=(item.get("content") or "")[:MAX_CONTENT_CHARS],
+                score=float(item.get("score") or 0.0),
+                query=query,
+            )
+            for item in reply.get("results", [])
+            if item.get("url")
+        ]
