@@ -184,6 +184,18 @@ def test_changed_number_lowers_score_a_lot():
         ),
         pytest.param("It is.", PASSAGE, id="nothing-to-measure"),
         pytest.param(
+            "zstd compresses logs well.", "Rarely, zstd compresses logs well.", id="leading-adverb"
+        ),
+        pytest.param(
+            "zstd compresses logs well.", "zstd seldom compresses logs well.", id="inserted-adverb"
+        ),
+        pytest.param(
+            "zstd يضغط السجلات جيدا.", "zstd لا يضغط السجلات جيدا.", id="script-without-cue-list"
+        ),
+        pytest.param(
+            "2023年中国经济增长了5.2%。", "据报道，2023年中国经济增长了5.2%。", id="cjk-prefix"
+        ),
+        pytest.param(
             "2023年中国经济增长了5.2%。",
             "2023年中国经济增长了5.2%，高于预期。",
             id="cjk-comparison",
@@ -214,7 +226,12 @@ def test_anything_that_needs_judgement_goes_to_the_model(statement, passage):
             id="percent-spelled-out",
         ),
         pytest.param(
-            "2023年中国经济增长了5.2%。", "据报道，2023年中国经济增长了5.2%。", id="chinese"
+            "2023年中国经济增长了5.2%。", "2023年中国经济增长了5.2%，据国家统计局。", id="chinese"
+        ),
+        pytest.param(
+            "Zstandard wurde 2016 von Facebook veröffentlicht.",
+            "Zstandard wurde 2016 von Facebook veröffentlicht.",
+            id="german",
         ),
     ],
 )

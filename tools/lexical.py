@@ -1,7 +1,7 @@
 """Lexical citation check: the cheap pass that may settle only the obvious pairs.
 
-A pair is `supported` here only when the statement is a close, contiguous, in-order copy of one
-sentence of its source, numbers in the same places, in the same script, and neither side carries
+A pair is `supported` here only when the statement copies the start of one sentence of its
+source word for word, numbers in the same places, in the same script, and neither side carries
 a negation or a comparison; `unsupported` only when the source has no text at all. Everything
 else (other languages, paraphrase, reordering, negation, comparison) is the model's call. The
 word-overlap score that remains here picks the quote shown as evidence; it decides nothing.
@@ -81,7 +81,7 @@ _CUE_TEXT = {
     "more less fewer most least better worse best worst faster slower higher lower larger "
     "smaller greater bigger cheaper exceed exceeds exceeded outperform outperforms outperformed "
     "beat beats versus vs compared whereas instead rather but however although though despite "
-    "only false myth wrong incorrect",
+    "only false myth wrong incorrect rarely seldom hardly barely scarcely fail fails failed",
     "de": "nicht kein keine keinen keinem keiner keines nie niemals ohne weder als mehr weniger "
     "meisten besser schlechter schneller langsamer höher niedriger größer kleiner aber jedoch "
     "statt falsch",
@@ -112,8 +112,9 @@ HARMLESS = frozenset(_HARMLESS_TEXT.split())
 _LETTERS = rf"[^\W\d_{_CJK}]+"  # a word of any alphabet (CJK characters are tokens alone)
 _MATCH_TOKEN = re.compile(rf"\d+(?:[.,]\d+)*|%|％|[{_CJK}]|{_LETTERS}(?:'{_LETTERS})*")
 _CJK_CHARACTER = re.compile(f"[{_CJK}]")
-MAX_PREFIX = 2  # source words before the copied part (more: "It is a myth that ...")
-MAX_INSERTED = 2  # source words inside the copied part that the statement lacks
+MAX_PREFIX = 0  # source words before the copied part ("Rarely, ...", "It is a myth that ...")
+MAX_INSERTED = 0  # source words inside the copied part that the statement lacks ("not")
+CUE_SCRIPTS = ("latin", "cyrillic", "cjk")  # scripts whose negations and comparisons we know
 MIN_WORDS = 3  # a shorter statement is not worth a shortcut
 
 
@@ -188,12 +189,14 @@ def close_match(statement: str, passage: str) -> str:
 def lexical_verdict(statement: str, passage: str) -> Verdict | None:
     """A verdict only where no judgement is needed; None (ask the model) for everything else.
 
-    `unsupported`: the source has no text. `supported`: the statement closely copies one of
-    its sentences in order, in the same script, with no negation or comparison on either side.
+    `unsupported`: the source has no text. `supported`: the statement copies (a leading part
+    of) one of its sentences word for word, in a script whose negations and comparisons we
+    know, and neither carries one.
     """
     if not re.search(r"\w", passage):
         return "unsupported"
-    if script_of(statement) != script_of(passage) or has_cue(statement):
+    script = script_of(statement)
+    if script not in CUE_SCRIPTS or script != script_of(passage) or has_cue(statement):
         return None
     match = close_match(statement, passage)
     return "supported" if match and not has_cue(match) else None
