@@ -54,7 +54,7 @@ SOURCES = [
 
 def test_unknown_citations_and_unseen_urls_are_removed():
     report = (
-        "Fact one [1]. Fact two [2, 7]. Made up [9]. Full width【2】.\n"
+        "Fact one [1]. Fact two [2, 7]. Made up [9]. Full width【2】and［1，2］.\n"
         "A [manual](https://a.org/x/) and a [fake manual](https://evil.example/p).\n"
         "Bare https://b.org and bare https://nowhere.example/q.\n"
     )
@@ -63,6 +63,7 @@ def test_unknown_citations_and_unseen_urls_are_removed():
     assert "evil.example" not in text and "nowhere.example" not in text
     assert "Fact two [2]." in text
     assert "Made up." in text
+    assert "Full width[2]and[1][2]." in text
     assert "A manual [1] and a fake manual." in text
     assert "bare." in text  # the sentence keeps its period when its URL goes
     assert "Bare [2]" in text

@@ -21,8 +21,8 @@ _SEPARATORS = r"[,，、;；]"
 _IDS = rf"\d+(?:\s*{_SEPARATORS}\s*\d+)*"
 MARKER = re.compile(rf"\[\s*({_IDS})\s*\](?!\()")
 """One citation marker: `[3]`, `[1, 4]`, `[2，5]`; never the text of a link `[3](url)`."""
-FULLWIDTH_MARKER = re.compile(rf"【\s*({_IDS})\s*】")
-"""The full-width form some models write (`【2】`), turned into `[2]` by the clean-up."""
+FULLWIDTH_MARKER = re.compile(rf"[【［]\s*({_IDS})\s*[】］]")
+"""The full-width forms some models write (`【2】`, `［2］`), turned into `[2]` by the clean-up."""
 LINK = re.compile(
     r"([ \t]*)\[([^\]\n]*)\]\(\s*([a-zA-Z][\w+.-]*://[^)\s]+|www\.[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"
 )
