@@ -12,6 +12,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.language import LanguageCode
+
 Complexity = Literal["simple", "medium", "complex"]
 Role = Literal["planner", "researcher", "writer", "reviewer"]
 ROLES: tuple[Role, ...] = ("planner", "researcher", "writer", "reviewer")
@@ -107,6 +109,11 @@ class Settings(BaseModel):
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
     writer_model: str | None = Field(None, description="Model for the report; default `model`.")
     reviewer_model: str | None = Field(None, description="Model for review; default `model`.")
+    language: LanguageCode | None = Field(
+        None,
+        description="Language of the report, its headings and marks (en, zh-Hans, zh-Hant, ja, "
+        "ko, de, fr, es, it, pt, nl, ru); unset: detected from the question.",
+    )
     verify_citations: bool = Field(
         True, description="Check every cited statement against its source before finishing."
     )

@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from cli.progress import citation_counts
 from cli.summary import RunSummary, render_summary, score_text
 
 DESCRIPTION_WIDTH = 40
@@ -113,13 +114,7 @@ class ProgressModel:
         line.gap_tasks, line.gap_error = list(event.get("tasks", [])), event.get("error") or ""
 
     def _on_citations(self, event: dict[str, Any]) -> None:
-        precision = event.get("precision")
-        share = "-" if precision is None else f"{precision:.0%}"
-        self.citations = (
-            f"Citations: {event.get('checked', 0)} checked, {event.get('supported', 0)} supported "
-            f"({share}), {event.get('removed', 0)} removed, {event.get('rewritten', 0)} "
-            "statements rewritten or marked"
-        )
+        self.citations = "Citations: " + citation_counts(event)
 
     def _on_done(self, event: dict[str, Any]) -> None:
         self.stop_reason = event.get("stop_reason")

@@ -60,7 +60,9 @@ def write_outputs(output: dict[str, Any], outputs: Outputs, stdout: Callable[[st
     """The report to its file or stdout (with the evidence table if asked), the state as JSON."""
     report = output.get("report") or ""
     if outputs.evidence:
-        report += "\n" + evidence_table(output.get("citations") or [], output.get("report") or "")
+        report += "\n" + evidence_table(
+            output.get("citations") or [], output.get("report") or "", output.get("sources")
+        )
     if outputs.report:
         outputs.report.parent.mkdir(parents=True, exist_ok=True)
         outputs.report.write_text(report, encoding="utf-8")

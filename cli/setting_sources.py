@@ -51,6 +51,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--quality-threshold", "quality_threshold", metavar="SCORE"),
     Flag("--max-workers", "max_workers", metavar="N"),
     Flag("--model", "model", metavar="NAME"),
+    Flag("--language", "language", metavar="CODE"),
     Flag("--search", "search_backend"),
     Flag("--corpus", "corpus_dir", metavar="DIR"),
     Flag("--approve-plan", "approve_plan", switch=True),

@@ -7,6 +7,7 @@ from nodes import prompts
 from nodes.events import emit
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
 from tools.citations import clean_citations
+from tools.language import run_language
 from tools.run_resources import for_step
 from tools.sources import SourceRegistry
 from tools.structured import StructuredOutputError, ask
@@ -17,7 +18,10 @@ async def quality_check(state: ResearchState) -> dict:
     registry = SourceRegistry(state["worker_results"])
     cited = clean_citations(state["report"], registry.sources)[1]
     limit = state["settings"].max_context_tokens
-    messages = prompts.quality(state["question"], state["report"], len(cited), limit)
+    language = run_language(state["question"], state["settings"].language)
+    messages = prompts.quality(
+        state["question"], state["report"], len(cited), limit, language=language
+    )
     run = for_step(state)
     try:
         assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
@@ -82,6 +86,7 @@ async def analyze_gaps(state: ResearchState) -> dict:
         [t.description for t in researched],
         settings.max_supplementary_tasks,
         settings.max_context_tokens,
+        language=run_language(state["question"], settings.language),
     )
     run = for_step(state)
     try:

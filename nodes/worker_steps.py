@@ -23,6 +23,7 @@ from state import (
     WorkerState,
 )
 from tools.budgets import budget_spent, queries_left
+from tools.language import run_language
 from tools.run_resources import RunResources, for_worker
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure, normalize_query
@@ -144,7 +145,12 @@ async def decide(state: WorkerState) -> dict:
             check, usage = await ask(
                 GapCheck,
                 prompts.gap_check(
-                    state["question"], state["subtask"], hits, left, run.settings.max_context_tokens
+                    state["question"],
+                    state["subtask"],
+                    hits,
+                    left,
+                    run.settings.max_context_tokens,
+                    language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
                 run=run,
@@ -239,7 +245,11 @@ async def report_findings(state: WorkerState) -> dict:
             answer, usage = await ask(
                 WorkerFindings,
                 prompts.findings(
-                    state["question"], state["subtask"], hits, run.settings.max_context_tokens
+                    state["question"],
+                    state["subtask"],
+                    hits,
+                    run.settings.max_context_tokens,
+                    language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
                 run=run,

@@ -197,7 +197,7 @@ def test_summary_and_evidence_table(chat_server, search_server, store, tmp_path,
     assert "citations: " in err  # the verification step's progress line
     report = (tmp_path / "r.md").read_text()
     assert "## Citation evidence" in report
-    assert "| statement | source | verdict | evidence |" in report
+    assert "| statement | source | verdict | method | evidence |" in report
 
 
 def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch, capsys):
