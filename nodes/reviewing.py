@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from graph.routes import stop_reason
 from nodes import prompts
 from nodes.events import emit
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
@@ -10,6 +9,7 @@ from tools.citations import clean_citations
 from tools.language import run_language
 from tools.run_resources import for_step
 from tools.sources import SourceRegistry
+from tools.stop_rules import stop_reason
 from tools.structured import StructuredOutputError, ask
 
 
@@ -28,17 +28,21 @@ async def quality_check(state: ResearchState) -> dict:
     except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
         assessment, usage = None, error.usage
     score = assessment.score if assessment else None
-    update = {"quality": assessment, "quality_history": [score], "usage": usage}
-    reviewed = {
-        **state,
-        **update,
-        "quality_history": [*state.get("quality_history", []), score],
-        "usage": (state.get("usage") or Usage()) + usage,
-    }
-    reason = stop_reason(reviewed, state["settings"])  # decided now, on what this review saw
+    reason = stop_reason(  # decided now, on what this review saw, and recorded for the output
+        state["iteration"],
+        [*state.get("quality_history", []), score],
+        assessment,
+        (state.get("usage") or Usage()) + usage,
+        state["settings"],
+    )
     issues = assessment.issues if assessment else ["the reviewer gave no valid assessment"]
     emit("quality", round=state["iteration"], score=score, issues=issues, stop_reason=reason)
-    return {**update, "stop_reason": reason}
+    return {
+        "quality": assessment,
+        "quality_history": [score],
+        "usage": usage,
+        "stop_reason": reason,
+    }
 
 
 def shape_supplementary(
