@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,11 @@ from langgraph.graph.state import CompiledStateGraph
 from cli.batch_file import BatchQuestion, read_batch
 from cli.batch_progress import BatchProgress, BatchRow
 from cli.preflight import BadInput, check_corpus, check_credentials, settings_or_explain
-from cli.runner import OUTPUT_KEYS, thread_config
+from cli.runner import OUTPUT_KEYS
 from graph import build_graph
+from graph.threads import advance, thread_config
 from settings import Settings
 from tools.checkpoints import open_checkpointer
-from tools.run_resources import resume_run
 from tools.secrets import redact
 
 SUMMARY_FILE = "summary.jsonl"
@@ -152,18 +153,8 @@ async def research_one(
     progress.start(question.line, resumed)
     started = time.monotonic()
     step_input = None if resumed else {"question": question.question, "settings": settings}
-    if resumed:
-        await resume_run(graph, config)
     try:
-        async for _namespace, mode, data in graph.astream(
-            step_input,
-            config,
-            stream_mode=["updates", "custom"],
-            subgraphs=True,
-            durability="sync",
-        ):
-            if mode == "custom":
-                progress.event(question.line, data)
+        await advance(graph, question.thread_id, step_input, partial(progress.event, question.line))
     except Exception as error:  # this question failed; the others go on; it resumes next time
         progress.finish(question.line, "failed", redact(str(error))[:80])
         return failed_row(question, error, time.monotonic() - started)

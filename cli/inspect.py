@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.runner import UnknownThread, thread_config
+from cli.runner import UnknownThread
 from graph import build_graph
+from graph.threads import thread_config
 from tools.checkpoints import open_checkpointer
 
 

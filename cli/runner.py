@@ -17,11 +17,11 @@ from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
 from graph import build_graph
+from graph.threads import advance, thread_config
 from settings import Settings
 from state import ResearchOutput
 from tools.checkpoints import StoreMissing, open_checkpointer
 from tools.citations import evidence_table
-from tools.run_resources import resume_run
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
@@ -49,11 +49,6 @@ class Outputs:
     report: Path | None = None
     json: Path | None = None
     evidence: bool = False
-
-
-def thread_config(thread_id: str) -> dict:
-    """The LangGraph config that names a thread."""
-    return {"configurable": {"thread_id": thread_id}}
 
 
 def write_outputs(output: dict[str, Any], outputs: Outputs, stdout: Callable[[str], None]) -> None:
@@ -94,20 +89,9 @@ async def execute(
                 f"thread id {thread_id!r} already holds a run: continue it with "
                 f"`deep-research resume {thread_id}` or choose another --thread-id"
             )
-        if graph_input is None:
-            await resume_run(graph, config)  # the budget counts what finished before the crash
         step_input: dict | Command | None = graph_input
         while True:
-            async for _namespace, mode, data in graph.astream(
-                step_input,
-                config,
-                stream_mode=["updates", "custom"],
-                subgraphs=True,
-                durability="sync",
-            ):
-                if mode == "custom":
-                    progress.event(data)
-            snapshot = await graph.aget_state(config)
+            snapshot = await advance(graph, thread_id, step_input, progress.event)
             if not snapshot.interrupts:
                 break
             with progress.paused():  # the question is asked on a still terminal
