@@ -12,6 +12,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.language import LanguageCode
+
 Complexity = Literal["simple", "medium", "complex"]
 Role = Literal["planner", "researcher", "writer", "reviewer"]
 ROLES: tuple[Role, ...] = ("planner", "researcher", "writer", "reviewer")
@@ -98,11 +100,20 @@ class Settings(BaseModel):
     corpus_dir: str | None = Field(
         None, description="The folder that local and hybrid search read (recursively)."
     )
-    model: str = Field(default_factory=_default_model, min_length=1, description="Every role.")
+    model: str = Field(
+        default_factory=_default_model,
+        min_length=1,
+        description="Model for every role without its own.",
+    )
     planner_model: str | None = Field(None, description="Model for planning; default `model`.")
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
     writer_model: str | None = Field(None, description="Model for the report; default `model`.")
     reviewer_model: str | None = Field(None, description="Model for review; default `model`.")
+    language: LanguageCode | None = Field(
+        None,
+        description="Language of the report, its headings and marks (en, zh-Hans, zh-Hant, ja, "
+        "ko, de, fr, es, it, pt, nl, ru); unset: detected from the question.",
+    )
     verify_citations: bool = Field(
         True, description="Check every cited statement against its source before finishing."
     )
@@ -193,6 +204,13 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _iterations_in_order(self) -> Settings:
+        """Adapt the round limit the caller did not give to the one they did; refuse a clash."""
+        given = self.model_fields_set
+        if self.min_iterations > self.max_iterations:
+            if "min_iterations" not in given:  # `max_iterations=1` alone means one round
+                self.__dict__["min_iterations"] = self.max_iterations
+            elif "max_iterations" not in given:  # `min_iterations=7` alone raises the cap
+                self.__dict__["max_iterations"] = self.min_iterations
         if self.min_iterations > self.max_iterations:
             raise ValueError(
                 f"min_iterations ({self.min_iterations}) is above "

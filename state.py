@@ -97,9 +97,13 @@ class SearchHit(BaseModel):
 class Source(BaseModel):
     """A registered source: the only URLs a report may cite."""
 
-    id: int
+    id: int  # run-wide, stable: what `citations` and the checkpoints use
     url: str
     title: str = ""
+    number: int | None = Field(
+        None,
+        description="The number the final report cites it by: 1..N in order of first citation.",
+    )
 
 
 class SourceEvidence(Source):
@@ -241,7 +245,12 @@ class CitationCheck(BaseModel):
     source_id: int
     verdict: Verdict
     evidence: str = Field("", description="The passage of the source that bears on it.")
-    method: Literal["lexical", "model", "fallback"] = "lexical"
+    method: Literal["lexical", "model", "fallback"] = Field(
+        "lexical",
+        description="lexical: a close in-order copy (or an empty source); model: the reviewer "
+        "judged it; fallback: no valid verdict came, so the citation was not kept.",
+    )
+    rewrite: bool = Field(False, description="The check of a statement the writer rewrote.")
 
 
 class PairVerdict(BaseModel):

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from graph import build_graph  # noqa: E402
 from settings import ROLES  # noqa: E402
+from tools.call_stats import latest_stats  # noqa: E402
 from tools.local_profile import is_loopback  # noqa: E402
 from tools.models import openai_base_url  # noqa: E402
-from tools.run_resources import latest_run  # noqa: E402
 
 QUESTION = "Compare zstd and xz for log archives"
 CORPUS = {
@@ -43,10 +43,10 @@ async def research(settings: dict) -> tuple[dict, object, float]:
     """One run; its output, its call figures, and its wall time."""
     started = time.monotonic()
     output = await build_graph().ainvoke({"question": QUESTION, "settings": settings})
-    return output, latest_run(), time.monotonic() - started
+    return output, latest_stats(), time.monotonic() - started
 
 
-def table(output: dict, run, seconds: float) -> list[str]:
+def table(output: dict, stats, seconds: float) -> list[str]:
     """The per-role figures as a Markdown table, then the run's outcome."""
     lines = [
         "| role | calls | tokens in / out | s per call | method | retries (after output) "
@@ -55,7 +55,7 @@ def table(output: dict, run, seconds: float) -> list[str]:
     ]
     by_role = output["usage"].by_role
     for role in ROLES:
-        calls, usage = run.stats.roles.get(role), by_role.get(role)
+        calls, usage = stats.roles.get(role), by_role.get(role)
         if calls is None or not calls.calls:
             continue
         method = calls.methods.most_common(1)[0][0] if calls.methods else "prose"
@@ -95,8 +95,8 @@ def main() -> None:
             "min_iterations": args.rounds,
             "local_model": args.local_model or is_loopback(openai_base_url()),
         }
-        output, run, seconds = asyncio.run(research(settings))
-    print("\n".join(table(output, run, seconds)))
+        output, stats, seconds = asyncio.run(research(settings))
+    print("\n".join(table(output, stats, seconds)))
 
 
 if __name__ == "__main__":

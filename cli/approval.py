@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from cli.preflight import BadInput
+from cli.bad_input import BadInput
 from state import TaskPlan
 
 

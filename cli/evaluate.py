@@ -70,8 +70,8 @@ def add_command(
     sub.add_argument(
         "--references", type=Path, help="reference reports: JSON lines with id, prompt, article"
     )
-    sub.add_argument("--language", help="only the tasks in this language (en, zh, ...)")
-    sub.add_argument("--limit", type=int, help="only the first N tasks (after --language)")
+    sub.add_argument("--task-language", help="only the tasks in this language (en, zh, ...)")
+    sub.add_argument("--limit", type=int, help="only the first N tasks (after --task-language)")
     sub.add_argument("--concurrency", type=int, default=2, help="tasks researched at once")
     sub.add_argument("--checkpoint-db", help="the runs' store (default: DIR/checkpoints.sqlite)")
     sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -83,12 +83,12 @@ def _tasks(args: argparse.Namespace) -> list[EvalTask]:
     tasks = load_tasks(args.tasks)
     if args.references:
         tasks = attach_references(tasks, args.references)
-    if args.language:
-        tasks = [t for t in tasks if t.language == args.language]
+    if args.task_language:
+        tasks = [t for t in tasks if t.language == args.task_language]
     if args.limit is not None:
         tasks = tasks[: max(0, args.limit)]
     if not tasks:
-        raise BadInput("no task is left to run after --language/--limit")
+        raise BadInput("no task is left to run after --task-language/--limit")
     for task in tasks:
         try:
             task.prompt = check_question(task.prompt)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.runner import UnknownThread, thread_config
+from cli.runner import UnknownThread
 from graph import build_graph
+from graph.threads import thread_config
 from tools.checkpoints import open_checkpointer
 
 
@@ -16,7 +17,7 @@ def _score(values: dict[str, Any]) -> str:
 
 async def history(target: str, thread_id: str) -> list[str]:
     """One line per checkpoint of a thread, oldest first: step, next nodes, round, score."""
-    async with open_checkpointer(target) as saver:
+    async with open_checkpointer(target, create=False) as saver:
         graph = build_graph(checkpointer=saver)
         rows = [snapshot async for snapshot in graph.aget_state_history(thread_config(thread_id))]
     if not rows:
@@ -34,16 +35,16 @@ async def history(target: str, thread_id: str) -> list[str]:
 
 
 async def threads(target: str, limit: int = 20) -> list[str]:
-    """The most recent threads: id, status, rounds, stop reason, question."""
-    async with open_checkpointer(target) as saver:
+    """The most recent threads (at most `limit`; 0 means all): id, status, rounds, stop reason."""
+    async with open_checkpointer(target, create=False) as saver:
         graph = build_graph(checkpointer=saver)
         seen: list[str] = []
         async for item in saver.alist(None):
+            if limit and len(seen) >= limit:
+                break
             thread_id = item.config["configurable"]["thread_id"]
             if thread_id not in seen:
                 seen.append(thread_id)
-            if len(seen) >= limit:
-                break
         lines = [f"{'thread':<34} {'status':<11} {'rounds':>6}  {'stop_reason':<17} question"]
         for thread_id in seen:
             snapshot = await graph.aget_state(thread_config(thread_id))

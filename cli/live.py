@@ -6,6 +6,8 @@ The state built from progress events (`ProgressModel`) is kept apart from its dr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from cli.progress import citation_counts
 from cli.summary import RunSummary, render_summary, score_text
 
 DESCRIPTION_WIDTH = 40
@@ -114,13 +117,7 @@ class ProgressModel:
         line.gap_tasks, line.gap_error = list(event.get("tasks", [])), event.get("error") or ""
 
     def _on_citations(self, event: dict[str, Any]) -> None:
-        precision = event.get("precision")
-        share = "-" if precision is None else f"{precision:.0%}"
-        self.citations = (
-            f"Citations: {event.get('checked', 0)} checked, {event.get('supported', 0)} supported "
-            f"({share}), {event.get('removed', 0)} removed, {event.get('rewritten', 0)} "
-            "statements rewritten or marked"
-        )
+        self.citations = "Citations: " + citation_counts(event)
 
     def _on_structured_output(self, event: dict[str, Any]) -> None:
         self.methods[event["model"]] = event["method"]
@@ -225,7 +222,11 @@ class LiveProgress:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.model = ProgressModel()
-        self.live = Live(
+        self.live = self._new_live()
+
+    def _new_live(self) -> Live:
+        """A live area drawn from the model (a fresh one knows nothing of earlier frames)."""
+        return Live(
             console=self.console,
             auto_refresh=False,  # redrawn on each event: no thread reads the model as it changes
             redirect_stdout=False,  # stdout may carry the report; never pull it onto stderr
@@ -241,6 +242,21 @@ class LiveProgress:
         self.live.stop()  # not transient: the final frame stays on screen
         if not self.console.is_terminal:
             self.console.line()  # rich ends the frame with a newline only on terminals
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Take the live area off the screen while the user is asked something, then redraw.
+
+        While it runs, rich reads text written to stderr as markup (`[a]pprove` became
+        `pprove`) and redraws over what the user types.
+        """
+        self.live.transient = True  # stop() then erases the area instead of leaving it
+        self.live.stop()
+        try:
+            yield
+        finally:  # a new area, drawn below the question (the old one would draw over it)
+            self.live = self._new_live()
+            self.live.start(refresh=True)
 
     def event(self, event: dict[str, Any]) -> None:
         """Fold the event into the view and redraw it."""

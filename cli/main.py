@@ -1,165 +1,62 @@
-"""`deep-research`: the command line. Exit codes: 0 done, 1 failed midway, 2 bad input, 130 Ctrl-C.
+"""`deep-research`: the command line. Exit codes are in `cli.exit_codes` (0 2 3 4 1 130).
 
-A run that fails or is interrupted is saved step by step; the message says how to resume it.
+A run that fails or is interrupted is saved step by step; the message says how to resume it,
+and says so only when a checkpoint was written. The graph, the model clients and the live view
+are imported only by the commands that use them, so `--help` answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import logging
 import shlex
 import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-from dotenv import load_dotenv
-
-from cli import evaluate, inspect
-from cli.approval import NoAnswer, decide_plan
-from cli.live import LiveProgress
-from cli.preflight import (
-    BadInput,
-    check_corpus,
-    check_credentials,
-    check_question,
-    settings_or_explain,
-)
-from cli.progress import PlainProgress
-from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
-from cli.summary import RunSummary
-from settings import SEARCH_BACKENDS
-from tools import capabilities
-from tools.checkpoints import data_dir, default_checkpoint_db
-from tools.local_profile import is_loopback, local_profile_note
-from tools.models import openai_base_url
-from tools.secrets import redact
+from cli import exit_codes
+from cli.bad_input import BadInput
+from cli.parser import build_parser
 
 CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per server and model
 
-SETTING_FLAGS = {
-    "min_iterations": int,
-    "max_iterations": int,
-    "quality_threshold": float,
-    "max_workers": int,
-    "model": str,
-    "fetch_pages": int,
-}
-STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "tool_calling", "prompt")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="deep-research", description="Research a question; cite what was found."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    def outputs(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--output", type=Path, help="write the report here (default: stdout)")
-        sub.add_argument("--json", type=Path, help="write the output state here as JSON")
-        sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
-        sub.add_argument(
-            "--evidence",
-            action="store_true",
-            help="append a table statement → source → quote to the report",
-        )
-
-    def store(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "--checkpoint-db",
-            default=None,
-            help="SQLite file or postgresql:// URL (default: $DEEP_RESEARCH_CHECKPOINT_DB "
-            "or a file in your data folder)",
-        )
-
-    def setting_flags(sub: argparse.ArgumentParser) -> None:
-        for name, kind in SETTING_FLAGS.items():
-            sub.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
-        sub.add_argument(
-            "--search",
-            choices=SEARCH_BACKENDS,
-            dest="search_backend",
-            help="a web provider (default: the one whose key is set, else duckduckgo), "
-            "a folder of documents (local), or both (hybrid)",
-        )
-        sub.add_argument("--corpus", type=Path, help="the folder that local/hybrid search reads")
-        sub.add_argument(
-            "--local-model",
-            action="store_true",
-            default=None,
-            help="profile for one slow local server (default: on when OPENAI_BASE_URL is loopback)",
-        )
-        sub.add_argument(
-            "--structured-output",
-            choices=STRUCTURED_OUTPUT,
-            help="how replies are forced into JSON (default: auto, found per server and model)",
-        )
-
-    run = commands.add_parser("run", help="start a research run")
-    run.add_argument("question")
-    run.add_argument("--thread-id", help="name the run (default: a new id)")
-    setting_flags(run)
-    run.add_argument("--approve-plan", action="store_true", help="review the plan before research")
-    outputs(run)
-    store(run)
-
-    resume = commands.add_parser("resume", help="continue a run from its last finished step")
-    resume.add_argument("thread_id")
-    outputs(resume)
-    store(resume)
-
-    history = commands.add_parser("history", help="the checkpoints of a run")
-    history.add_argument("thread_id")
-    store(history)
-
-    threads = commands.add_parser("threads", help="recent runs")
-    threads.add_argument("--limit", type=int, default=20)
-    store(threads)
-
-    evaluate.add_command(commands, setting_flags)
-    return parser
-
 
 def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
-    store = f" --checkpoint-db {shlex.quote(checkpoint_db)}" if checkpoint_db else ""
-    return f"deep-research resume {thread_id}{store}"
+    """The command that continues the run; a password in the store URL is masked, never shown."""
+    from tools.secrets import mask_url_passwords
+
+    if not checkpoint_db:
+        return f"deep-research resume {thread_id}"
+    shown = mask_url_passwords(checkpoint_db)
+    hint = f"deep-research resume {thread_id} --checkpoint-db {shlex.quote(shown)}"
+    if shown != checkpoint_db:
+        hint += " (with the password in place of ***, or the URL in $DEEP_RESEARCH_CHECKPOINT_DB)"
+    return hint
 
 
-def _settings_values(args: argparse.Namespace) -> dict:
-    values = {
-        name: getattr(args, name) for name in SETTING_FLAGS if getattr(args, name) is not None
-    }
-    if args.approve_plan:
-        values["approve_plan"] = True
-    if args.search_backend:
-        values["search_backend"] = args.search_backend
-    if args.corpus is not None:
-        values["corpus_dir"] = str(args.corpus.expanduser().resolve())
-    if args.structured_output:
-        values["structured_output"] = args.structured_output
-    local = args.local_model if args.local_model is not None else is_loopback(openai_base_url())
-    if local:
-        values["local_model"] = True
-    return values
-
-
-def choose_progress(quiet: bool) -> LiveProgress | PlainProgress:
+def choose_progress(quiet: bool) -> Any:
     """A live view on a terminal; plain lines on stderr elsewhere; nothing with --quiet."""
     if not quiet and sys.stderr.isatty():
+        from cli.live import LiveProgress
+
         return LiveProgress()
+    from cli.progress import PlainProgress
+
     return PlainProgress(quiet=quiet)
 
 
-def run_summary(output: dict, seconds: float, report: Path | None) -> RunSummary:
+def run_summary(output: dict, seconds: float, report: Path | None) -> Any:
     """The end-of-run figures from the output state."""
+    from cli.summary import RunSummary
+
     usage, quality = output["usage"], output.get("quality")
     return RunSummary(
         rounds=output.get("iteration") or 0,
         score=None if quality is None else quality.score,
         stop_reason=output.get("stop_reason") or "",
         llm_calls=usage.llm_calls,
-        structured_output=output.get("structured_output"),
-        report_problem=output.get("report_problem") or "",
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         search_calls=usage.search_calls,
@@ -168,41 +65,106 @@ def run_summary(output: dict, seconds: float, report: Path | None) -> RunSummary
         report_path=str(report) if report else None,
         citation_precision=output.get("citation_precision"),
         cost_usd=output.get("cost_usd"),
+        structured_output=output.get("structured_output"),
+        report_problem=output.get("report_problem") or "",
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse the command line, run the command, and turn failures into exit codes."""
-    load_dotenv(Path.cwd() / ".env", override=False)
-    args = _parser().parse_args(argv)
-    if args.command == "eval":
-        return evaluate.command(args, _settings_values(args))
-    target = args.checkpoint_db or default_checkpoint_db()
-    progress = choose_progress(getattr(args, "quiet", False))
+class RedactingFormatter(logging.Formatter):
+    """Log lines with keys and URL passwords masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The formatted record with keys and URL passwords masked."""
+        from tools.secrets import redact
+
+        return redact(super().format(record))
+
+
+def _log_to_stderr_redacted() -> None:
+    """Warnings from any library go to stderr with their secrets masked."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
+def _error(text: str) -> None:
+    """One error line on stderr, secrets masked."""
+    from tools.secrets import redact
+
+    print(redact(f"error: {text}"), file=sys.stderr)
+
+
+def _endpoint_note(error: BaseException) -> str:
+    """For an error from the model server's client: which server it was (no credentials)."""
+    import openai
+
+    if not isinstance(error, openai.APIError):
+        return ""
+    from cli.preflight import model_endpoint
+
+    return f" (model server: {model_endpoint()})"
+
+
+def _how_to_go_on(target: str, thread_id: str, checkpoint_db: str | None, lead: str = "") -> str:
+    """What to do after a run stopped, read from the store: only a saved run can be resumed.
+
+    `lead` goes before the resume command, and only when there is something to resume.
+    """
+    import asyncio
+
+    from cli.runner import checkpoint_saved
+
+    saved = asyncio.run(checkpoint_saved(target, thread_id))
+    command = _resume_hint(thread_id, checkpoint_db)
+    if saved is None:
+        return f"the checkpoint store cannot be read now; once it can, try: {command}"
+    if saved:
+        return f"{lead}resume with: {command}"
+    return "nothing was saved, so there is nothing to resume"
+
+
+def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | None:
+    """Every check that needs no model call; the new run's input (None for `resume`)."""
+    from cli import preflight
+    from cli.setting_sources import resolve_settings
+
+    if args.command == "resume":
+        try:
+            preflight.check_store(target, create=False)
+        except BadInput as error:
+            raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
+        preflight.check_model_endpoint()
+        return None
+    resolved = resolve_settings(args)
+    settings = resolved.settings
+    question = preflight.check_question(args.question)
+    preflight.check_credentials(settings)
+    preflight.check_model_endpoint()
+    preflight.check_store(target)
+    preflight.check_corpus(settings, progress)
+    if settings.local_model:
+        from tools.local_profile import local_profile_note
+
+        why = resolved.origins.get("local_model", "")
+        progress.note(local_profile_note(settings, explicit="loopback" not in why))
+    return {"question": question, "settings": settings}
+
+
+def _research(args: argparse.Namespace, target: str) -> int:
+    """`run` or `resume`: preflight, then the run to its end; the exit code it earned."""
+    import asyncio
+
+    from cli.approval import NoAnswer, decide_plan
+    from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
+
+    progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
     try:
-        if args.command == "history":
-            print("\n".join(asyncio.run(inspect.history(target, args.thread_id))))
-            return 0
-        if args.command == "threads":
-            print("\n".join(asyncio.run(inspect.threads(target, args.limit))))
-            return 0
-        graph_input = None
-        capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
-        if args.command == "run":
-            settings = settings_or_explain(_settings_values(args))
-            question = check_question(args.question)
-            check_credentials(settings)
-            check_corpus(settings, progress)
-            if settings.local_model:
-                progress.note(local_profile_note(settings, explicit=bool(args.local_model)))
-            graph_input = {"question": question, "settings": settings}
-            progress.note(f"thread: {thread_id}")
-        else:
-            progress.note(f"resuming thread: {thread_id}")
+        graph_input = _preflight(args, target, progress)
+        progress.note(f"thread: {thread_id}" if graph_input else f"resuming thread: {thread_id}")
         started = time.monotonic()
         with progress:
-            output = asyncio.run(
+            output, settings = asyncio.run(
                 execute(
                     target=target,
                     thread_id=thread_id,
@@ -211,30 +173,124 @@ def main(argv: list[str] | None = None) -> int:
                     decide_plan=decide_plan,
                 )
             )
-        progress.summary(run_summary(output, time.monotonic() - started, args.output))
-        write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
-        return 0
-    except NoAnswer as error:  # the run is saved at its plan: it can be answered later
-        print(f"error: {error}", file=sys.stderr)
-        print(f"resume with: {_resume_hint(thread_id, args.checkpoint_db)}", file=sys.stderr)
-        return 2
+    except NoAnswer as error:  # the run waits at its plan: it can be answered later
+        _error(str(error))
+        print(_how_to_go_on(target, thread_id, args.checkpoint_db), file=sys.stderr)
+        return exit_codes.BAD_INPUT
     except (BadInput, UnknownThread, ThreadInUse) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        _error(str(error))
+        return exit_codes.BAD_INPUT
     except KeyboardInterrupt:
         print(
-            f"\ninterrupted; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",
+            f"\ninterrupted; {_how_to_go_on(target, thread_id, args.checkpoint_db)}",
             file=sys.stderr,
         )
-        return 130
+        return exit_codes.INTERRUPTED
     except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
-        print(redact(f"error: {type(error).__name__}: {error}"), file=sys.stderr)
-        if args.command in ("run", "resume"):
-            print(
-                f"the run is saved; resume with: {_resume_hint(thread_id, args.checkpoint_db)}",
-                file=sys.stderr,
-            )
-        return 1
+        _error(f"{type(error).__name__}: {error}{_endpoint_note(error)}")
+        lead = "the run is saved; "
+        print(_how_to_go_on(target, thread_id, args.checkpoint_db, lead), file=sys.stderr)
+        return exit_codes.FAILED
+    progress.summary(run_summary(output, time.monotonic() - started, args.output))
+    write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
+    code = exit_codes.finished_code(output, settings)
+    if code == exit_codes.NO_EVIDENCE:
+        _error("the run found no evidence; the report says what was tried (exit 3)")
+    elif code == exit_codes.BUDGET_BEFORE_REPORT:
+        _error("a budget was spent before any evidence was found (exit 4)")
+    return code
+
+
+def _inspect(args: argparse.Namespace, target: str) -> int:
+    """`history` and `threads`: read the store, never create it."""
+    import asyncio
+
+    from cli import inspect
+    from cli.runner import UnknownThread
+    from tools.checkpoints import StoreMissing
+
+    try:
+        if args.command == "history":
+            lines = asyncio.run(inspect.history(target, args.thread_id))
+        else:
+            lines = asyncio.run(inspect.threads(target, args.limit))
+    except (UnknownThread, StoreMissing) as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    print("\n".join(lines))
+    return exit_codes.OK
+
+
+def _config(args: argparse.Namespace, target: str) -> int:
+    """`config`: the effective settings, where each came from, and the environment that matters."""
+    from cli.config_view import config_json, config_lines
+    from cli.setting_sources import resolve_settings
+
+    try:
+        resolved = resolve_settings(args)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    print(config_json(resolved, target) if args.json else "\n".join(config_lines(resolved, target)))
+    return exit_codes.OK
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    """`eval`: the same settings sources as `run`, then the eval command's own work."""
+    from cli import evaluate
+    from cli.setting_sources import resolve_settings
+
+    if args.compare:
+        return evaluate.command(args, {})
+    try:
+        settings = resolve_settings(args).settings
+        if settings.approve_plan:
+            raise BadInput("eval runs unattended: approve_plan cannot be on (--approve-plan)")
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    given = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+    return evaluate.command(args, given)
+
+
+def _batch(args: argparse.Namespace, target: str) -> int:
+    """`batch`: the same settings sources as `run`; each line's own settings win over them."""
+    from cli.batch import batch_command
+    from cli.setting_sources import resolve_settings
+
+    try:
+        settings = resolve_settings(args).settings
+        given = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+        return batch_command(args, target, given)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line, run the command, and turn failures into exit codes."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(full_eval=argv[:1] == ["eval"]).parse_args(argv)  # --help ends here
+    from dotenv import load_dotenv
+
+    load_dotenv(Path.cwd() / ".env", override=False)
+    _log_to_stderr_redacted()
+    if args.command == "eval":
+        return _evaluate(args)
+    from tools.checkpoints import default_checkpoint_db
+
+    target = args.checkpoint_db or default_checkpoint_db()
+    from tools import capabilities
+    from tools.checkpoints import data_dir
+
+    capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
+    if args.command in ("run", "resume"):
+        return _research(args, target)
+    if args.command == "config":
+        return _config(args, target)
+    if args.command == "batch":
+        return _batch(args, target)
+    return _inspect(args, target)
 
 
 def entry_point() -> None:

@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import urllib.request
 from typing import Protocol
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import ValidationError
 
+from cli.bad_input import BadInput
 from nodes.planning import BadQuestion, clean_question
 from settings import Settings
+from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from tools.corpus import CorpusError
 from tools.local_search import open_corpus
-from tools.models import MissingCredentials, openai_api_key
+from tools.models import MissingCredentials, openai_api_key, openai_base_url
 from tools.search import SearchProviderError
 from tools.search.factory import check_provider, web_provider
 from tools.secrets import redact
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"  # where the SDK goes without a base URL
+CONNECT_TIMEOUT = 5.0  # seconds to wait for the model server to accept a connection
 
 
 class Notes(Protocol):
     """Where a check reports what it did."""
 
     def note(self, text: str) -> None: ...
-
-
-class BadInput(ValueError):
-    """Input that cannot start a run; the message is one sentence that names the cause."""
 
 
 def settings_or_explain(values: dict) -> Settings:
@@ -73,3 +78,59 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
         f"({stats.files_added} added, {stats.files_updated} updated, "
         f"{stats.files_skipped} skipped, {stats.seconds:.2f} s)"
     )
+
+
+def _one_line(error: BaseException) -> str:
+    """An error's type and message on one line."""
+    return " ".join(f"{type(error).__name__}: {error}".split())
+
+
+async def _open_store(target: str, create: bool) -> None:
+    """Open the store and close it again: the check that it can be used."""
+    async with open_checkpointer(target, create=create):
+        pass
+
+
+def check_store(target: str, *, create: bool = True) -> None:
+    """The checkpoint store opens (its tables made if `create`), or BadInput saying why not."""
+    try:
+        asyncio.run(_open_store(target, create))
+    except StoreMissing as error:
+        raise BadInput(str(error)) from None
+    except ModuleNotFoundError as error:
+        if not is_postgres(target):
+            raise
+        raise BadInput(
+            "a postgresql:// checkpoint store needs the PostgreSQL extra "
+            f"(pip install 'deep-research[postgres]'; {error.name} is missing)"
+        ) from None
+    except Exception as error:  # any failure to open it makes the store unusable: say which
+        raise BadInput(
+            redact(f"cannot open the checkpoint store {target}: {_one_line(error)}")
+        ) from None
+
+
+def _proxied(scheme: str, host: str) -> bool:
+    """True when the HTTP client would reach the host through a proxy (then we cannot probe)."""
+    return scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host)
+
+
+def model_endpoint() -> str:
+    """The chat server's base URL as the SDK will use it."""
+    return openai_base_url() or OPENAI_DEFAULT_BASE_URL
+
+
+def check_model_endpoint(timeout: float = CONNECT_TIMEOUT) -> None:
+    """The model server accepts a connection (no request is sent), or BadInput naming it."""
+    url = model_endpoint()
+    parts = urlsplit(url)
+    if not parts.hostname or parts.scheme not in ("http", "https"):
+        raise BadInput(redact(f"OPENAI_BASE_URL {url!r} is not an http(s) URL"))
+    if _proxied(parts.scheme, parts.hostname):
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise BadInput(redact(f"the model server at {url} cannot be reached: {reason}")) from None

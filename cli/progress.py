@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
 from cli.summary import RunSummary, summary_lines
@@ -37,12 +38,7 @@ def describe(event: dict[str, Any]) -> str | None:
         tasks = "; ".join(event["tasks"]) or "nothing more to research"
         return f"round {event['round']}: gap analysis: {tasks}"
     if kind == "citations":
-        precision = "-" if event["precision"] is None else f"{event['precision']:.0%}"
-        return (
-            f"citations: {event['checked']} checked, {event['supported']} supported "
-            f"({precision}), {event['removed']} removed, {event['rewritten']} statements rewritten"
-            " or marked"
-        )
+        return "citations: " + citation_counts(event)
     if kind == "structured_output":
         refused = f" ({event['refused']} refused: {event['why']})" if event.get("refused") else ""
         return f"structured output for {event['model']}: {event['method']}{refused}"
@@ -66,6 +62,32 @@ def describe(event: dict[str, Any]) -> str | None:
     return None
 
 
+def _settled(methods: dict[str, int]) -> str:
+    """How many pairs each method settled: `3 by close match, 9 by the model`."""
+    parts = [
+        f"{methods.get('lexical', 0)} by close match",
+        f"{methods.get('model', 0)} by the model",
+    ]
+    if methods.get("fallback"):
+        parts.append(f"{methods['fallback']} without a verdict")
+    return ", ".join(parts)
+
+
+def citation_counts(event: dict[str, Any]) -> str:
+    """The citation check in one line: what settled the pairs, the verdicts, the repairs."""
+    precision = event.get("precision")
+    share = "-" if precision is None else f"{precision:.0%}"
+    line = (
+        f"{event.get('checked', 0)} checked ({_settled(event.get('by_method') or {})}), "
+        f"{event.get('supported', 0)} supported ({share}), {event.get('removed', 0)} removed, "
+        f"{event.get('rewritten', 0)} rewritten, {event.get('marked', 0)} marked"
+    )
+    rewrites = event.get("rewrites_by_method") or {}
+    if sum(rewrites.values()):
+        line += f"; {sum(rewrites.values())} rewrites checked ({_settled(rewrites)})"
+    return line
+
+
 class PlainProgress:
     """Writes one line per event; quiet prints nothing."""
 
@@ -84,6 +106,10 @@ class PlainProgress:
     def summary(self, summary: RunSummary) -> None:
         for line in summary_lines(summary):
             self.note(line)
+
+    def paused(self) -> AbstractContextManager[None]:
+        """Nothing to pause: plain lines never redraw over a question."""
+        return nullcontext()
 
     def __enter__(self) -> PlainProgress:
         return self

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -16,8 +17,10 @@ from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
 from graph import build_graph
+from graph.threads import advance, thread_config
+from settings import Settings
 from state import ResearchOutput
-from tools.checkpoints import open_checkpointer
+from tools.checkpoints import StoreMissing, open_checkpointer
 from tools.citations import evidence_table
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
@@ -28,6 +31,7 @@ class Progress(Protocol):
 
     def event(self, event: dict[str, Any]) -> None: ...
     def note(self, text: str) -> None: ...
+    def paused(self) -> AbstractContextManager[None]: ...
 
 
 class UnknownThread(LookupError):
@@ -47,16 +51,13 @@ class Outputs:
     evidence: bool = False
 
 
-def thread_config(thread_id: str) -> dict:
-    """The LangGraph config that names a thread."""
-    return {"configurable": {"thread_id": thread_id}}
-
-
 def write_outputs(output: dict[str, Any], outputs: Outputs, stdout: Callable[[str], None]) -> None:
     """The report to its file or stdout (with the evidence table if asked), the state as JSON."""
     report = output.get("report") or ""
     if outputs.evidence:
-        report += "\n" + evidence_table(output.get("citations") or [], output.get("report") or "")
+        report += "\n" + evidence_table(
+            output.get("citations") or [], output.get("report") or "", output.get("sources")
+        )
     if outputs.report:
         outputs.report.parent.mkdir(parents=True, exist_ok=True)
         outputs.report.write_text(report, encoding="utf-8")
@@ -75,8 +76,8 @@ async def execute(
     graph_input: dict | None,
     progress: Progress,
     decide_plan: Callable[[dict], dict],
-) -> dict[str, Any]:
-    """Run (or, with no input, resume) a thread to its end; returns the output state."""
+) -> tuple[dict[str, Any], Settings | None]:
+    """Run (or, with no input, resume) a thread to its end; returns the output and settings."""
     async with open_checkpointer(target) as saver:
         graph = build_graph(checkpointer=saver)
         config = thread_config(thread_id)
@@ -90,17 +91,24 @@ async def execute(
             )
         step_input: dict | Command | None = graph_input
         while True:
-            async for _namespace, mode, data in graph.astream(
-                step_input,
-                config,
-                stream_mode=["updates", "custom"],
-                subgraphs=True,
-                durability="sync",
-            ):
-                if mode == "custom":
-                    progress.event(data)
-            snapshot = await graph.aget_state(config)
+            snapshot = await advance(graph, thread_id, step_input, progress.event)
             if not snapshot.interrupts:
                 break
-            step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
-    return {key: snapshot.values.get(key) for key in OUTPUT_KEYS}
+            with progress.paused():  # the question is asked on a still terminal
+                step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
+    output = {key: snapshot.values.get(key) for key in OUTPUT_KEYS}
+    return output, snapshot.values.get("settings")
+
+
+async def checkpoint_saved(target: str, thread_id: str) -> bool | None:
+    """Whether the store holds a checkpoint of the thread (so `resume` can continue it).
+
+    None when the store cannot be read now: then nobody knows, and the caller says so.
+    """
+    try:
+        async with open_checkpointer(target, create=False) as saver:
+            return await saver.aget_tuple(thread_config(thread_id)) is not None
+    except StoreMissing:
+        return False
+    except Exception:  # a store that cannot be read now: unknown, not "nothing saved"
+        return None

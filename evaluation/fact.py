@@ -15,8 +15,8 @@ from evaluation.judge import Judge
 from evaluation.records import FactScore, JudgedStatement
 from nodes import prompts
 from state import DistinctStatements, FactJudgment, FactJudgments, Source, SourceEvidence, Usage
-from tools.lexical import cited_statements
 from tools.sources import normalize_url
+from tools.statements import cited_statements
 
 NO_TEXT = "the run retrieved no text for this page"
 

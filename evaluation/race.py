@@ -9,16 +9,12 @@ one, the 0-10 averages and total are the scores.
 
 from __future__ import annotations
 
-import re
-
 from evaluation.judge import Judge
 from evaluation.records import RaceScore, ScoredCriterion, TaskCriteria
 from evaluation.tasks import EvalTask
 from nodes import prompts
 from state import DIMENSIONS, Criterion, CriterionScore, CriterionScores, Dimension, Usage
-from tools.citations import SOURCES_HEADING
-
-_MARKERS = re.compile(r"[ \t]?\[\s*\d+(?:\s*[,，、;]\s*\d+)*\s*\](?!\()")
+from tools.markup import rewrite_markers, sources_sections
 
 
 def clean_article(report: str) -> str:
@@ -28,16 +24,11 @@ def clean_article(report: str) -> str:
     the judge weighs the writing, not the bibliography.
     """
     text = report
-    matches = list(SOURCES_HEADING.finditer(text))
-    if matches:
-        match = matches[-1]
-        level = len(match.group(1))
-        rest = text[match.end() :]
-        following = re.search(rf"^#{{1,{level}}}\s", rest, re.MULTILINE)
-        text = text[: match.start()].rstrip() + (
-            "\n\n" + rest[following.start() :] if following else ""
-        )
-    return _MARKERS.sub("", text).strip()
+    sections = sources_sections(text)
+    if sections:
+        start, end = sections[-1]
+        text = text[:start].rstrip() + ("\n\n" + text[end:] if text[end:].strip() else "")
+    return rewrite_markers(text, lambda ids: []).strip()
 
 
 def numbered_criteria(criteria: TaskCriteria) -> list[tuple[Dimension, Criterion]]:

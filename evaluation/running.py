@@ -16,6 +16,7 @@ from typing import Any
 
 from evaluation.tasks import EvalTask
 from graph import build_graph
+from graph.threads import advance
 from settings import Settings
 from state import ResearchOutput, SourceEvidence
 from tools.checkpoints import open_checkpointer
@@ -43,9 +44,7 @@ async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settin
     unfinished = not snapshot.values or bool(snapshot.next)
     if unfinished:
         graph_input = None if snapshot.values else {"question": task.prompt, "settings": settings}
-        async for _ in graph.astream(graph_input, config, stream_mode="updates", durability="sync"):
-            pass
-        snapshot = await graph.aget_state(config)
+        snapshot = await advance(graph, thread_id, graph_input)
     if snapshot.next:
         raise RuntimeError(f"the run stopped before its end, at {list(snapshot.next)}")
     values = snapshot.values

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluation.records import TaskCriteria
-from tools.citations import is_cjk
+from tools.language import detect_language, is_cjk
 
 
 class TaskFileError(ValueError):
@@ -39,7 +39,7 @@ class EvalTask(BaseModel):
 
     def model_post_init(self, _context: object) -> None:
         if not self.language:
-            self.language = "zh" if is_cjk(self.prompt) else "en"
+            self.language = "zh" if is_cjk(detect_language(self.prompt)) else "en"
 
 
 def _json_lines(path: Path) -> list[tuple[int, dict]]:

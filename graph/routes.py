@@ -1,46 +1,14 @@
-"""The stop rules and every routing decision, as pure functions of state (no model involved)."""
+"""Every routing decision, as pure functions of state (the stop rules are in tools.stop_rules)."""
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import Literal
 
 from langgraph.types import Send
 
-from settings import Settings
-from state import ResearchState, StopReason, SubTask, Usage, WorkerInput, WorkerState
-from tools.budgets import budget_for, run_budget_spent
-
-
-def plateaued(history: list[float | None], min_improvement: float, rounds: int) -> bool:
-    """True when each of the last `rounds` reviews gained less than `min_improvement` points."""
-    scores = [score for score in history if score is not None]
-    if len(scores) < rounds + 1:
-        return False
-    recent = scores[-(rounds + 1) :]
-    return all(later - earlier < min_improvement for earlier, later in pairwise(recent))
-
-
-def stop_reason(state: ResearchState, settings: Settings) -> StopReason | None:
-    """The first stop rule that holds after a review, in the design's order; None to go on."""
-    rounds = state.get("iteration", 0)
-    history = state.get("quality_history", [])
-    latest = history[-1] if history else None
-    quality = state.get("quality")
-    if rounds >= settings.max_iterations:
-        return "max_iterations"
-    if run_budget_spent(state.get("usage") or Usage(), settings):
-        return "budget"
-    if rounds < settings.min_iterations:
-        return None
-    if latest is not None and latest >= settings.quality_threshold:
-        return "quality_threshold"
-    if settings.diminishing_returns:
-        if plateaued(history, settings.min_improvement, settings.plateau_rounds):
-            return "plateau"
-        if latest is not None and quality is not None and not quality.another_round_worthwhile:
-            return "not_worthwhile"
-    return None
+from state import ResearchState, SubTask, Usage, WorkerInput, WorkerState
+from tools.budgets import budget_for
+from tools.stop_rules import stop_reason
 
 
 def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "finalize"]:
@@ -56,8 +24,15 @@ def finish(state: ResearchState) -> Literal["verify_citations", "finalize"]:
 def route_after_quality(
     state: ResearchState,
 ) -> Literal["analyze_gaps", "verify_citations", "finalize"]:
-    """Another research round, unless the review's stop rules (recorded by quality_check) fired."""
-    return finish(state) if state.get("stop_reason") else "analyze_gaps"
+    """Another research round, unless a stop rule holds on what the last review saw."""
+    reason = stop_reason(
+        state.get("iteration", 0),
+        state.get("quality_history", []),
+        state.get("quality"),
+        state.get("usage") or Usage(),
+        state["settings"],
+    )
+    return finish(state) if reason else "analyze_gaps"
 
 
 def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -> list[Send]:

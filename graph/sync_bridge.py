@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
+
+from tools.run_resources import release_run
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
@@ -61,6 +64,25 @@ def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         raise
 
 
+def ends_run_on_raise(afunc: Callable[[Any], Awaitable[dict]]) -> Callable[[Any], Awaitable[dict]]:
+    """`afunc`, releasing the run's in-memory resources when it raises: none of our nodes has a
+    retry policy, so anything that leaves a node (an error, an interrupt for approval, a
+    cancelled caller) ends the run; a resume builds the resources again from the checkpoint."""
+
+    @functools.wraps(afunc)
+    async def guarded(state: Any) -> dict:
+        try:
+            return await afunc(state)
+        except BaseException:
+            release_run(state.get("run_id") if isinstance(state, dict) else None)
+            raise
+
+    return guarded
+
+
 def node(afunc: Callable[[Any], Awaitable[dict]]) -> RunnableLambda:
     """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`."""
-    return RunnableLambda(lambda state: run_sync(afunc, state), afunc=afunc, name=afunc.__name__)
+    guarded = ends_run_on_raise(afunc)
+    return RunnableLambda(
+        lambda state: run_sync(guarded, state), afunc=guarded, name=afunc.__name__
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import unicodedata
 import uuid
@@ -13,7 +14,8 @@ from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
-from tools.run_resources import resources_for
+from tools.language import detect_language
+from tools.run_resources import for_step, release_run
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
@@ -110,18 +112,27 @@ async def decompose(state: ResearchState) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks."""
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
+    if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
+        language = await asyncio.to_thread(detect_language, question)
+        settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
     settings, window = await fitted_to_server(settings)
     if window:
         emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
-    run = resources_for(run_id, settings)
+    run = for_step({**state, "run_id": run_id, "settings": settings})
     fallback = ""
     try:
         plan, usage = await ask(
-            TaskPlan, prompts.plan(question, settings.max_subtasks), role="planner", run=run
+            TaskPlan,
+            prompts.plan(question, settings.max_subtasks, language=settings.language),
+            role="planner",
+            run=run,
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = fallback_plan(question), error.usage, redact(str(error))
+    except BaseException:  # the run ends before its id reaches state: release it here
+        release_run(run_id)
+        raise
     plan = shape_plan(plan, question, settings)
     announce_plan(plan, fallback=fallback)
     return {

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from graph.routes import stop_reason
 from nodes import prompts
 from nodes.events import emit
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
 from tools.citations import clean_citations
-from tools.run_resources import resources_for
+from tools.language import run_language
+from tools.run_resources import for_step
 from tools.sources import SourceRegistry
+from tools.stop_rules import stop_reason
 from tools.structured import StructuredOutputError, ask
 
 
@@ -17,24 +18,31 @@ async def quality_check(state: ResearchState) -> dict:
     registry = SourceRegistry(state["worker_results"])
     cited = clean_citations(state["report"], registry.sources)[1]
     limit = state["settings"].max_context_tokens
-    messages = prompts.quality(state["question"], state["report"], len(cited), limit)
-    run = resources_for(state["run_id"], state["settings"])
+    language = run_language(state["question"], state["settings"].language)
+    messages = prompts.quality(
+        state["question"], state["report"], len(cited), limit, language=language
+    )
+    run = for_step(state)
     try:
         assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
         assessment, usage = None, error.usage
     score = assessment.score if assessment else None
-    update = {"quality": assessment, "quality_history": [score], "usage": usage}
-    reviewed = {
-        **state,
-        **update,
-        "quality_history": [*state.get("quality_history", []), score],
-        "usage": (state.get("usage") or Usage()) + usage,
-    }
-    reason = stop_reason(reviewed, state["settings"])  # decided now, on what this review saw
+    reason = stop_reason(  # decided now, on what this review saw, and recorded for the output
+        state["iteration"],
+        [*state.get("quality_history", []), score],
+        assessment,
+        (state.get("usage") or Usage()) + usage,
+        state["settings"],
+    )
     issues = assessment.issues if assessment else ["the reviewer gave no valid assessment"]
     emit("quality", round=state["iteration"], score=score, issues=issues, stop_reason=reason)
-    return {**update, "stop_reason": reason}
+    return {
+        "quality": assessment,
+        "quality_history": [score],
+        "usage": usage,
+        "stop_reason": reason,
+    }
 
 
 def shape_supplementary(
@@ -89,8 +97,9 @@ async def analyze_gaps(state: ResearchState) -> dict:
         [t.description for t in researched],
         settings.max_supplementary_tasks,
         settings.max_context_tokens,
+        language=run_language(state["question"], settings.language),
     )
-    run = resources_for(state["run_id"], settings)
+    run = for_step(state)
     try:
         analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # no reliable gaps: finish, and say why

@@ -1,13 +1,15 @@
 """Citation verification: every cited statement checked against the text its source returned.
 
-A lexical check settles the clear cases; the reviewer model judges the rest in batches that fit
-the context budget. Unsupported citations are removed; a statement left with no support is
-rewritten by the writer from the evidence it does have, or marked as unsupported.
+The lexical pass settles only the obvious (a close, in-order copy of a source sentence, or a
+source with no text); the reviewer model judges every other pair, in batches that fit the context
+budget. Unsupported citations are removed; a statement left with no support is rewritten by the
+writer from the evidence it does have, and the rewrite is checked the same way, or it is marked.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from nodes import prompts
 from nodes.events import emit
@@ -19,39 +21,37 @@ from state import (
     StatementRewrites,
     Usage,
 )
-from tools.citations import clean_citations, is_cjk
+from tools.citations import clean_citations
 from tools.context import estimate_tokens
-from tools.lexical import (
-    CitedStatement,
-    best_quote,
-    cited_statements,
-    lexical_verdict,
-    support_score,
+from tools.language import run_language, words_for
+from tools.lexical import best_quote, close_match, lexical_verdict
+from tools.markup import (
+    MARKER_RUN,
+    code_spans,
+    ids_in,
+    markers,
+    outside_code,
+    rewrite_markers,
+    strip_markers,
 )
 from tools.run_resources import RunResources, resources_for
 from tools.sources import SourceRegistry
+from tools.statements import CitedStatement, cited_statements
 from tools.structured import StructuredOutputError, ask
 
-FALLBACK_PARTIAL_AT = 0.45  # lexical score that keeps a citation the model could not judge
-Pair = tuple[int, int]  # (statement index, source id)
+Claim = tuple[str, int]  # (statement text, source id)
+REASKS = 3  # times the pairs a valid reply left out are asked again, while replies answer some
 
 
-def _lexical(statements: list[CitedStatement], sources: dict[int, SourceEvidence]):
-    """Verdicts the lexical check settles, and the pairs it leaves to the model."""
-    checks: dict[Pair, CitationCheck] = {}
-    undecided: list[Pair] = []
-    for index, statement in enumerate(statements):
-        for source_id in statement.source_ids:
-            excerpt = sources[source_id].excerpt
-            verdict = lexical_verdict(statement.text, excerpt)
-            if verdict is None:
-                undecided.append((index, source_id))
-                continue
-            quote = best_quote(statement.text, excerpt) if verdict == "supported" else ""
-            checks[(index, source_id)] = CitationCheck(
-                statement=statement.text, source_id=source_id, verdict=verdict, evidence=quote
-            )
-    return checks, undecided
+def _lexical(claim: Claim, sources: dict[int, SourceEvidence]) -> CitationCheck | None:
+    """The lexical pass's check of one claim, or None when the model has to judge it."""
+    text, source_id = claim
+    excerpt = sources[source_id].excerpt
+    verdict = lexical_verdict(text, excerpt)
+    if verdict is None:
+        return None
+    quote = close_match(text, excerpt) if verdict == "supported" else ""
+    return CitationCheck(statement=text, source_id=source_id, verdict=verdict, evidence=quote)
 
 
 def _batches(blocks: list[str], room: int) -> list[list[int]]:
@@ -68,75 +68,81 @@ def _batches(blocks: list[str], room: int) -> list[list[int]]:
     return [group for group in groups if group]
 
 
-def _fallback(statement: str, source_id: int, excerpt: str) -> CitationCheck:
-    """A pair the model could not judge: kept as partial only if the words mostly match."""
-    partial = support_score(statement, excerpt) >= FALLBACK_PARTIAL_AT
+def _unchecked(claim: Claim) -> CitationCheck:
+    """A pair the model gave no valid verdict on: not kept, since nothing checked it."""
+    text, source_id = claim
     return CitationCheck(
-        statement=statement,
-        source_id=source_id,
-        verdict="partial" if partial else "unsupported",
-        evidence=best_quote(statement, excerpt) if partial else "",
-        method="fallback",
+        statement=text, source_id=source_id, verdict="unsupported", method="fallback"
     )
 
 
-async def _judge(
-    pairs: list[Pair],
-    statements: list[CitedStatement],
-    sources: dict[int, SourceEvidence],
-    run: RunResources,
-) -> tuple[dict[Pair, CitationCheck], Usage]:
-    """The model's verdicts on the undecided pairs, batch by batch."""
-    room = prompts.verify_room(run.settings.max_context_tokens)
+async def _ask_batch(
+    claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources, room: int
+) -> tuple[dict[int, CitationCheck], Usage]:
+    """The model's checks of one batch of claims, by their index in the batch."""
     blocks = [
-        prompts.pair_block(n, statements[i].text, sources[s], room)
-        for n, (i, s) in enumerate(pairs, 1)
+        prompts.pair_block(n, text, sources[s], room) for n, (text, s) in enumerate(claims, 1)
     ]
-    checks: dict[Pair, CitationCheck] = {}
+    try:
+        answer, usage = await ask(
+            PairVerdicts, prompts.verify_pairs(blocks), role="reviewer", run=run
+        )
+    except StructuredOutputError as error:
+        return {}, error.usage
+    found = {}
+    for verdict in answer.verdicts:
+        if 1 <= verdict.pair <= len(claims) and verdict.pair - 1 not in found:
+            text, source_id = claims[verdict.pair - 1]
+            found[verdict.pair - 1] = CitationCheck(
+                statement=text,
+                source_id=source_id,
+                verdict=verdict.verdict,
+                evidence=verdict.quote or best_quote(text, sources[source_id].excerpt),
+                method="model",
+            )
+    return found, usage
+
+
+async def _judge(
+    claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources
+) -> tuple[list[CitationCheck], Usage]:
+    """The model's checks of `claims`, batch by batch; pairs a reply left out are asked again."""
+    room = prompts.verify_room(run.settings.max_context_tokens)
+    blocks = [prompts.pair_block(n, t, sources[s], room) for n, (t, s) in enumerate(claims, 1)]
+    checks: dict[int, CitationCheck] = {}
     usage = Usage()
     for group in _batches(blocks, room):
-        try:
-            answer, cost = await ask(
-                PairVerdicts,
-                prompts.verify_pairs([blocks[g] for g in group]),
-                role="reviewer",
-                run=run,
-            )
-            verdicts = {v.pair: v for v in answer.verdicts}
-        except StructuredOutputError as error:
-            cost, verdicts = error.usage, {}
+        found, cost = await _ask_batch([claims[g] for g in group], sources, run, room)
         usage += cost
-        for g in group:
-            index, source_id = pairs[g]
-            text, excerpt = statements[index].text, sources[source_id].excerpt
-            found = verdicts.get(g + 1)
-            checks[pairs[g]] = (
-                CitationCheck(
-                    statement=text,
-                    source_id=source_id,
-                    verdict=found.verdict,
-                    evidence=found.quote or best_quote(text, excerpt),
-                    method="model",
-                )
-                if found
-                else _fallback(text, source_id, excerpt)
-            )
-    return checks, usage
+        checks.update({group[k]: check for k, check in found.items()})
+        for _ in range(REASKS):  # a valid reply that left pairs out: ask for those alone
+            skipped = [g for g in group if g not in checks]
+            if not (found and skipped):
+                break
+            found, cost = await _ask_batch([claims[g] for g in skipped], sources, run, room)
+            usage += cost
+            checks.update({skipped[k]: check for k, check in found.items()})
+    return [checks.get(i) or _unchecked(claim) for i, claim in enumerate(claims)], usage
 
 
-def _is_table_row(statement: CitedStatement, report: str) -> bool:
-    """True for a statement that is a Markdown table row."""
-    return report[statement.start : statement.end].lstrip().startswith("|")
+async def check_claims(
+    claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources
+) -> tuple[list[CitationCheck], Usage]:
+    """Every claim checked: by the lexical pass where it is obvious, else by the model."""
+    settled = [_lexical(claim, sources) for claim in claims]
+    undecided = [i for i, check in enumerate(settled) if check is None]
+    if not undecided:
+        return settled, Usage()
+    judged, usage = await _judge([claims[i] for i in undecided], sources, run)
+    for i, check in zip(undecided, judged, strict=True):
+        settled[i] = check
+    return settled, usage
 
 
 def _marked_row(report: str, statement: CitedStatement, mark: str) -> str:
     """A table row without its citations, the mark in its last cell."""
-    row = _MARKER_RUN.sub("", report[statement.start : statement.end]).rstrip()
+    row = MARKER_RUN.sub("", report[statement.start : statement.end]).rstrip()
     return f"{row[:-1].rstrip()}{mark} |" if row.endswith("|") else row + mark
-
-
-def _unsupported_mark(question: str) -> str:
-    return "（未经来源证实）" if is_cjk(question) else " *(not supported by the sources found)*"
 
 
 async def _rewrite(
@@ -145,8 +151,13 @@ async def _rewrite(
     sources: dict[int, SourceEvidence],
     state: ResearchState,
     run: RunResources,
-) -> tuple[dict[int, str], Usage]:
-    """New text for statements left without support: rewritten from their sources, or marked."""
+    language: str,
+) -> tuple[dict[int, str], list[CitationCheck], Usage]:
+    """Rewrites of statements left without support, each checked like any citation.
+
+    A rewrite keeps only the citations its check confirms. One that keeps none, cites a source
+    its statement did not, or was not offered, is left out: its statement is then marked.
+    """
     items = [
         (n, statements[i].text, [sources[s] for s in statements[i].source_ids])
         for n, i in enumerate(orphans, 1)
@@ -155,38 +166,32 @@ async def _rewrite(
     try:
         answer, usage = await ask(
             StatementRewrites,
-            prompts.rewrite_statements(items, state["question"], limit),
+            prompts.rewrite_statements(items, state["question"], limit, language),
             role="writer",
             run=run,
         )
         offered = {r.statement: r.text.strip() for r in answer.rewrites}
     except StructuredOutputError as error:
         offered, usage = {}, error.usage
-    replacements = {}
+    candidates: dict[int, str] = {}
+    claims: list[Claim] = []
     for n, index in enumerate(orphans, 1):
-        statement = statements[index]
-        text = offered.get(n, "")
-        allowed = set(statement.source_ids)
-        cited = {int(i) for i in re.findall(r"\[(\d+)\]", text)}
-        plain = re.sub(r"\s*\[\d+\]", "", text)
-        holds = (
-            cited
-            and cited <= allowed
-            and all(lexical_verdict(plain, sources[i].excerpt) != "unsupported" for i in cited)
-        )
-        replacements[index] = (
-            text if holds else statement.text + _unsupported_mark(state["question"])
-        )
-    return replacements, usage
-
-
-_MARKER_RUN = re.compile(r"(\s*)((?:\[\d+\])+)")
-
-
-def _kept_markers(run: re.Match, kept: list[int]) -> str:
-    """A run of markers like ` [2][1]` with only the kept ids (nothing when none is kept)."""
-    ids = [int(n) for n in re.findall(r"\d+", run.group(2)) if int(n) in kept]
-    return run.group(1) + "".join(f"[{i}]" for i in ids) if ids else ""
+        text = clean_citations(offered.get(n, ""), list(sources.values()))[0]  # links to [n]
+        cited = ids_in(text)
+        if cited and set(cited) <= set(statements[index].source_ids) and strip_markers(text):
+            candidates[index] = text
+            claims += [(strip_markers(text), source_id) for source_id in cited]
+    checks, check_usage = await check_claims(claims, sources, run)
+    checks = [check.model_copy(update={"rewrite": True}) for check in checks]
+    holds = {(c.statement, c.source_id) for c in checks if c.verdict != "unsupported"}
+    rewritten = {}
+    for index, text in candidates.items():
+        kept = [i for i in ids_in(text) if (strip_markers(text), i) in holds]
+        if kept:
+            rewritten[index] = rewrite_markers(
+                text, lambda ids, kept=kept: [i for i in ids if i in kept]
+            )
+    return rewritten, checks, usage + check_usage
 
 
 def _apply(
@@ -202,36 +207,69 @@ def _apply(
         if index in replacements:
             new = replacements[index]
         else:
-            new = _MARKER_RUN.sub(lambda run, kept=keep[index]: _kept_markers(run, kept), span)
+            kept = keep[index]
+            new = MARKER_RUN.sub(lambda run, kept=kept: _kept_run(run, kept), span)
         report = report[: statement.start] + new + report[statement.end :]
     return report
+
+
+def _kept_run(run, kept: list[int]) -> str:
+    """A run of markers like ` [2][1]` with only the kept ids (nothing when none is kept)."""
+    ids = [i for i in ids_in(run.group(2)) if i in kept]
+    return run.group(1) + markers(ids) if ids else ""
+
+
+def _without_stray_markers(report: str) -> str:
+    """The report without markers outside any statement (in a heading, or alone on a line).
+
+    Such a marker cites nothing that could be checked, so it cannot stay. Code is left alone.
+    """
+    keep = [(s.start, s.end) for s in cited_statements(report)] + code_spans(report)
+    stray = [
+        m.span()
+        for m in MARKER_RUN.finditer(report)
+        if not any(start <= m.start() < end for start, end in keep)
+    ]
+    for start, end in reversed(stray):
+        report = report[:start] + report[end:]
+    return outside_code(report, lambda prose: re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", prose))
 
 
 async def verify_citations(state: ResearchState) -> dict:
     """Check each cited statement against its sources; keep only the citations that hold."""
     registry = SourceRegistry(state["worker_results"])
     sources = {s.id: s for s in registry.sources}
-    report, _ = clean_citations(state["report"], registry.sources)
+    language = run_language(state["question"], state["settings"].language)
+    words = words_for(language)
+    report = _without_stray_markers(clean_citations(state["report"], registry.sources)[0])
     statements = cited_statements(report)
     run = resources_for(state["run_id"], state["settings"])
-    checks, undecided = _lexical(statements, sources)
-    judged, usage = (
-        await _judge(undecided, statements, sources, run) if undecided else ({}, Usage())
-    )
-    checks.update(judged)
+    pairs = [(i, s) for i, st in enumerate(statements) for s in st.source_ids]
+    ordered, usage = await check_claims([(statements[i].text, s) for i, s in pairs], sources, run)
+    checks = dict(zip(pairs, ordered, strict=True))
     keep = {
         i: [s for s in st.source_ids if checks[(i, s)].verdict != "unsupported"]
         for i, st in enumerate(statements)
     }
     orphans = [i for i, kept in keep.items() if not kept]
-    prose = [i for i in orphans if not _is_table_row(statements[i], report)]
-    replacements, rewrite_usage = (
-        await _rewrite(prose, statements, sources, state, run) if prose else ({}, Usage())
+    unchecked = [
+        i
+        for i in orphans
+        if all(checks[(i, s)].method == "fallback" for s in statements[i].source_ids)
+    ]
+    prose = [i for i in orphans if i not in unchecked and not statements[i].table_row]
+    replacements, rewrite_checks, rewrite_usage = (
+        await _rewrite(prose, statements, sources, state, run, language)
+        if prose
+        else ({}, [], Usage())
     )
-    mark = _unsupported_mark(state["question"])
-    for index in set(orphans) - set(prose):  # a table row keeps its cells: marked, not rewritten
-        replacements[index] = _marked_row(report, statements[index], mark)
-    ordered = [checks[(i, s)] for i, st in enumerate(statements) for s in st.source_ids]
+    rewritten = len(replacements)
+    for index in (i for i in orphans if i not in replacements):
+        mark = words.unchecked if index in unchecked else words.unsupported
+        statement = statements[index]
+        replacements[index] = (
+            _marked_row(report, statement, mark) if statement.table_row else statement.text + mark
+        )
     supported = sum(check.verdict == "supported" for check in ordered)
     precision = supported / len(ordered) if ordered else None
     emit(
@@ -240,11 +278,14 @@ async def verify_citations(state: ResearchState) -> dict:
         supported=supported,
         precision=precision,
         removed=sum(c.verdict == "unsupported" for c in ordered),
-        rewritten=len(orphans),
+        rewritten=rewritten,
+        marked=len(orphans) - rewritten,
+        by_method=dict(Counter(c.method for c in ordered)),
+        rewrites_by_method=dict(Counter(c.method for c in rewrite_checks)),
     )
     return {
         "report": _apply(report, statements, keep, replacements),
-        "citations": ordered,
+        "citations": ordered + rewrite_checks,
         "citation_precision": precision,
         "usage": usage + rewrite_usage,
     }

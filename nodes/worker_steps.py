@@ -21,7 +21,8 @@ from state import (
     WorkerState,
 )
 from tools.budgets import budget_spent, queries_left
-from tools.run_resources import RunResources, resources_for
+from tools.language import run_language
+from tools.run_resources import RunResources, for_worker
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure, normalize_query
 from tools.secrets import redact
@@ -34,9 +35,8 @@ MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 
 
 def _run(state: WorkerState) -> RunResources:
-    run = resources_for(state["run_id"], state["settings"])
-    run.seed(state.get("spent") or Usage())
-    return run
+    """The run's live resources, with this worker's checkpointed spending in its ledger."""
+    return for_worker(state)
 
 
 def _progress(state: WorkerState, phase: str, **data: object) -> None:
@@ -66,10 +66,13 @@ def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[st
     return fresh
 
 
-async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str]:
-    """One query through the run's cache: hits, what it cost, and an error message if it failed."""
+async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str] | None:
+    """One query through the run's cache: hits, what it cost, and an error message if it failed;
+    None when the run's search budget was spent before it could be sent."""
     try:
-        async with run.searches:
+        async with run.search_call() as allowed:
+            if not allowed:
+                return None
             hits, cached = await run.search_cache.search(query, run.settings.max_results)
     except (*SEARCH_ERRORS, SharedSearchFailure) as error:
         cost = Usage(search_calls=0 if isinstance(error, SharedSearchFailure) else 1)
@@ -91,7 +94,9 @@ async def observe(state: WorkerState) -> dict:
     async with run.worker_slots:  # the budget is read once this worker may spend
         limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
         queries = fresh_queries(candidates, sent, limit)
-        outcomes = await asyncio.gather(*(_search(run, query) for query in queries))
+        searched = await asyncio.gather(*(_search(run, query) for query in queries))
+    queries = [query for query, outcome in zip(queries, searched, strict=True) if outcome]
+    outcomes = [outcome for outcome in searched if outcome]
     usage = sum((cost for _, cost, _ in outcomes), Usage())
     cycles = state.get("cycles_used", 0) + 1
     _progress(state, "searched", queries_used=len(sent) + len(queries), cycles_used=cycles)
@@ -138,7 +143,12 @@ async def decide(state: WorkerState) -> dict:
             check, usage = await ask(
                 GapCheck,
                 prompts.gap_check(
-                    state["question"], state["subtask"], hits, left, run.settings.max_context_tokens
+                    state["question"],
+                    state["subtask"],
+                    hits,
+                    left,
+                    run.settings.max_context_tokens,
+                    language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
                 run=run,
@@ -233,7 +243,11 @@ async def report_findings(state: WorkerState) -> dict:
             answer, usage = await ask(
                 WorkerFindings,
                 prompts.findings(
-                    state["question"], state["subtask"], hits, run.settings.max_context_tokens
+                    state["question"],
+                    state["subtask"],
+                    hits,
+                    run.settings.max_context_tokens,
+                    language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
                 run=run,

@@ -2,51 +2,64 @@
 
 from __future__ import annotations
 
+import re
+
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from nodes import prompts
 from nodes.events import emit
 from state import ResearchState, Source, Usage, WorkerResult
 from tools.budgets import cost_usd
-from tools.citations import clean_citations, is_cjk, sources_section
+from tools.citations import clean_citations, renumber, sources_section
 from tools.degenerate import prose_problem
 from tools.json_reply import strip_reasoning
-from tools.run_resources import RunResources, resources_for
+from tools.language import is_cjk, run_language, words_for
+from tools.markup import markers
+from tools.run_resources import RunResources, for_step, release_run
 from tools.sources import SourceRegistry
 from tools.structured import settled_methods, write_raw
 
 
 def _run(state: ResearchState) -> RunResources:
-    return resources_for(state["run_id"], state["settings"])
+    """The run's live resources, its ledger at the checkpointed total."""
+    return for_step(state)
 
 
-def no_evidence_report(question: str, results: list[WorkerResult]) -> str:
+def _language(state: ResearchState) -> str:
+    return run_language(state["question"], state["settings"].language)
+
+
+_URL_PHRASE = re.compile(
+    r"\s*(?:for url|url:?|at)?\s*['\"<(]?(?:https?|file)://[^\s'\">)]*[^\s'\">),.;:]['\">)]?"
+    r"|\s*for more information check:?\s*",
+    re.IGNORECASE,
+)
+
+
+def plain_error(error: str) -> str:
+    """An error message fit for a report: on one line, without the URLs it quoted."""
+    return " ".join(_URL_PHRASE.sub("", error or "").split()).rstrip(" :;,") or "failed"
+
+
+def no_evidence_report(question: str, results: list[WorkerResult], language: str) -> str:
     """The honest report of a run in which no search returned anything."""
-    failures = "\n".join(f"- {r.description}: {r.error}" for r in results)
-    if is_cjk(question):
-        return (
-            f"# {question}\n\n未能收集到任何证据：所有检索均失败或没有结果，"
-            f"因此无法撰写有依据的报告。\n\n{failures}"
-        )
-    return (
-        f"# {question}\n\nNo evidence could be gathered: every search failed or returned "
-        f"nothing, so no report grounded in sources can be written.\n\n{failures}"
-    )
+    failures = "\n".join(f"- {r.description}: {plain_error(r.error)}" for r in results)
+    return f"# {question}\n\n{words_for(language).no_evidence}\n\n{failures}"
 
 
 def notes_report(question: str, results: list[WorkerResult]) -> str:
     """A plain report straight from the workers' findings, for when the writer returns nothing."""
     sections = [f"# {question}"]
     for result in results:
-        lines = [f"- {f.claim} " + "".join(f"[{i}]" for i in f.source_ids) for f in result.findings]
+        lines = [f"- {f.claim} {markers(f.source_ids)}" for f in result.findings]
         sections.append(f"## {result.description}\n\n{result.summary}\n\n" + "\n".join(lines))
     return "\n\n".join(sections)
 
 
-def failed_report(question: str, problem: str, results: list[WorkerResult]) -> str:
+def failed_report(question: str, problem: str, results: list[WorkerResult], language: str) -> str:
     """The honest note that replaces a report the writer could not produce, with the notes."""
     notes = notes_report(question, results).split("\n\n", 1)[-1]
-    if is_cjk(question):
+    if is_cjk(language):
         head = f"**没有报告：写作模型的回复无法使用（{problem}）。** 以下是研究人员记录的发现。"
     else:
         head = (
@@ -84,15 +97,14 @@ async def written_report(
     return "", usage, problem
 
 
-def limitations(question: str, results: list[WorkerResult]) -> str:
+def limitations(results: list[WorkerResult], language: str) -> str:
     """A section naming the subtopics no worker could research, and why; empty when none."""
     done = {r.description for r in results if r.status != "failed"}
     missing = {r.description: r.error for r in results if r.status == "failed"}
-    lines = [f"- {d}: {error}" for d, error in missing.items() if d not in done]
+    lines = [f"- {d}: {plain_error(error)}" for d, error in missing.items() if d not in done]
     if not lines:
         return ""
-    heading = "## 未能研究的子课题" if is_cjk(question) else "## Not researched"
-    return heading + "\n\n" + "\n".join(lines)
+    return f"## {words_for(language).not_researched}\n\n" + "\n".join(lines)
 
 
 async def synthesize(state: ResearchState) -> dict:
@@ -100,12 +112,14 @@ async def synthesize(state: ResearchState) -> dict:
     registry = SourceRegistry(state["worker_results"])
     results, sources = registry.from_round(1)
     if not registry.sources:
-        report = no_evidence_report(state["question"], results)
+        report = no_evidence_report(state["question"], results, _language(state))
         return {"report": report, "iteration": 1, "stop_reason": "no_evidence"}
     limit = state["settings"].max_context_tokens
-    messages = prompts.synthesize(state["question"], results, sources, limit)
+    messages = prompts.synthesize(
+        state["question"], results, sources, limit, language=_language(state)
+    )
     report, usage, problem = await written_report(messages, _run(state))
-    report = report or failed_report(state["question"], problem, results)
+    report = report or failed_report(state["question"], problem, results, _language(state))
     emit("report", round=1, chars=len(report), problem=problem)
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
 
@@ -116,7 +130,15 @@ async def refine_report(state: ResearchState) -> dict:
     results, new_sources = SourceRegistry(state["worker_results"]).from_round(round_)
     gaps = state["gap_analysis"].gaps
     limit = state["settings"].max_context_tokens
-    messages = prompts.refine(state["question"], state["report"], gaps, results, new_sources, limit)
+    messages = prompts.refine(
+        state["question"],
+        state["report"],
+        gaps,
+        results,
+        new_sources,
+        limit,
+        language=_language(state),
+    )
     report, usage, problem = await written_report(messages, _run(state), state["report"])
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
@@ -129,18 +151,27 @@ async def refine_report(state: ResearchState) -> dict:
 
 
 async def finalize(state: ResearchState) -> dict:
-    """Keep only citations of registered sources, list exactly those, and say why the run ended."""
+    """Keep only citations of registered sources, number them 1..N, and say why the run ended.
+
+    The report cites its sources by number in order of first citation; `sources` lists them in
+    that order, each with its run-wide `id` (the one `citations` uses) and its `number`.
+    """
     registry = SourceRegistry(state.get("worker_results", []))
+    language = _language(state)
     text, cited = clean_citations(state.get("report", ""), registry.sources)
+    text, numbers = renumber(text, cited)
     by_id = {s.id: s for s in registry.sources}
-    sources = [Source(id=i, url=by_id[i].url, title=by_id[i].title) for i in sorted(cited)]
-    limits = limitations(state["question"], registry.results) if sources else ""
+    sources = [
+        Source(id=i, number=numbers[i], url=by_id[i].url, title=by_id[i].title) for i in cited
+    ]
+    limits = limitations(registry.results, language) if sources else ""
     report = text + (f"\n\n{limits}" if limits else "")
-    report += f"\n\n{sources_section(sources, state['question'])}\n" if sources else "\n"
+    report += f"\n\n{sources_section(sources, language)}\n" if sources else "\n"
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
-    methods = settled_methods(resources_for(state["run_id"], state["settings"]))
+    methods = settled_methods(_run(state))
+    release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
     return {
         "report": report,
         "sources": sources,

@@ -60,10 +60,12 @@ def test_report_goes_to_stdout_and_quiet_prints_nothing_else(
         (
             ["q", "--min-iterations", "4", "--max-iterations", "3"],
             {},
-            "min_iterations (4) is above",
+            "--min-iterations (4) is above --max-iterations (3)",
         ),
-        (["q", "--quality-threshold", "101"], {}, "quality_threshold"),
-        (["q", "--max-workers", "0"], {}, "max_workers"),
+        (["q", "--quality-threshold", "101"], {}, "--quality-threshold 101: input should be"),
+        (["q", "--max-workers", "0"], {}, "--max-workers 0: input should be"),
+        (["q", "--search", "local"], {}, "--search 'local' needs --corpus"),
+        (["q", "--set", "max_querys=3"], {}, "did you mean max_queries?"),
         (["q"], {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "OPENAI_API_KEY is not set"),
         (["q", "--search", "tavily"], {"TAVILY_API_KEY": None}, "TAVILY_API_KEY is not set"),
     ],
@@ -93,6 +95,11 @@ def test_history_and_threads(chat_server, search_server, store, capsys):
 
 def test_resume_of_unknown_thread_is_bad_input(chat_server, search_server, store, capsys):
     assert main(["resume", "nope"]) == 2
+    assert "cannot resume 'nope': no checkpoint store at" in capsys.readouterr().err
+    assert not store.parent.exists()  # resuming never creates a store
+    run("Compare zstd and xz", "--thread-id", "t0", "--quiet")
+    capsys.readouterr()
+    assert main(["resume", "nope"]) == 2
     assert "no run with thread id 'nope'" in capsys.readouterr().err
 
 
@@ -105,7 +112,8 @@ def test_a_run_that_fails_midway_exits_1_with_the_resume_command(
     assert run("Compare zstd and xz", "--thread-id", "t3") == 1
     err = capsys.readouterr().err
     assert "AuthenticationError" in err
-    assert "resume with: deep-research resume t3" in err
+    assert f"(model server: {chat_server.url}/v1)" in err  # the endpoint is named
+    assert "the run is saved; resume with: deep-research resume t3" in err
 
 
 def answer_plan(monkeypatch, *lines):
@@ -189,15 +197,16 @@ def test_summary_and_evidence_table(chat_server, search_server, store, tmp_path,
     assert "citations: " in err  # the verification step's progress line
     report = (tmp_path / "r.md").read_text()
     assert "## Citation evidence" in report
-    assert "| statement | source | verdict | evidence |" in report
+    assert "| statement | source | verdict | method | evidence |" in report
 
 
 def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch, capsys):
     from cli import main as cli_main
+    from cli.live import LiveProgress
 
     monkeypatch.setattr(cli_main.sys.stderr, "isatty", lambda: True)
-    assert isinstance(cli_main.choose_progress(quiet=False), cli_main.LiveProgress)
-    assert not isinstance(cli_main.choose_progress(quiet=True), cli_main.LiveProgress)
+    assert isinstance(cli_main.choose_progress(quiet=False), LiveProgress)
+    assert not isinstance(cli_main.choose_progress(quiet=True), LiveProgress)
     assert run("Compare zstd and xz") == 0
     err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().err)  # drop the styling
     assert "Run summary" in err and "Plan: breadth_first" in err

@@ -194,7 +194,7 @@ def test_compare_prints_a_paired_table(chat_server, search_server, judge_server,
         (
             ["TASKS", "--max-workers", "0"],
             ['{"id": 1, "prompt": "q"}'],
-            "invalid setting max_workers",
+            "--max-workers 0: input should be",
         ),
     ],
 )

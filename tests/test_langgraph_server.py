@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -24,8 +25,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def server(chat_server, search_server, tmp_path):
+@contextlib.contextmanager
+def dev_server(tmp_path: Path, *args: str, **env: str):
+    """`langgraph dev` on a copy of the repository; yields its URL."""
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed (pip install -e '.[dev]')")
     app = tmp_path / "app"  # a copy, so the server's own files stay out of the repository
@@ -33,9 +35,9 @@ def server(chat_server, search_server, tmp_path):
         ROOT, app, ignore=shutil.ignore_patterns(".venv", ".git", "*.sqlite", ".langgraph_api")
     )
     port = free_port()
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", **env}
     process = subprocess.Popen(
-        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"],
+        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload", *args],
         cwd=app,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -52,9 +54,17 @@ def server(chat_server, search_server, tmp_path):
     else:
         process.kill()
         pytest.fail("langgraph dev did not start within 60 s")
-    yield url
-    process.terminate()
-    process.wait(20)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+@pytest.fixture
+def server(chat_server, search_server, tmp_path):
+    with dev_server(tmp_path) as url:
+        yield url
 
 
 def test_sdk_run_streams_worker_events_and_keeps_state_and_history(server, chat_server):
@@ -87,3 +97,44 @@ def test_sdk_run_streams_worker_events_and_keeps_state_and_history(server, chat_
     assert "## Sources" in state["values"]["report"]
     assert state["values"]["stop_reason"] == "max_iterations"
     assert {"decompose", "finalize"} <= {n for h in history for n in h["next"]}
+
+
+def test_12_concurrent_runs_on_the_server_share_the_endpoint_limit_and_keep_budgets(
+    chat_server, search_server, tmp_path
+):
+    from langgraph_sdk import get_client
+
+    chat_server.brain.subtasks = 4  # 8 first-round queries per run, above its budget of 6
+    chat_server.latency = search_server.latency = 0.05
+    questions = [f"Run {n:02d}: compare zstd and xz" for n in range(12)]
+    context = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0}
+    context["max_search_calls"] = 6
+
+    async def scenario(url: str):
+        client = get_client(url=url)
+        threads = [await client.threads.create() for _ in questions]
+        runs = await asyncio.gather(
+            *(
+                client.runs.create(
+                    t["thread_id"], "deep_research", input={"question": q}, context=context
+                )
+                for t, q in zip(threads, questions, strict=True)
+            )
+        )
+        await asyncio.gather(*(client.runs.join(r["thread_id"], r["run_id"]) for r in runs))
+        finished = [await client.runs.get(r["thread_id"], r["run_id"]) for r in runs]
+        states = [await client.threads.get_state(t["thread_id"]) for t in threads]
+        return finished, states
+
+    with dev_server(
+        tmp_path, "--n-jobs-per-worker", "16", DEEP_RESEARCH_MAX_MODEL_CONCURRENCY="4"
+    ) as url:
+        finished, states = asyncio.run(scenario(url))
+
+    assert [run["status"] for run in finished] == ["success"] * 12
+    assert all("## Sources" in state["values"]["report"] for state in states)
+    assert chat_server.peak_concurrency <= 4  # one limit for the whole server process
+    assert search_server.peak_concurrency > 1  # the runs did overlap
+    for question in questions:
+        sent = [q for q in search_server.queries if q.startswith(question)]
+        assert 0 < len(sent) <= 6

@@ -210,4 +210,31 @@ def test_the_citation_check_gets_its_line() -> None:
             "rewritten": 1,
         }
     )
-    assert "12 checked, 9 supported (75%), 2 removed" in model.citations
+    assert "12 checked (0 by close match, 0 by the model), 9 supported (75%), 2 removed" in (
+        model.citations
+    )
+
+
+def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
+    from cli.progress import describe
+
+    event = {
+        "event": "citations",
+        "checked": 12,
+        "supported": 9,
+        "precision": 0.75,
+        "removed": 2,
+        "rewritten": 1,
+        "marked": 1,
+        "by_method": {"lexical": 3, "model": 8, "fallback": 1},
+        "rewrites_by_method": {"model": 1},
+    }
+    line = describe(event)
+    assert line == (
+        "citations: 12 checked (3 by close match, 8 by the model, 1 without a verdict), "
+        "9 supported (75%), 2 removed, 1 rewritten, 1 marked; "
+        "1 rewrites checked (0 by close match, 1 by the model)"
+    )
+    model = ProgressModel()
+    model.apply(event)
+    assert model.citations == "Citations: " + line.removeprefix("citations: ")

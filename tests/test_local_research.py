@@ -115,4 +115,4 @@ def test_a_bad_corpus_exits_2_before_any_call(
 
 def test_local_search_needs_a_folder(chat_server, docs, capsys):
     assert main(["run", "q", "--search", "local"]) == 2
-    assert "needs corpus_dir" in capsys.readouterr().err
+    assert "--search 'local' needs --corpus" in capsys.readouterr().err

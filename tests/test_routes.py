@@ -7,15 +7,14 @@ import pytest
 from graph.routes import (
     dispatch_research,
     dispatch_supplementary,
-    plateaued,
     route_after_act,
     route_after_decide,
     route_after_quality,
     route_after_synthesis,
-    stop_reason,
 )
 from settings import Settings
 from state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
+from tools.stop_rules import plateaued, stop_reason
 
 
 def task(description, **fields):
@@ -45,6 +44,17 @@ def review(history, *, worthwhile=True, rounds=None, usage=None):
         "quality": None if latest is None else assessment(latest, worthwhile),
         "usage": usage or Usage(),
     }
+
+
+def rules(review_state, settings):
+    """The stop rules on the plain values of a state right after a review."""
+    return stop_reason(
+        review_state["iteration"],
+        review_state["quality_history"],
+        review_state["quality"],
+        review_state["usage"],
+        settings,
+    )
 
 
 DEFAULTS = Settings()  # min 2, max 5, threshold 80, plateau 2 rounds below 5 points
@@ -88,16 +98,16 @@ DEFAULTS = Settings()  # min 2, max 5, threshold 80, plateau 2 rounds below 5 po
     ],
 )
 def test_stop_rules_in_order(state, settings, expected):
-    assert stop_reason(state, settings) == expected
+    assert rules(state, settings) == expected
 
 
 def test_threshold_wins_over_plateau_when_both_hold():
-    assert stop_reason(review([79, 80, 81]), DEFAULTS) == "quality_threshold"
+    assert rules(review([79, 80, 81]), DEFAULTS) == "quality_threshold"
 
 
-def test_route_after_quality_follows_the_recorded_stop_reason():
-    going_on = {**review([60]), "settings": DEFAULTS, "stop_reason": None}
-    stopping = {**review([60, 90]), "settings": DEFAULTS, "stop_reason": "quality_threshold"}
+def test_route_after_quality_follows_the_stop_rules():
+    going_on = {**review([60]), "settings": DEFAULTS}
+    stopping = {**review([60, 90]), "settings": DEFAULTS}
     unchecked = {**stopping, "settings": Settings(verify_citations=False)}
     assert route_after_quality(going_on) == "analyze_gaps"
     assert route_after_quality(stopping) == "verify_citations"

@@ -10,7 +10,7 @@ import pytest
 from ddgs.exceptions import DDGSException
 from stand_ins.loopback import Reply
 
-from cli.main import _parser
+from cli.main import build_parser
 from settings import SEARCH_BACKENDS, WEB_PROVIDERS, Settings, detected_web_provider
 from tools.models import MissingCredentials
 from tools.search import SEARCH_ERRORS, SearchKeyRejected, SearchProviderError
@@ -266,7 +266,7 @@ def test_hybrid_uses_its_web_backend(bocha_server, tmp_path):
 
 
 def test_cli_choices_are_the_setting_choices():
-    run = _parser()._subparsers._group_actions[0].choices["run"]
-    [action] = [a for a in run._actions if a.dest == "search_backend"]
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    [action] = [a for a in run._actions if a.dest == "setting_search_backend"]
     assert tuple(action.choices) == SEARCH_BACKENDS
     assert set(PROVIDERS) == set(WEB_PROVIDERS)

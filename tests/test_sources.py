@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from state import Finding, Source, SourceEvidence, WorkerResult
-from tools.citations import clean_citations, is_cjk, sources_section
+from tools.citations import clean_citations, renumber, sources_section
 from tools.sources import SourceRegistry
 
 
@@ -54,8 +54,8 @@ SOURCES = [
 
 def test_unknown_citations_and_unseen_urls_are_removed():
     report = (
-        "Fact one [1]. Fact two [2, 7]. Made up [9]. Full width【2】.\n"
-        "A [link](https://a.org/x/) and a [fake link](https://evil.example/p).\n"
+        "Fact one [1]. Fact two [2, 7]. Made up [9]. Full width【2】and［1，2］.\n"
+        "A [manual](https://a.org/x/) and a [fake manual](https://evil.example/p).\n"
         "Bare https://b.org and bare https://nowhere.example/q.\n"
     )
     text, cited = clean_citations(report, SOURCES)
@@ -63,7 +63,9 @@ def test_unknown_citations_and_unseen_urls_are_removed():
     assert "evil.example" not in text and "nowhere.example" not in text
     assert "Fact two [2]." in text
     assert "Made up." in text
-    assert "A link [1] and a fake link." in text
+    assert "Full width[2]and[1][2]." in text
+    assert "A manual [1] and a fake manual." in text
+    assert "bare." in text  # the sentence keeps its period when its URL goes
     assert "Bare [2]" in text
     assert cited == [1, 2]
 
@@ -82,12 +84,35 @@ def test_a_section_after_the_writers_sources_list_is_kept():
     assert cited == [2, 1]
 
 
-def test_sources_section_lists_exactly_the_cited_in_the_questions_language():
-    english = sources_section([SOURCES[1], SOURCES[0]], "Compare zstd and xz")
+def test_sources_section_lists_exactly_the_cited_in_the_runs_language():
+    english = sources_section([SOURCES[1], SOURCES[0]], "en")
     assert english.splitlines()[0] == "## Sources"
     assert english.index("[1] A") < english.index("[2] B")
-    assert sources_section(SOURCES[:1], "比较 zstd 和 xz").startswith("## 参考来源")
-    assert is_cjk("比较 zstd 和 xz 的压缩率") and not is_cjk("Compare zstd and xz")
+    assert sources_section(SOURCES[:1], "zh-Hans").startswith("## 参考来源")
+    assert sources_section(SOURCES[:1], "ja").startswith("## 出典")
+    assert sources_section(SOURCES[:1], "de").startswith("## Quellen")
+
+
+def test_a_sources_section_lists_sources_by_their_number_in_the_report():
+    numbered = [s.model_copy(update={"number": 2 - i}) for i, s in enumerate(SOURCES)]
+    section = sources_section(numbered, "en")
+    assert section.index("- [1] B — https://b.org") < section.index("- [2] A — https://a.org/x")
+
+
+def test_fabricated_links_leave_no_debris():
+    report = (
+        "zstd is fast ([source](https://fake.example/a)). xz is slow [link](https://fake.example/b)."
+        " 实测更快（[来源](https://fake.example/c)）。Real ([source](https://a.org/x))."
+    )
+    text, cited = clean_citations(report, SOURCES)
+    assert text == "zstd is fast. xz is slow. 实测更快。Real [1]."
+    assert cited == [1]
+
+
+def test_renumbering_follows_the_order_of_first_citation():
+    text, numbers = renumber("B first [7]. Then A [3][7]. `code [3]` stays. A again [3].", [7, 3])
+    assert numbers == {7: 1, 3: 2}
+    assert text == "B first [1]. Then A [1][2]. `code [3]` stays. A again [2]."
 
 
 def test_a_page_two_workers_found_keeps_both_excerpts():

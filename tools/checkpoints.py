@@ -17,6 +17,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import state
 from settings import ModelPrice, Settings
+from tools.secrets import mask_url_passwords
 
 CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
 STATE_TYPES = (
@@ -64,20 +65,46 @@ def is_postgres(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
+async def _has_checkpoint_table(saver: BaseCheckpointSaver) -> bool:
+    """True when the PostgreSQL database already holds the checkpoint tables."""
+    async with saver.conn.cursor() as cursor:  # type: ignore[attr-defined]
+        await cursor.execute("SELECT to_regclass('checkpoints') IS NOT NULL AS present")
+        row = await cursor.fetchone()
+    return bool(row and row["present"])
+
+
+class StoreMissing(FileNotFoundError):
+    """A command that only reads was pointed at a checkpoint store that does not exist."""
+
+
 @asynccontextmanager
-async def open_checkpointer(target: str) -> AsyncIterator[BaseCheckpointSaver]:
-    """An async checkpointer for an SQLite path or a PostgreSQL URL, tables created if needed."""
+async def open_checkpointer(
+    target: str, *, create: bool = True
+) -> AsyncIterator[BaseCheckpointSaver]:
+    """An async checkpointer for an SQLite path or a PostgreSQL URL, tables created if needed.
+
+    With `create=False` nothing is made: an SQLite file (and its folder) or a PostgreSQL
+    database without our tables raises `StoreMissing`, so that a mistyped name is reported.
+    """
     if is_postgres(target):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(target, serde=serializer()) as saver:
-            await saver.setup()
+            if create:
+                await saver.setup()
+            elif not await _has_checkpoint_table(saver):
+                raise StoreMissing(
+                    f"no checkpoint store in {mask_url_passwords(target)}: "
+                    "no run has been saved there"
+                )
             yield saver
         return
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = Path(target).expanduser()
+    if not create and not path.is_file():
+        raise StoreMissing(f"no checkpoint store at {path}: no run has been saved there")
     path.parent.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(str(path)) as connection:
         saver = AsyncSqliteSaver(connection, serde=serializer())

@@ -1,8 +1,9 @@
 """Citation clean-up: a report may cite only registered sources, and link only URLs we saw.
 
-Runs in `finalize`: ids that resolve to no source are dropped, links and bare URLs that no search
-returned are removed (those that were returned become citations), a sources list the writer
-wrote itself is replaced, and the Sources section lists exactly the sources the text cites.
+Runs in `finalize` (and before every check): ids that resolve to no source are dropped, links
+and bare URLs that no search returned are removed (with link text that only said "source"),
+those that were returned become citations, a sources list the writer wrote itself is replaced,
+and the final report numbers its sources 1..N in order of first citation.
 """
 
 from __future__ import annotations
@@ -10,41 +11,38 @@ from __future__ import annotations
 import re
 
 from state import CitationCheck, Source
+from tools.language import detect_language, words_for
+from tools.markup import (
+    FULLWIDTH_MARKER,
+    LINK,
+    MARKER,
+    code_spans,
+    ids_in,
+    markers,
+    outside_code,
+    rewrite_markers,
+    sources_sections,
+)
 from tools.sources import normalize_url
 
-_FULLWIDTH_CITATION = re.compile(r"【\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*】")
-_CITATION = re.compile(r"[ \t]?\[(\s*\d+(?:\s*[,，、;]\s*\d+)*\s*)\](?!\()")
-_LINK = re.compile(
-    r"\[([^\]\n]*)\]\(\s*([a-zA-Z][\w+.-]*://[^)\s]+|www\.[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"
+_BARE_URL = re.compile(r"([ \t]*)(?<![\w/.])((?:(?:https?|file)://|www\.)[^\s)\]>，。]+)")
+_SPACED_MARKER = re.compile(rf"([ \t]*){MARKER.pattern}")
+_EMPTY_BRACKETS = re.compile(r"[ \t]?(?:\(\s*\)|（\s*）|<\s*>|\[\s*\])")
+_BRACKETED_MARKERS = re.compile(rf"[ \t]*[(（]\s*((?:{MARKER.pattern}\s*)+)[)）]")
+# Link text that names no claim, only the link: dropped with a fabricated link.
+_LINK_WORDS = re.compile(
+    r"(?:source|sources|link|here|ref|reference|references|citation|cite|more|read more|"
+    r"\d+|来源|來源|链接|鏈接|出处|出處|参考|參考|原文|出典|リンク|출처|링크|quelle|lien|fuente|"
+    r"enlace|fonte|bron|источник|ссылка)",
+    re.IGNORECASE,
 )
-_BARE_URL = re.compile(r"(?<![\w/.])(?:(?:https?|file)://|www\.)[^\s)\]>，。]+")
-_EMPTY_BRACKETS = re.compile(r"[ \t]?(?:\(\s*\)|<\s*>)")
-_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", re.DOTALL)
-SOURCES_HEADING = re.compile(
-    r"^(#{1,6})\s*\**(sources|references|bibliography|works cited|参考来源|参考资料|参考文献|"
-    r"来源|引用来源|资料来源)\**\s*:?\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-CJK_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"  # kana, Han, Hangul
-_CJK = re.compile(f"[{CJK_LETTERS}]")
-
-
-def is_cjk(text: str) -> bool:
-    """True when the text is written in Chinese, Japanese or Korean."""
-    return len(_CJK.findall(text)) >= max(1, len(text.strip()) // 10)
 
 
 def _drop_own_sources(report: str) -> str:
-    """The report without a sources/references section the writer added itself."""
-    matches = list(SOURCES_HEADING.finditer(report))
-    if not matches:
-        return report
-    match = matches[-1]
-    level = len(match.group(1))
-    rest = report[match.end() :]
-    next_heading = re.search(rf"^#{{1,{level}}}\s", rest, re.MULTILINE)
-    tail = rest[next_heading.start() :] if next_heading else ""
-    return report[: match.start()].rstrip() + ("\n\n" + tail if tail else "")
+    """The report without the sources/references sections the writer added itself."""
+    for start, end in reversed(sources_sections(report)):
+        report = report[:start].rstrip() + ("\n\n" + report[end:] if report[end:] else "")
+    return report
 
 
 def clean_citations(report: str, sources: list[Source]) -> tuple[str, list[int]]:
@@ -53,47 +51,58 @@ def clean_citations(report: str, sources: list[Source]) -> tuple[str, list[int]]
     known = {s.id for s in sources}
 
     def link(match: re.Match) -> str:
-        source_id = by_url.get(normalize_url(match.group(2)))
-        return f"{match.group(1)} [{source_id}]" if source_id else match.group(1)
+        lead, text = match.group(1), match.group(2).strip()
+        source_id = by_url.get(normalize_url(match.group(3)))
+        generic = not text or _LINK_WORDS.fullmatch(text)
+        if source_id:
+            return lead + (f"[{source_id}]" if generic else f"{text} [{source_id}]")
+        return "" if generic else lead + text
 
     def bare(match: re.Match) -> str:
-        source_id = by_url.get(normalize_url(match.group(0).rstrip(".,;:")))
-        return f"[{source_id}]" if source_id else ""
+        url = match.group(2).rstrip(".,;:!?")
+        tail = match.group(2)[len(url) :]  # the sentence's own punctuation
+        source_id = by_url.get(normalize_url(url))
+        return f"{match.group(1)}[{source_id}]{tail}" if source_id else tail
 
     def citation(match: re.Match) -> str:
-        ids = [int(n) for n in re.split(r"[,，、;]", match.group(1))]
-        kept = list(dict.fromkeys(i for i in ids if i in known))
-        lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
-        return lead + "".join(f"[{i}]" for i in kept) if kept else ""
+        kept = [i for i in ids_in(match.group(0)) if i in known]
+        return match.group(1) + markers(kept) if kept else ""
 
     def prose(part: str) -> str:
-        part = _FULLWIDTH_CITATION.sub(lambda m: f"[{m.group(1)}]", part)
-        part = _LINK.sub(link, part)
-        part = _EMPTY_BRACKETS.sub("", _BARE_URL.sub(bare, part))
-        return _CITATION.sub(citation, part)
+        part = FULLWIDTH_MARKER.sub(lambda m: f"[{m.group(1)}]", part)
+        part = LINK.sub(link, part)
+        part = _BARE_URL.sub(bare, part)
+        part = _SPACED_MARKER.sub(citation, part)
+        part = _BRACKETED_MARKERS.sub(lambda m: " " + m.group(1).strip(), part)
+        return _EMPTY_BRACKETS.sub("", part)
 
-    text = _outside_code(_drop_own_sources(report), prose)
-    cited_text = _CODE.sub("", text)
-    cited = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", cited_text)))
-    return text.strip(), [i for i in cited if i in known]
-
-
-def _outside_code(text: str, change) -> str:
-    """`change` applied to the prose only: code blocks and inline code are left as they are."""
-    parts, last = [], 0
-    for match in _CODE.finditer(text):
-        parts += [change(text[last : match.start()]), match.group(0)]
-        last = match.end()
-    return "".join([*parts, change(text[last:])])
+    text = outside_code(_drop_own_sources(report), prose)
+    return text.strip(), [i for i in cited_ids(text) if i in known]
 
 
-def sources_section(sources: list[Source], question: str) -> str:
-    """The Markdown list of cited sources, headed in the question's language."""
-    heading = "## 参考来源" if is_cjk(question) else "## Sources"
+def cited_ids(text: str) -> list[int]:
+    """The ids that `text`'s markers cite outside code, in order of first citation."""
+    spans, parts, last = code_spans(text), [], 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        last = end
+    return ids_in(" ".join([*parts, text[last:]]))
+
+
+def renumber(report: str, cited: list[int]) -> tuple[str, dict[int, int]]:
+    """The report citing 1..N in order of first citation, and the map run-wide id -> number."""
+    numbers = {source_id: n for n, source_id in enumerate(cited, 1)}
+    text = rewrite_markers(report, lambda ids: sorted({numbers[i] for i in ids if i in numbers}))
+    return text, numbers
+
+
+def sources_section(sources: list[Source], language: str) -> str:
+    """The Markdown list of cited sources by their number, headed in the run's language."""
     lines = [
-        f"- [{s.id}] {s.title or s.url} — {s.url}" for s in sorted(sources, key=lambda s: s.id)
+        f"- [{s.number or s.id}] {s.title or s.url} — {s.url}"
+        for s in sorted(sources, key=lambda s: s.number or s.id)
     ]
-    return heading + "\n\n" + "\n".join(lines)
+    return f"## {words_for(language).sources}\n\n" + "\n".join(lines)
 
 
 def _cell(text: str, limit: int) -> str:
@@ -102,14 +111,24 @@ def _cell(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def evidence_table(checks: list[CitationCheck], report: str) -> str:
-    """Every checked citation as a Markdown table: statement, source, verdict, quoted evidence."""
-    heading = "## 引用核查" if is_cjk(report) else "## Citation evidence"
+def evidence_table(
+    checks: list[CitationCheck], report: str, sources: list[Source] | None = None
+) -> str:
+    """Every checked citation as a Markdown table: statement, source, verdict, quoted evidence.
+
+    The source column shows the number the report cites it by when `sources` gives it.
+    """
+    heading = "## " + words_for(detect_language(report[:2000])).evidence
     if not checks:
         return f"{heading}\n\n(no cited statements were checked)\n"
-    rows = ["| statement | source | verdict | evidence |", "| --- | --- | --- | --- |"]
+    numbers = {s.id: s.number or s.id for s in sources or []}
+    rows = [
+        "| statement | source | verdict | method | evidence |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     rows += [
-        f"| {_cell(c.statement, 160)} | [{c.source_id}] | {c.verdict} | {_cell(c.evidence, 200)} |"
+        f"| {_cell(c.statement, 160)} | [{numbers.get(c.source_id, c.source_id)}] | "
+        f"{c.verdict}{' (rewrite)' if c.rewrite else ''} | {c.method} | {_cell(c.evidence, 200)} |"
         for c in checks
     ]
     return heading + "\n\n" + "\n".join(rows) + "\n"

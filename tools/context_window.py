@@ -20,6 +20,7 @@ import re
 import httpx
 
 from settings import ROLES, Settings
+from tools import endpoint_limits
 from tools.models import openai_api_key, openai_base_url
 
 PROBE_TIMEOUT = 3.0  # seconds per probe; a server that does not answer quickly tells nothing
@@ -103,10 +104,12 @@ async def context_window(base_url: str | None, model: str, api_key: str = "") ->
     key = (base_url.rstrip("/"), model)
     if key not in _known:  # two runs asking at once probe twice: harmless
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        gate = endpoint_limits.model_endpoint(base_url)  # probes count against its slots
         async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers) as client:
             found = None
             for probe in PROBES:
-                found = await probe(client, _root(base_url), model)
+                async with gate.call():
+                    found = await probe(client, _root(base_url), model)
                 if found:
                     break
         _known[key] = found

@@ -1,31 +1,23 @@
-"""Lexical citation check: split a report into cited statements and measure their word overlap.
+"""Lexical citation check: the cheap pass that may settle only the obvious pairs.
 
-The cheap first pass of citation verification: a statement whose words and numbers all appear in
-the text its source returned is supported, one that shares almost nothing with it is not, and only
-the cases in between go to a model. Pure Python, no I/O.
+A pair is `supported` here only when the statement copies the start of one sentence of its
+source word for word, numbers in the same places, in the same script, and neither side carries
+a negation or a comparison; `unsupported` only when the source has no text at all. Everything
+else (other languages, paraphrase, reordering, negation, comparison) is the model's call. The
+word-overlap score that remains here picks the quote shown as evidence; it decides nothing.
+Pure Python, no I/O.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from state import Verdict
-from tools.citations import CJK_LETTERS, SOURCES_HEADING
+from tools.language import CJK_CHARACTERS, script_of
+from tools.statements import sentences
 
-_CJK = CJK_LETTERS
-_MARKER = r"\[\s*(\d+(?:\s*[,，、;]\s*\d+)*)\s*\](?!\()"
-_CITATION = re.compile(_MARKER)
-_CITATION_WITH_SPACE = re.compile(r"\s*" + _MARKER)
-_MARKERS = rf"(?:\s*{_MARKER})*"
-_SENTENCE_END = re.compile(
-    rf"[.!?][\"'”’)]*{_MARKERS}(?=\s|$)|[。！？][”’」』）)]*{_MARKERS}"  # markers join the sentence
-)
-_ABBREVIATIONS = {"vs", "cf", "al", "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "fig", "eq"}
-_SOURCES = SOURCES_HEADING
-_HEADING_OR_RULE = re.compile(r"#{1,6}(?:\s|$)|(?:[-*_]\s*){3,}$")
-_FENCE = re.compile(r"```|~~~")
-_PREFIX = re.compile(r"[ \t]*(?:>[ \t]?)*(?P<item>(?:[-*+]|\d{1,3}[.)])[ \t]+)?")
+_CJK = CJK_CHARACTERS
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:,\d{3}(?!\d))*(?:\.\d+)?(?:\s?(?:%|％|percent\b|per cent\b))?)"
     r"|(?P<word>[a-z\u00e0-\u00f6\u00f8-\u024f]+(?:'[a-z]+)?)"
@@ -40,103 +32,6 @@ _STOP_TEXT = (
 )
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
 _NUMBER_WEIGHT = 3.0  # a number the passage lacks is strong evidence against support
-
-
-@dataclass(frozen=True)
-class CitedStatement:
-    """One cited claim: its text without markers, the ids it cites, and its span in the report."""
-
-    text: str
-    source_ids: tuple[int, ...]
-    start: int
-    end: int
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span without surrounding whitespace, so offsets point at the statement itself."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
-def _no_break(text: str, begin: int, dot: int, after: int, end: int) -> bool:
-    """True when the period ends an abbreviation (`e.g.`, `vs.`) rather than a sentence."""
-    word = re.search(r"[\w.]*$", text[begin:dot]).group().lower()
-    following = re.match(r"\s*(\S?)", text[after:end]).group(1)
-    abbreviation = word in _ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)*[a-z]", word)
-    return bool(abbreviation) or (following.isascii() and following.islower())
-
-
-def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The trimmed, non-empty sentence spans of `text[start:end]`, trailing markers included."""
-    spans, begin = [], start
-    for match in _SENTENCE_END.finditer(text, start, end):
-        ending = match.group()
-        plain_period = ending[0] == "." and "[" not in ending
-        after_citation = text[begin : match.start()].rstrip().endswith("]")
-        if (
-            plain_period
-            and not after_citation
-            and _no_break(text, begin, match.start(), match.end(), end)
-        ):
-            continue
-        spans.append(_trim(text, begin, match.end()))
-        begin = match.end()
-    spans.append(_trim(text, begin, end))
-    return [(s, e) for s, e in spans if s < e]
-
-
-def _blocks(report: str) -> tuple[str, list[tuple[int, int, bool]]]:
-    """The report with list/quote markers blanked (offsets kept) and its prose or table blocks."""
-    sources = [m.start() for m in _SOURCES.finditer(report)]
-    body = report[: sources[-1]] if sources else report
-    masked: list[str] = []
-    blocks: list[tuple[int, int, bool]] = []
-    open_block: list[int] | None = None  # [start, end] of the paragraph or item being read
-    in_code, offset = False, 0
-    for line in body.splitlines(keepends=True):
-        start, offset = offset, offset + len(line)
-        stripped, prefix = line.strip(), _PREFIX.match(line)
-        fence = bool(_FENCE.match(stripped))
-        plain = not (in_code or fence or not stripped or stripped.startswith("|"))
-        plain = plain and not _HEADING_OR_RULE.match(stripped)
-        if open_block and (not plain or prefix.group("item")):
-            blocks.append((*open_block, False))
-            open_block = None
-        if plain:
-            masked.append(" " * prefix.end() + line[prefix.end() :])
-            end = start + len(line.rstrip())
-            open_block = [open_block[0] if open_block else start + prefix.end(), end]
-            continue
-        in_code ^= fence
-        if stripped.startswith("|") and not in_code and not set(stripped) <= set("|:- \t"):
-            blocks.append((*_trim(report, start, start + len(line)), True))  # one table row
-        masked.append(line)
-    if open_block:
-        blocks.append((*open_block, False))
-    return "".join(masked), blocks
-
-
-def _plain(text: str) -> str:
-    """The text without citation markers and with whitespace collapsed."""
-    return " ".join(_CITATION_WITH_SPACE.sub("", text).split())
-
-
-def cited_statements(report: str) -> list[CitedStatement]:
-    """The report's sentences, list items and table rows that cite sources, in order."""
-    masked, blocks = _blocks(report)
-    statements = []
-    for start, end, table in blocks:
-        for s, e in [(start, end)] if table else _sentences(masked, start, end):
-            groups = _CITATION.findall(report[s:e])
-            ids = tuple(dict.fromkeys(int(n) for g in groups for n in re.split(r"[,，、;]", g)))
-            cells = masked[s:e].strip("|").split("|") if table else [masked[s:e]]
-            text = " | ".join(c for c in map(_plain, cells) if c)
-            if ids and re.search(r"\w", text):
-                statements.append(CitedStatement(text, ids, s, e))
-    return statements
 
 
 def _stem(word: str) -> str:
@@ -178,20 +73,133 @@ def support_score(statement: str, passage: str) -> float:
     return _recall(_tokens(statement), _tokens(passage))
 
 
-def lexical_verdict(
-    statement: str, passage: str, *, supported_at: float = 0.75, unsupported_below: float = 0.2
-) -> Verdict | None:
-    """A verdict when word overlap settles it, None when a model has to judge."""
-    if not passage.strip():
+# Words that change what a sentence claims when added, dropped or moved: negations and
+# comparisons (a pair carrying one always goes to the model), per language we write.
+_CUE_TEXT = {
+    "en": "not no never none nor neither without cannot can't won't isn't aren't wasn't weren't "
+    "doesn't don't didn't hasn't haven't hadn't couldn't shouldn't wouldn't unlike except than "
+    "more less fewer most least better worse best worst faster slower higher lower larger "
+    "smaller greater bigger cheaper exceed exceeds exceeded outperform outperforms outperformed "
+    "beat beats versus vs compared whereas instead rather but however although though despite "
+    "only false myth wrong incorrect rarely seldom hardly barely scarcely fail fails failed",
+    "de": "nicht kein keine keinen keinem keiner keines nie niemals ohne weder als mehr weniger "
+    "meisten besser schlechter schneller langsamer höher niedriger größer kleiner aber jedoch "
+    "statt falsch",
+    "fr": "ne n pas non jamais aucun aucune sans ni plus moins mieux pire meilleur meilleure que "
+    "qu plutôt mais cependant faux",
+    "es": "no nunca jamás ningún ninguna ninguno sin ni más menos mejor peor que mayor menor "
+    "pero sino falso",
+    "it": "non mai nessun nessuno nessuna senza né più meno meglio peggio migliore peggiore che "
+    "ma falso",
+    "pt": "não nunca jamais nenhum nenhuma sem nem mais menos melhor pior que mas falso",
+    "nl": "niet geen nooit zonder noch dan meer minder beter slechter maar onjuist",
+    "ru": "не нет ни никогда без чем более менее лучше хуже но",
+}
+CUE_WORDS = frozenset(word for text in _CUE_TEXT.values() for word in text.split())
+_CUE_SUBSTRINGS = (
+    "不 没 沒 无 無 非 未 别 別 否 勿 莫 比 更 最 较 較 超 胜 勝 优 優 劣 但 却 卻 "  # Chinese
+    "高于 低于 多于 少于 大于 小于 高於 低於 多於 少於 大於 小於 相比 不如 "
+    "ない ず ません なかった より 以上 以下 "  # Japanese (最 and 比 are above)
+    "않 없 안 못 보다 더 가장 지만"  # Korean
+)
+CUE_SUBSTRINGS = tuple(_CUE_SUBSTRINGS.split())
+# Words a close copy may add or drop without changing its claim (articles, 的).
+_HARMLESS_TEXT = (
+    "the a an der die das den dem des ein eine einen einem einer eines le la les l un une des "
+    "du d el los las una unos unas il lo gli i uno o os as um uma de het een 的 了"
+)
+HARMLESS = frozenset(_HARMLESS_TEXT.split())
+_LETTERS = rf"[^\W\d_{_CJK}]+"  # a word of any alphabet (CJK characters are tokens alone)
+_MATCH_TOKEN = re.compile(rf"\d+(?:[.,]\d+)*|%|％|[{_CJK}]|{_LETTERS}(?:'{_LETTERS})*")
+_CJK_CHARACTER = re.compile(f"[{_CJK}]")
+MAX_PREFIX = 0  # source words before the copied part ("Rarely, ...", "It is a myth that ...")
+MAX_INSERTED = 0  # source words inside the copied part that the statement lacks ("not")
+CUE_SCRIPTS = ("latin", "cyrillic", "cjk")  # scripts whose negations and comparisons we know
+MIN_WORDS = 3  # a shorter statement is not worth a shortcut
+
+
+def _match_tokens(text: str) -> list[str]:
+    """Tokens for an in-order comparison: words (lowercased, light stem), numbers, CJK chars."""
+    tokens = []
+    for token in _MATCH_TOKEN.findall(text.lower().replace("’", "'")):
+        if token[0].isdigit():
+            token = re.sub(r",(?=\d{3}(?!\d))", "", token)
+        elif token in ("％", "percent"):
+            token = "%"
+        elif token.isalpha() and token.isascii():
+            token = _stem(token)
+        tokens.append(token)
+    return tokens
+
+
+def has_cue(text: str) -> bool:
+    """True when the text carries a negation or a comparison in a language we know."""
+    words = set(_MATCH_TOKEN.findall(text.lower().replace("’", "'")))
+    return (
+        bool(words & CUE_WORDS)
+        or any(c in text for c in CUE_SUBSTRINGS)
+        or any(w.endswith("n't") for w in words)
+    )
+
+
+def _words(tokens: list[str]) -> float:
+    """About how many words the tokens make: a CJK character counts as half of one."""
+    return sum(0.5 if _CJK_CHARACTER.fullmatch(t) else 1.0 for t in tokens)
+
+
+def _is_close_copy(claim: list[str], sentence: list[str]) -> bool:
+    """True when `claim` is `sentence` (or a leading part of it) nearly word for word, in order."""
+    blocks = [
+        b
+        for b in SequenceMatcher(None, claim, sentence, autojunk=False).get_matching_blocks()
+        if b.size
+    ]
+    if not blocks:
+        return False
+    matched_claim = {i for b in blocks for i in range(b.a, b.a + b.size)}
+    matched_sentence = {j for b in blocks for j in range(b.b, b.b + b.size)}
+    dropped = [t for i, t in enumerate(claim) if i not in matched_claim]
+    first, last = blocks[0].b, blocks[-1].b + blocks[-1].size
+    inserted = [sentence[j] for j in range(first, last) if j not in matched_sentence]
+    numbers_kept = all(
+        not t[0].isdigit() for t in dropped + [t for t in inserted if t not in HARMLESS]
+    )
+    return (
+        all(t in HARMLESS for t in dropped)
+        and _words([t for t in inserted if t not in HARMLESS]) <= MAX_INSERTED
+        and _words(sentence[:first]) <= MAX_PREFIX
+        and numbers_kept
+        and len(sentence) - last <= max(4, len(matched_claim))  # a trailing qualifier at most
+    )
+
+
+def close_match(statement: str, passage: str) -> str:
+    """The passage sentence that the statement copies closely and in order, or ''."""
+    claim = _match_tokens(statement)
+    if len([t for t in claim if t not in HARMLESS]) < MIN_WORDS:
+        return ""
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", passage)]
+    for s, e in (span for line in lines for span in sentences(passage, *line)):
+        sentence = passage[s:e]
+        if _is_close_copy(claim, _match_tokens(sentence)):
+            return " ".join(sentence.split())
+    return ""
+
+
+def lexical_verdict(statement: str, passage: str) -> Verdict | None:
+    """A verdict only where no judgement is needed; None (ask the model) for everything else.
+
+    `unsupported`: the source has no text. `supported`: the statement copies (a leading part
+    of) one of its sentences word for word, in a script whose negations and comparisons we
+    know, and neither carries one.
+    """
+    if not re.search(r"\w", passage):
         return "unsupported"
-    claim, evidence = _tokens(statement), _tokens(passage)
-    if not claim:
+    script = script_of(statement)
+    if script not in CUE_SCRIPTS or script != script_of(passage) or has_cue(statement):
         return None
-    score = _recall(claim, evidence)
-    if score < unsupported_below:
-        return "unsupported"
-    numbers = {t for t in claim if t[0].isdigit()}
-    return "supported" if score >= supported_at and numbers <= evidence.keys() else None
+    match = close_match(statement, passage)
+    return "supported" if match and not has_cue(match) else None
 
 
 def _windows(text: str, max_chars: int) -> list[str]:
@@ -215,7 +223,7 @@ def best_quote(statement: str, passage: str, max_chars: int = 300) -> str:
     """The passage sentence (or window of a long one) sharing most with the statement, or ''."""
     claim, best, best_score = _tokens(statement), "", 0.0
     lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", passage)]
-    for s, e in (span for line in lines for span in _sentences(passage, *line)):
+    for s, e in (span for line in lines for span in sentences(passage, *line)):
         for window in _windows(" ".join(passage[s:e].split()), max_chars):
             score = _recall(claim, _tokens(window))
             if score > best_score:

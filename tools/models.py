@@ -21,6 +21,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from settings import Role, Settings
+from tools.endpoint_limits import model_endpoint
 
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
@@ -63,12 +64,6 @@ def openai_base_url() -> str | None:
     return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
 
 
-def current_base_url() -> str | None:
-    """The base URL model calls go to here: the endpoint in use, else `openai_base_url()`."""
-    endpoint = _endpoint.get()
-    return endpoint.base_url if endpoint else openai_base_url()
-
-
 def openai_api_key() -> str:
     """The chat server's key; a custom base URL may do without one (local servers)."""
     key = os.environ.get("OPENAI_API_KEY", "").strip()
@@ -81,12 +76,18 @@ def openai_api_key() -> str:
     )
 
 
+def chat_base_url() -> str | None:
+    """The base URL model calls made here go to: the endpoint in use, else the environment's."""
+    endpoint = _endpoint.get()
+    return endpoint.base_url if endpoint else openai_base_url()
+
+
 def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
     """The client for a role's model on the running event loop (its connection pool is reused)."""
     loop = asyncio.get_running_loop()
     name = settings.model_for(role)
     endpoint = _endpoint.get()
-    base_url = endpoint.base_url if endpoint else openai_base_url()
+    base_url = chat_base_url()
     idle = settings.request_idle_timeout
     key = (name, base_url, endpoint, idle)
     per_loop = _clients.setdefault(loop, {})
@@ -103,6 +104,8 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
             use_responses_api=False,
             stream_usage=True,
             stream_chunk_timeout=idle,
-            http_async_client=httpx.AsyncClient(timeout=timeout),
+            http_async_client=httpx.AsyncClient(
+                timeout=timeout, event_hooks=model_endpoint(base_url).http_hooks()
+            ),
         )
     return per_loop[key]

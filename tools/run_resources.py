@@ -1,35 +1,46 @@
-"""What all workers of one run share in memory: the search cache and the concurrency limits.
+"""What all workers of one run share in memory while the run is live: cache, limits, ledger.
 
-Keyed by the run's id and the running event loop, so a resumed run in a new process (or a
-second loop in this one) builds its own; nothing here is checkpointed, and nothing needs to be.
+A run's resources are created when its first step runs on an event loop (or when a caller opens
+the run, `open_run`) and released when the run ends: after `finalize`, or when any step raises
+(an error, an interrupt for approval, a cancelled caller; see `graph.sync_bridge.node`). Nothing
+evicts a live run and there is no cap on how many may be live. Nothing here is checkpointed:
+a run resumed in another process builds its own, and its ledger starts from the checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
-from collections import OrderedDict
+from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
-from settings import Settings
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
+from settings import Settings, settings_from
 from state import Usage
-from tools.budgets import run_budget_spent
+from tools import endpoint_limits
 from tools.call_stats import CallStats
+from tools.context import MESSAGE_OVERHEAD, estimate_tokens
+from tools.endpoint_limits import Endpoint, endpoint
+from tools.models import chat_base_url
+from tools.run_ledger import RunLedger
 from tools.search.factory import search_backend
 from tools.search_cache import SearchCache
-
-RUNS_KEPT_PER_LOOP = 16  # runs whose caches stay in memory at once, per event loop
 
 
 @dataclass
 class RunResources:
-    """The shared, in-memory side of a run: cache, worker slots, call limits."""
+    """The shared, in-memory side of a live run: cache, worker slots, call limits, ledger."""
 
     settings: Settings
     worker_slots: asyncio.Semaphore
     model_calls: asyncio.Semaphore
     searches: asyncio.Semaphore
-    spent: Usage = field(default_factory=Usage)  # every call this process made for the run
+    ledger: RunLedger = field(default_factory=RunLedger)
     stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
     _search_cache: SearchCache | None = None
 
@@ -40,45 +51,136 @@ class RunResources:
             self._search_cache = SearchCache(search_backend(self.settings))
         return self._search_cache
 
+    @property
+    def spent(self) -> Usage:
+        """Everything the run has spent, as its ledger knows it."""
+        return self.ledger.spent
+
     def record(self, usage: Usage) -> None:
         """Count calls as they are answered, so workers see the run's spending live."""
-        self.spent = self.spent + usage
-
-    def seed(self, usage: Usage) -> None:
-        """Count what the run spent before (in checkpointed steps), if more than we know of."""
-        if (
-            usage.total_tokens > self.spent.total_tokens
-            or usage.search_calls > self.spent.search_calls
-        ):
-            self.spent = usage
+        self.ledger.record(usage)
+        if usage.total_tokens:
+            model_endpoint().reported(usage.total_tokens)
 
     def budget_spent(self) -> bool:
-        """True once the run's token, search or dollar budget is spent."""
-        return run_budget_spent(self.spent, self.settings)
+        """True once the run's token, search or dollar budget is spent (in-flight searches too)."""
+        return self.ledger.budget_spent(self.settings)
+
+    @contextlib.asynccontextmanager
+    async def model_call(self, messages: list[BaseMessage]) -> AsyncIterator[None]:
+        """One model request: a slot of the run, then one of the endpoint, for every process run."""
+        gate = model_endpoint()
+        estimate = _estimate(messages) if gate.limits.tokens_per_minute else 0
+        async with self.model_calls, gate.call(estimate):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def search_call(self) -> AsyncIterator[bool]:
+        """One search: yields False (send nothing) once the run's search budget is spent,
+        counting searches in flight; else holds a run slot and an endpoint slot."""
+        async with self.searches, search_endpoint(self.settings).call():
+            if self.budget_spent():
+                yield False
+                return
+            self.ledger.searches_in_flight += 1
+            try:
+                yield True
+            finally:
+                self.ledger.searches_in_flight -= 1
 
 
-_runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OrderedDict[str, RunResources]] = (
+def _estimate(messages: list[BaseMessage]) -> int:
+    """Our upper estimate of a prompt's tokens, for the endpoint's tokens-per-minute bucket."""
+    return sum(estimate_tokens(m.text) + MESSAGE_OVERHEAD for m in messages)
+
+
+def model_endpoint() -> Endpoint:
+    """The process-wide gate of the chat server every role talks to."""
+    return endpoint_limits.model_endpoint(chat_base_url())
+
+
+def search_endpoint(settings: Settings) -> Endpoint:
+    """The process-wide gate of the run's search backend."""
+    return endpoint(f"search:{settings.search_backend}")
+
+
+_live: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunResources]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def resources_for(run_id: str, settings: Settings) -> RunResources:
-    """The run's shared resources, created on first use on this event loop."""
-    runs = _runs.setdefault(asyncio.get_running_loop(), OrderedDict())
+def _runs() -> dict[str, RunResources]:
+    return _live.setdefault(asyncio.get_running_loop(), {})
+
+
+def open_run(run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
+    """The live run's resources; created (its ledger starting at `spent`) if it has none yet."""
+    runs = _runs()
     if run_id not in runs:
         runs[run_id] = RunResources(
             settings=settings,
             worker_slots=asyncio.Semaphore(settings.max_workers),
             model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
             searches=asyncio.Semaphore(settings.max_concurrent_searches),
+            ledger=RunLedger(spent),
         )
-        while len(runs) > RUNS_KEPT_PER_LOOP:
-            runs.popitem(last=False)
-    runs.move_to_end(run_id)
     return runs[run_id]
 
 
-def latest_run() -> RunResources | None:
-    """The resources of the run used last on this event loop (for benchmarks and reports)."""
-    runs = _runs.get(asyncio.get_running_loop())
-    return next(reversed(runs.values())) if runs else None
+def resources_for(run_id: str, settings: Settings) -> RunResources:
+    """The run's shared resources, created on first use on this event loop."""
+    return open_run(run_id, settings)
+
+
+def for_step(state: dict) -> RunResources:
+    """The run's resources at an orchestrator step: its ledger set to the checkpointed total
+    (at such a step none of the run's calls is in flight, so the two must agree)."""
+    run = open_run(state["run_id"], state["settings"])
+    run.ledger.settle(state.get("usage") or Usage())
+    return run
+
+
+def worker_key(state: dict) -> Hashable:
+    """What names one worker within its run: its round and subtask."""
+    return (state["round"], state["subtask"].id)
+
+
+def for_worker(state: dict) -> RunResources:
+    """The run's resources at a worker step: the worker's own checkpointed spending counted
+    once (it is not yet in the run's usage), on top of the run's usage when it was sent."""
+    run = open_run(state["run_id"], state["settings"], state.get("spent"))
+    run.ledger.join(worker_key(state), state.get("usage") or Usage())
+    return run
+
+
+async def resume_run(graph: Pregel, config: RunnableConfig) -> RunResources | None:
+    """Before resuming a checkpointed run: open it with everything its checkpoint says it spent.
+
+    The snapshot's values include the writes of steps that finished after the last complete
+    one (a fan-out's finished workers); each unfinished worker adds what its own saved steps
+    cost. So the budget counts all of it from the first resumed call, whichever worker runs
+    first.
+    """
+    snapshot = await graph.aget_state(config, subgraphs=True)
+    values = snapshot.values
+    if not values.get("run_id") or not values.get("settings"):
+        return None
+    settings = settings_from(values["settings"])
+    run = open_run(values["run_id"], settings, values.get("usage") or Usage())
+    for task in snapshot.tasks:
+        unfinished = task.result is None and isinstance(task.state, StateSnapshot)
+        worker = task.state.values if unfinished else {}
+        if "subtask" in worker and "round" in worker:
+            run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
+    return run
+
+
+def release_run(run_id: str | None) -> None:
+    """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
+    with contextlib.suppress(RuntimeError):  # no running loop: nothing was kept for it
+        _runs().pop(run_id or "", None)
+
+
+def live_runs() -> int:
+    """How many runs keep resources on this event loop (for tests and benchmarks)."""
+    return len(_runs())

@@ -1,8 +1,13 @@
-"""Keep API keys out of everything a run writes: errors quoted into state, logs and reports."""
+"""Keep secrets out of everything a run writes: errors quoted into state, logs and reports.
+
+Two kinds: the values of the key variables, and the password of any URL
+(`postgresql://user:secret@host/db` is shown as `postgresql://user:***@host/db`).
+"""
 
 from __future__ import annotations
 
 import os
+import re
 
 SECRET_VARIABLES = (
     "OPENAI_API_KEY",
@@ -11,12 +16,20 @@ SECRET_VARIABLES = (
     "DEEP_RESEARCH_JUDGE_API_KEY",
 )
 MIN_SECRET_LENGTH = 8  # shorter values are placeholders, and masking them would garble text
+URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*):[^\s@/]*@")
+QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&\s]*", re.IGNORECASE)
+
+
+def mask_url_passwords(text: str) -> str:
+    """The text with every URL password (`user:password@`, `?password=`) replaced by `***`."""
+    text = URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", text)
+    return QUERY_PASSWORD.sub(lambda match: f"{match['head']}***", text)
 
 
 def redact(text: str) -> str:
-    """The text with the value of every key variable replaced by `***`."""
+    """The text with every key variable's value and every URL password replaced by `***`."""
     for name in SECRET_VARIABLES:
         value = os.environ.get(name, "").strip()
         if len(value) >= MIN_SECRET_LENGTH:
             text = text.replace(value, "***")
-    return text
+    return mask_url_passwords(text)

@@ -17,8 +17,10 @@ again, a bounded number of times.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
+from functools import partial
 from typing import TypeVar
 
 import openai
@@ -34,8 +36,9 @@ from tools import capabilities, context_window
 from tools.capabilities import METHODS
 from tools.context import clip, estimate_tokens
 from tools.degenerate import field_problem
+from tools.durable_calls import durable, fingerprint
 from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
-from tools.models import chat_model, current_base_url
+from tools.models import chat_base_url, chat_model
 from tools.prompt_shrink import shrink
 from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
@@ -88,7 +91,7 @@ def _max_tokens(run: RunResources, role: Role, messages: list[BaseMessage]) -> i
 def _with_reply_cap(request: dict, cap: int) -> dict:
     """The request with `max_tokens`: under its old name for every compatible server (the one
     they all read; ChatOpenAI would send `max_completion_tokens`), the new one for OpenAI."""
-    if not current_base_url():
+    if not chat_base_url():
         return {**request, "max_completion_tokens": cap}
     return {**request, "extra_body": {**request.get("extra_body", {}), "max_tokens": cap}}
 
@@ -135,12 +138,14 @@ async def send(
         _formatted(messages, method, contract), settings.system_role, settings.model_for(role)
     )
     stats = run.stats.of(role)
+    contract_name = contract.__name__ if contract else None
     attempt, shrunk = 0, False
     while True:
         kwargs = _with_reply_cap(request, _max_tokens(run, role, conversation))
-        try:
-            async with run.model_calls:
-                reply = await _stream_or_explain(model, conversation, role, kwargs, run)
+        key = fingerprint(conversation, role=role, contract=contract_name, method=method)
+        call = partial(_stream_or_explain, model, conversation, role, kwargs, run)
+        try:  # the one place a model request is sent: the run's and the endpoint's slot
+            reply = _unpacked(await durable(key, call, partial(run.model_call, conversation)))
         except Exception as error:
             if method != "prose" and refuses(error, method):
                 stats.refusals += 1
@@ -148,7 +153,7 @@ async def send(
             if too_long(error) and not shrunk:
                 window = window_named(error)
                 if window:
-                    context_window.learn(current_base_url(), settings.model_for(role), window)
+                    context_window.learn(chat_base_url(), settings.model_for(role), window)
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
@@ -170,9 +175,21 @@ async def send(
         return reply
 
 
+def _unpacked(message: AIMessage) -> StreamedReply:
+    """A reply as `durable` saved it: the message, with how it ended in its metadata."""
+    meta = message.response_metadata
+    return StreamedReply(
+        message,
+        meta.get("finish_reason") or "",
+        meta.get("stream_seconds", 0.0),
+        meta.get("stream_chunks", 0),
+        meta.get("usage_estimated", False),
+    )
+
+
 async def _stream_or_explain(
     model: Runnable, conversation: list[BaseMessage], role: Role, kwargs: dict, run: RunResources
-) -> StreamedReply:
+) -> AIMessage:
     """Stream the call; when the stream ends empty, ask once without streaming to learn why.
 
     llama-cpp-python answers a prompt beyond its window, when streamed, with HTTP 200 and an
@@ -180,12 +197,19 @@ async def _stream_or_explain(
     """
     cap = run.settings.model_call_timeout
     try:
-        return await stream_reply(model, conversation, role=role, total_cap=cap, **kwargs)
+        reply = await stream_reply(model, conversation, role=role, total_cap=cap, **kwargs)
     except EmptyStream:
         async with asyncio.timeout(cap):
             message = await model.ainvoke(conversation, **kwargs)
         finish = message.response_metadata.get("finish_reason") or ""
-        return StreamedReply(message, finish, 0.0, 1, not message.usage_metadata)
+        reply = StreamedReply(message, finish, 0.0, 1, not message.usage_metadata)
+    reply.message.response_metadata.update(  # kept with the message if `durable` saves it
+        finish_reason=reply.finish_reason,
+        stream_seconds=reply.seconds,
+        stream_chunks=reply.chunks,
+        usage_estimated=reply.usage_estimated,
+    )
+    return reply.message
 
 
 def _prepared(role: Role, method: str, contract: type[BaseModel] | None, run: RunResources):
@@ -193,7 +217,7 @@ def _prepared(role: Role, method: str, contract: type[BaseModel] | None, run: Ru
     model = chat_model(run.settings, role)
     if contract is None or method in ("prose", "prompt"):
         return model, {}
-    name, schema = contract.__name__, contract.model_json_schema()
+    name, schema = contract.__name__, json_schema(contract)
     if method == "json_schema":
         fmt = {
             "type": "json_schema",
@@ -203,6 +227,12 @@ def _prepared(role: Role, method: str, contract: type[BaseModel] | None, run: Ru
     if method == "json_object":  # llama-cpp-python reads `schema` and builds a grammar from it
         return model, {"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}
     return model.bind_tools([contract], tool_choice=name), {}
+
+
+@functools.cache
+def json_schema(contract: type[BaseModel]) -> dict:
+    """The contract's JSON schema, built once per contract (pydantic takes ms to build one)."""
+    return contract.model_json_schema()
 
 
 def _formatted(
@@ -226,7 +256,7 @@ def _method_for(role: Role, run: RunResources) -> str:
     settings = run.settings
     if settings.structured_output != "auto":
         return settings.structured_output
-    known = capabilities.settled_method(current_base_url(), settings.model_for(role))
+    known = capabilities.settled_method(chat_base_url(), settings.model_for(role))
     return known or METHODS[0]
 
 
@@ -237,7 +267,7 @@ def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
     if settings.structured_output != "auto" or index + 1 >= len(METHODS):
         return False
     model = settings.model_for(role)
-    settled, _ = capabilities.settle(current_base_url(), model, METHODS[index + 1])
+    settled, _ = capabilities.settle(chat_base_url(), model, METHODS[index + 1])
     why = " ".join(redact(why).split())[:200]
     emit("structured_output", model=model, method=settled, refused=method, why=why)
     return True
@@ -248,7 +278,7 @@ def _settle_on_success(role: Role, run: RunResources, method: str) -> None:
     if run.settings.structured_output != "auto":
         return
     model = run.settings.model_for(role)
-    settled, changed = capabilities.settle(current_base_url(), model, method)
+    settled, changed = capabilities.settle(chat_base_url(), model, method)
     if changed:
         emit("structured_output", model=model, method=settled, refused="", why="")
 
@@ -262,7 +292,7 @@ def settled_methods(run: RunResources) -> dict[str, str]:
         calls = run.stats.roles.get(role)
         seen = calls.methods.most_common(1)[0][0] if calls and calls.methods else None
         if settings.structured_output == "auto":
-            seen = capabilities.settled_method(current_base_url(), model) or seen
+            seen = capabilities.settled_method(chat_base_url(), model) or seen
         if seen:
             used[model] = seen
     return used
@@ -353,7 +383,7 @@ def _checked(
         return None, str(error), text
     except ValidationError as error:
         return None, _short(error), text
-    schema = json.dumps(contract.model_json_schema(), ensure_ascii=False)
+    schema = json.dumps(json_schema(contract), ensure_ascii=False)
     degenerate = field_problem(valid, prompt, schema)
     return (None, degenerate, text) if degenerate else (valid, "", text)
 

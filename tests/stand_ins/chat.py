@@ -11,6 +11,7 @@ import json
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,9 @@ from stand_ins.loopback import Reply, StandIn
 _EVIDENCE = re.compile(r"^\[(\d+)\] (.*?) — (\S+)$", re.MULTILINE)
 _SCHEMA_NAME = re.compile(r"^Schema name: (\w+)$", re.MULTILINE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_PAIR = re.compile(
+    r"^Pair (\d+)\nStatement: (.*?)\nSource \[\d+\]:\n<data>\n(.*?)\n</data>", re.M | re.S
+)
 
 
 @dataclass
@@ -55,6 +59,13 @@ class Brain:
     rewrites: bool = True
     shared_query: bool = False  # every subtask also asks one common query (exercises the cache)
     empty_strings: bool = False
+    # A careful judge: (statement, source text) -> known verdict, None when the truth is unknown;
+    # then only a verbatim quote of the source is supported. Judged pairs are kept in `judged`.
+    judge: Callable[[str, str], str | None] | None = None
+    judged: list[tuple[str, str]] = field(default_factory=list)
+    unknown_pairs: list[str] = field(default_factory=list)
+    # Writes the report's body from the numbered sources (id, title, url) instead of the default.
+    composer: Callable[[list[tuple[int, str, str]]], str] | None = None
     calls: Counter = field(default_factory=Counter)
 
     def answer(self, call: ChatCall) -> Any:
@@ -129,7 +140,20 @@ class Brain:
         ]
         return {"gaps": [f"gap {round_}"] if tasks else [], "supplementary_tasks": tasks}
 
+    def _careful(self, call: ChatCall) -> dict:
+        verdicts = []
+        for number, statement, source in _PAIR.findall(call.user):
+            verdict = self.judge(statement, source)
+            if verdict is None:
+                self.unknown_pairs.append(statement)
+                verdict = "supported" if statement.rstrip(".。") in source else "unsupported"
+            self.judged.append((statement, verdict))
+            verdicts.append({"pair": int(number), "verdict": verdict, "quote": source[:80]})
+        return {"verdicts": verdicts}
+
     def on_PairVerdicts(self, call: ChatCall) -> dict:
+        if self.judge:
+            return self._careful(call)
         pairs = [int(n) for n in re.findall(r"^Pair (\d+)$", call.user, re.MULTILINE)]
         cycle = ["supported", "unsupported", "partial"]
         verdicts = []
@@ -145,7 +169,8 @@ class Brain:
         blocks = re.split(r"^Statement (\d+): ", call.user, flags=re.MULTILINE)[1:]
         for number, block in zip(blocks[::2], blocks[1::2], strict=True):
             source = re.search(r"Source \[(\d+)\].*?<data>\n(.*?)\n</data>", block, re.S)
-            text = f"{source.group(2).split(':')[-1].strip()} [{source.group(1)}]"
+            excerpt = source.group(2).splitlines()[-1]  # the source's text, not its title
+            text = f"{excerpt.split(':')[-1].strip()} [{source.group(1)}]"
             rewrites.append({"statement": int(number), "text": text if self.rewrites else ""})
         return {"rewrites": rewrites}
 
@@ -164,6 +189,10 @@ class Brain:
             (f"来源 {i} 支持这一点 [{i}]。" if cjk else f"Source {i} supports this [{i}].")
             for i in ids
         )
+        if self.composer:
+            body = self.composer(
+                [(int(n), title, url) for n, title, url in _EVIDENCE.findall(call.user)]
+            )
         extra = ""
         if self.invented_citations:
             extra = (

@@ -182,12 +182,6 @@ class LocalCorpus:
 
     # ------------------------------------------------------------ public API
 
-    @property
-    def documents(self) -> int:
-        """How many files the index holds searchable passages for."""
-        with self._connect() as db:
-            return db.execute("SELECT count(*) FROM files WHERE passages > 0").fetchone()[0]
-
     def refresh(self) -> RefreshStats:
         """Bring the index in line with the folder, re-reading only files whose stat changed."""
         started = time.perf_counter()
@@ -251,10 +245,6 @@ class LocalCorpus:
     async def asearch(self, query: str, max_results: int = 5) -> list[SearchHit]:
         """`search` in a worker thread, so the event loop keeps running meanwhile."""
         return await asyncio.to_thread(self.search, query, max_results)
-
-    async def arefresh(self) -> RefreshStats:
-        """`refresh` in a worker thread, so the event loop keeps running meanwhile."""
-        return await asyncio.to_thread(self.refresh)
 
     # ------------------------------------------------------------ internals
 

@@ -1,0 +1,195 @@
+"""Where the CPU of one model call goes: the layers under a run, each measured on its own.
+
+    python bench/bench_call_cpu.py
+
+Stand-ins run in a child process (zero latency), so only this process's CPU is counted.
+Each row is CPU milliseconds per call (process time, median of 3 rounds of `--calls` calls),
+from the bare HTTP request up to a whole research run; the differences show what each layer
+adds. Compare rows of one invocation: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
+
+from bench_concurrency import stand_in_env, start_stand_ins  # noqa: E402
+
+
+async def cpu_per_call(make_call, calls: int, concurrency: int) -> float:
+    """CPU ms per call of `make_call()`, `concurrency` at a time (after one warm-up call)."""
+    await make_call()
+    rounds = []
+    for _ in range(3):
+        started = time.process_time()
+        for _ in range(calls // concurrency):
+            await asyncio.gather(*(make_call() for _ in range(concurrency)))
+        rounds.append(1000 * (time.process_time() - started) / calls)
+    return statistics.median(rounds)
+
+
+async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
+    """Each layer's CPU per call."""
+    import httpx
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from graph import build_graph
+    from settings import Settings
+    from state import GapCheck
+    from tools.models import chat_model
+    from tools.run_resources import open_run, release_run
+    from tools.structured import ask
+
+    base = os.environ["OPENAI_BASE_URL"]
+    body = {
+        "model": "stand-in",
+        "messages": [
+            {"role": "system", "content": "You research. " * 50},
+            {"role": "user", "content": "Question: compare zstd and xz\n" + "evidence " * 400},
+        ],
+    }
+    messages = [
+        SystemMessage(body["messages"][0]["content"]),
+        HumanMessage(body["messages"][1]["content"]),
+    ]
+    rows = []
+    async with httpx.AsyncClient() as client:
+
+        async def raw() -> None:
+            (await client.post(f"{base}/chat/completions", json=body)).json()
+
+        rows.append(("httpx POST, JSON reply", await cpu_per_call(raw, calls, concurrency)))
+
+    settings = Settings(max_concurrent_model_calls=64)
+    model = chat_model(settings, "researcher")
+
+    async def prose() -> None:
+        await model.ainvoke(messages)
+
+    rows.append(("ChatOpenAI.ainvoke, prose", await cpu_per_call(prose, calls, concurrency)))
+    schema = {"name": "GapCheck", "schema": GapCheck.model_json_schema(), "strict": False}
+    response_format = {"type": "json_schema", "json_schema": schema}
+
+    async def with_schema() -> None:
+        await model.ainvoke(messages, response_format=response_format)
+
+    rows.append(
+        (
+            "ChatOpenAI.ainvoke, json_schema format",
+            await cpu_per_call(with_schema, calls, concurrency),
+        )
+    )
+    run = open_run("bench", settings)
+
+    async def structured() -> None:
+        await ask(GapCheck, messages, role="researcher", run=run)
+
+    rows.append(
+        ("ask(): limits, ledger, validation", await cpu_per_call(structured, calls, concurrency))
+    )
+
+    async def search() -> None:
+        run.search_cache._entries.clear()  # a new query every time, as workers send
+        await run.search_cache.search("compare zstd and xz", 5)
+
+    rows.append(
+        ("one search (Tavily client, cache)", await cpu_per_call(search, calls, concurrency))
+    )
+
+    class Asked(TypedDict, total=False):
+        n: int
+
+    async def ask_step(state: Asked) -> dict:
+        await ask(GapCheck, messages, role="researcher", run=run)
+        return {"n": 1}
+
+    asking = StateGraph(Asked)
+    asking.add_node("ask", ask_step)
+    asking.add_edge(START, "ask")
+    asking.add_edge("ask", END)
+    asking_graph = asking.compile()
+
+    async def ask_in_graph() -> None:
+        await asking_graph.ainvoke({})
+
+    rows.append(
+        (
+            "ask() in a one-node graph (a saved task)",
+            await cpu_per_call(ask_in_graph, calls, concurrency),
+        )
+    )
+    release_run("bench")
+
+    class Empty(TypedDict, total=False):
+        n: int
+
+    async def step(state: Empty) -> dict:
+        return {"n": 1}
+
+    builder = StateGraph(Empty)
+    builder.add_node("step", step)
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    tiny = builder.compile()
+
+    async def one_step_graph() -> None:
+        await tiny.ainvoke({})
+
+    rows.append(
+        (
+            "a one-node LangGraph run, no model",
+            await cpu_per_call(one_step_graph, calls, concurrency),
+        )
+    )
+    graph = build_graph()
+    wide = {"max_iterations": 1, "min_iterations": 1, "max_workers": 16, "max_subtasks": 16}
+    counted = {"calls": 0}
+
+    async def research() -> None:
+        output = await graph.ainvoke({"question": "compare zstd and xz", "settings": wide})
+        counted["calls"] += output["usage"].llm_calls
+
+    await research()
+    counted["calls"] = 0
+    started = time.process_time()
+    for _ in range(3):
+        await research()
+    rows.append(
+        (
+            "a whole run (16 subtasks), per model call",
+            1000 * (time.process_time() - started) / counted["calls"],
+        )
+    )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=64, help="calls per round")
+    parser.add_argument("--concurrency", type=int, default=8, help="calls at once")
+    args = parser.parse_args()
+    server, urls = start_stand_ins(0, 0, 0, 16)
+    os.environ.update(stand_in_env(urls))
+    try:
+        rows = asyncio.run(measure(args.calls, args.concurrency))
+    finally:
+        server.stdin.close()
+        server.wait(10)
+    width = max(len(label) for label, _ in rows)
+    print(f"CPU per call, this process only ({args.concurrency} at a time)")
+    for label, ms in rows:
+        print(f"{label:<{width}}  {ms:6.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""`deep-research config`: every effective setting, where it came from, and the environment.
+
+Secrets are masked: key variables show only whether they are set, URLs lose their passwords.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cli.setting_sources import ResolvedSettings
+from tools.checkpoints import CHECKPOINT_DB_VARIABLE
+from tools.secrets import SECRET_VARIABLES, redact
+
+ENDPOINT_VARIABLES = (  # shown when set, with any password in them masked
+    "TAVILY_API_BASE_URL",
+    "BOCHA_API_BASE_URL",
+    "SEARXNG_URL",
+    "DUCKDUCKGO_BASE_URL",
+    "DEEP_RESEARCH_JUDGE_BASE_URL",
+)
+
+
+def _shown(value: object) -> str:
+    """A setting's value as text: strings as they are, the rest as JSON."""
+    if value is None:
+        return "unset"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _environment(target: str) -> list[tuple[str, str, str]]:
+    """(name, value, where from) for what a run takes from outside the settings."""
+    from cli.preflight import model_endpoint
+
+    base_url = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    rows = [
+        ("model server", model_endpoint(), "$OPENAI_BASE_URL" if base_url else "default"),
+        (
+            "checkpoint store",
+            target,
+            f"${CHECKPOINT_DB_VARIABLE}" if os.environ.get(CHECKPOINT_DB_VARIABLE) else "default",
+        ),
+    ]
+    for name in ENDPOINT_VARIABLES:
+        if os.environ.get(name):
+            rows.append((name, os.environ[name], "environment"))
+    for name in SECRET_VARIABLES:
+        rows.append((name, "set (hidden)" if os.environ.get(name) else "not set", "environment"))
+    return [(name, redact(value), origin) for name, value, origin in rows]
+
+
+def _settings_rows(resolved: ResolvedSettings) -> list[tuple[str, str, str]]:
+    """(name, value, where from) for every setting, secrets masked."""
+    dumped = resolved.settings.model_dump(mode="json")
+    return [(name, redact(_shown(dumped[name])), resolved.origins[name]) for name in dumped]
+
+
+def config_lines(resolved: ResolvedSettings, target: str) -> list[str]:
+    """The effective settings and the environment as aligned text columns."""
+    rows = _settings_rows(resolved)
+    outside = _environment(target)
+    width = max(len(name) for name, _, _ in rows + outside)
+    value_width = min(40, max(len(value) for _, value, _ in rows + outside))
+    config = str(resolved.config_file) if resolved.config_file else "none"
+    lines = [f"config file: {config}", "", f"{'setting':<{width}}  {'value':<{value_width}}  from"]
+    lines += [f"{n:<{width}}  {v:<{value_width}}  {o}" for n, v, o in rows]
+    lines += ["", f"{'outside the settings':<{width}}  {'value':<{value_width}}  from"]
+    lines += [f"{n:<{width}}  {v:<{value_width}}  {o}" for n, v, o in outside]
+    return lines
+
+
+def config_json(resolved: ResolvedSettings, target: str) -> str:
+    """The same as JSON: {"config_file", "settings": {name: {value, from}}, "environment"}."""
+    dumped = resolved.settings.model_dump(mode="json")
+    record = {
+        "config_file": str(resolved.config_file) if resolved.config_file else None,
+        "settings": {
+            name: {"value": json.loads(redact(json.dumps(value))), "from": resolved.origins[name]}
+            for name, value in dumped.items()
+        },
+        "environment": {name: {"value": v, "from": o} for name, v, o in _environment(target)},
+    }
+    return json.dumps(record, ensure_ascii=False, indent=2)

@@ -1,0 +1,126 @@
+"""The `deep-research` parser: every command and flag, built without importing anything heavy.
+
+`eval`'s full parser is built only when `eval` is the command: its module imports the graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cli.setting_sources import add_setting_flags
+
+
+def _outputs_flags(sub: argparse.ArgumentParser) -> None:
+    """Where a run's results go: report, JSON, evidence table, quiet."""
+    sub.add_argument(
+        "--output", type=Path, metavar="FILE", help="write the report here (default: stdout)"
+    )
+    sub.add_argument("--json", type=Path, metavar="FILE", help="write the output state as JSON")
+    sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sub.add_argument(
+        "--evidence",
+        action="store_true",
+        help="append a table statement → source → quote to the report",
+    )
+
+
+def _store_flag(sub: argparse.ArgumentParser) -> None:
+    """Which checkpoint store a command uses."""
+    sub.add_argument(
+        "--checkpoint-db",
+        default=None,
+        metavar="PATH_OR_URL",
+        help="SQLite file or postgresql:// URL (default: $DEEP_RESEARCH_CHECKPOINT_DB "
+        "or a file in your data folder)",
+    )
+
+
+EXIT_CODES_HELP = (
+    "exit codes: 0 a report with evidence; 1 failed midway (resumable); 2 bad input or an "
+    "unusable store or endpoint, before any paid call; 3 finished without evidence (report "
+    "written); 4 stopped by a budget before any evidence was found; 130 interrupted"
+)
+
+
+def _eval_command(commands: Any, full: bool) -> None:
+    """`eval`: its full parser only when it is the command (its module imports the graph)."""
+    if full:
+        from cli import evaluate
+
+        evaluate.add_command(commands, add_setting_flags)
+    else:
+        commands.add_parser("eval", help="run a task file and score the reports", add_help=False)
+
+
+def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
+    """The parser of every command; cheap to build (it imports nothing heavy)."""
+    parser = argparse.ArgumentParser(
+        prog="deep-research",
+        description="Research a question; cite what was found.",
+        epilog=EXIT_CODES_HELP,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="start a research run", epilog=EXIT_CODES_HELP)
+    run.add_argument("question", help="what to research (at most 4,000 characters)")
+    run.add_argument("--thread-id", help="name the run (default: a new id)")
+    add_setting_flags(run)
+    _outputs_flags(run)
+    _store_flag(run)
+
+    resume = commands.add_parser(
+        "resume", help="continue a run from its last finished step", epilog=EXIT_CODES_HELP
+    )
+    resume.add_argument("thread_id", help="the thread id that `run` printed")
+    _outputs_flags(resume)
+    _store_flag(resume)
+
+    batch = commands.add_parser(
+        "batch",
+        help="research every question of a file (one per line, or JSONL), N at a time",
+        epilog="run the same command again after a crash: finished questions are skipped, "
+        "interrupted ones resume from their checkpoint",
+    )
+    batch.add_argument("file", type=Path, help="questions, one per line, or JSON lines")
+    batch.add_argument(
+        "--out-dir", type=Path, default=Path("reports"), metavar="DIR", help="reports go here"
+    )
+    batch.add_argument(
+        "--concurrency", type=int, default=3, metavar="N", help="questions researched at once"
+    )
+    batch.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    add_setting_flags(batch)
+    _store_flag(batch)
+
+    config = commands.add_parser(
+        "config", help="show the effective settings and where each came from"
+    )
+    config.add_argument("--json", action="store_true", help="print them as JSON")
+    add_setting_flags(config)
+    _store_flag(config)
+
+    history = commands.add_parser("history", help="the checkpoints of a run")
+    history.add_argument("thread_id", help="the thread id of the run")
+    _store_flag(history)
+
+    threads = commands.add_parser("threads", help="recent runs")
+    threads.add_argument(
+        "--limit",
+        type=_non_negative,
+        default=20,
+        metavar="N",
+        help="list at most N runs, newest first (0: all; default 20)",
+    )
+    _store_flag(threads)
+    _eval_command(commands, full_eval)
+    return parser
+
+
+def _non_negative(text: str) -> int:
+    """An argparse type: a whole number, 0 or more."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value

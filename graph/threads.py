@@ -1,0 +1,38 @@
+"""Drive one checkpointed thread to its next stop: a new run, or a resume from its checkpoint.
+
+The CLI's `run`/`resume`, `batch` and `eval` all go through `advance`, so a resumed thread always
+opens its run with what the checkpoint says it spent (the budget holds across a crash), and only
+the progress events the callers read are streamed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.pregel import Pregel
+from langgraph.types import Command, StateSnapshot
+
+from tools.run_resources import resume_run
+
+
+def thread_config(thread_id: str) -> dict:
+    """The LangGraph config that names a thread."""
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def advance(
+    graph: Pregel,
+    thread_id: str,
+    step_input: dict | Command | None,
+    on_event: Callable[[dict[str, Any]], None] = lambda event: None,
+) -> StateSnapshot:
+    """Run the thread until it ends or waits for a person; None as input resumes it."""
+    config = thread_config(thread_id)
+    if step_input is None:
+        await resume_run(graph, config)  # the budget counts what finished before the crash
+    async for _namespace, event in graph.astream(
+        step_input, config, stream_mode="custom", subgraphs=True, durability="sync"
+    ):
+        on_event(event)
+    return await graph.aget_state(config)

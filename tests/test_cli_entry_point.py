@@ -1,0 +1,436 @@
+"""The `deep-research` command as a user runs it: a subprocess against the stand-in servers.
+
+Settings from every source and their precedence, the exit codes a script reads, the preflight
+that refuses an unusable store or endpoint before any model call, and no password echoed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "Compare zstd and xz"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A working folder with its own checkpoint store, and no config file around."""
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
+    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
+    return tmp_path
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, **kwargs):
+    """Run `python -m cli ARGS` (what the console script runs) and capture its output."""
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name, value in (env or {}).items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
+
+
+def record(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_max_iterations_alone_means_one_round(chat_server, search_server, home):
+    done = cli("run", QUESTION, "--max-iterations", "1", "--json", "r.json", cwd=home)
+    assert done.returncode == 0, done.stderr
+    result = record(home / "r.json")
+    assert result["iteration"] == 1 and result["stop_reason"] == "max_iterations"
+    assert chat_server.brain.calls["GapAnalysis"] == 0  # no gap round was started
+    assert "rounds: 1" in done.stderr
+
+
+def test_python_callers_get_the_same_adaptation():
+    from settings import Settings, settings_from
+
+    assert settings_from({"max_iterations": 1}).min_iterations == 1
+    assert Settings(min_iterations=7).max_iterations == 7  # the cap rises to the floor given
+    with pytest.raises(ValueError, match=r"min_iterations \(4\) is above max_iterations \(3\)"):
+        Settings(min_iterations=4, max_iterations=3)
+
+
+def test_a_search_budget_set_by_name_holds_the_run(chat_server, search_server, home):
+    done = cli(
+        "run", QUESTION, "--set", "max_search_calls=3", "--max-workers", "1", "--json", "r.json",
+        cwd=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = record(home / "r.json")
+    assert result["stop_reason"] == "budget" and result["iteration"] == 1
+    # one worker at a time sends one cycle's 2 queries at once: at most 1 past the budget
+    assert 3 <= len(search_server.searches) <= 3 + 1
+    assert result["usage"]["search_calls"] == len(search_server.searches)
+
+
+def test_a_search_budget_with_workers_at_once_overshoots_only_by_those_in_flight(
+    chat_server, search_server, home
+):
+    done = cli("run", QUESTION, "--max-searches", "3", "--json", "r.json", cwd=home)
+    assert done.returncode == 0, done.stderr
+    assert record(home / "r.json")["stop_reason"] == "budget"
+    # 3 workers start together, each sending its first cycle's 2 queries: 6 in flight at most
+    assert len(search_server.searches) <= 3 * 2
+
+
+def test_a_config_file_is_read(chat_server, search_server, home):
+    (home / "research.toml").write_text(
+        "max_iterations = 1\n"
+        '[prices."stand-in-model"]\ninput_per_million = 1000\noutput_per_million = 1000\n'
+    )
+    done = cli("run", QUESTION, "--config", "research.toml", "--json", "r.json", cwd=home)
+    assert done.returncode == 0, done.stderr
+    result = record(home / "r.json")
+    assert result["iteration"] == 1 and chat_server.brain.calls["GapAnalysis"] == 0
+    spent = result["usage"]["input_tokens"] + result["usage"]["output_tokens"]
+    assert result["cost_usd"] == pytest.approx(spent * 1000 / 1e6)  # priced from the file
+    assert f"cost: ${result['cost_usd']:.4f}" in done.stderr
+
+
+def test_precedence_flag_then_set_then_environment_then_file(home):
+    (home / "deep-research.toml").write_text(
+        "max_workers = 2\nmax_results = 7\nmax_queries = 4\nmodel = 'from-file'\n"
+        '[prices."from-file"]\ninput_per_million = 1.5\noutput_per_million = 3\n'
+    )
+    done = cli(
+        "config", "--json", "--max-workers", "5", "--set", "max_workers=4", "--set",
+        "max_results=9", cwd=home,
+        env={"DEEP_RESEARCH_MAX_WORKERS": "3", "DEEP_RESEARCH_MAX_RESULTS": "8",
+             "DEEP_RESEARCH_MAX_QUERIES": "6", "DEEP_RESEARCH_MODEL": None},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    settings = shown["settings"]
+    assert settings["max_workers"] == {"value": 5, "from": "--max-workers"}
+    assert settings["max_results"] == {"value": 9, "from": "--set max_results"}
+    assert settings["max_queries"] == {"value": 6, "from": "$DEEP_RESEARCH_MAX_QUERIES"}
+    assert settings["model"]["value"] == "from-file"
+    assert settings["model"]["from"].startswith("model in ")
+    assert settings["prices"]["value"]["from-file"]["input_per_million"] == 1.5
+    assert settings["quality_threshold"] == {"value": 80.0, "from": "default"}
+    assert shown["config_file"].endswith("deep-research.toml")
+
+
+def test_config_names_the_adapted_setting_and_masks_secrets(chat_server, home):
+    from conftest import SECRET_MODEL_KEY
+
+    store = "postgresql://runner:hunter22secret@db.example:5432/research"
+    searxng = "http://search:sx-pass-41@127.0.0.1:8888"
+    done = cli(
+        "config", "--max-iterations", "1", cwd=home,
+        env={"DEEP_RESEARCH_CHECKPOINT_DB": store, "SEARXNG_URL": searxng},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    assert lines["min_iterations"].split()[1] == "1" and "adapted" in lines["min_iterations"]
+    assert "--max-iterations" in lines["max_iterations"]
+    assert "hunter22secret" not in done.stdout and "runner:***@db.example" in done.stdout
+    assert SECRET_MODEL_KEY not in done.stdout and "set (hidden)" in done.stdout
+    assert "sx-pass-41" not in done.stdout and "search:***@127.0.0.1:8888" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "files", "message"),
+    [
+        (["--min-iterations", "4", "--max-iterations", "3"], {}, "--min-iterations (4) is above"),
+        (["--set", "max_iterations"], {}, "--set max_iterations: write it as KEY=VALUE"),
+        (["--set", "prices={bad json"], {}, "--set prices: input should be a valid dictionary"),
+        (["--max-cost", "1"], {}, "--max-cost needs prices for every model used"),
+        (["--config", "nope.toml"], {}, "cannot read the config file nope.toml"),
+        (["--config", "bad.toml"], {"bad.toml": "max_iterations = "}, "is not valid TOML"),
+        (["--config", "c.toml"], {"c.toml": "max_iteration = 1\n"}, "did you mean max_iterations"),
+        (
+            ["--config", "c.toml", "--max-iterations", "3"],
+            {"c.toml": "min_iterations = 4\n"},
+            "min_iterations in c.toml (4) is above --max-iterations (3)",
+        ),
+    ],
+)
+def test_contradicting_or_bad_settings_are_refused_by_the_names_given(
+    chat_server, search_server, home, monkeypatch, capsys, args, files, message
+):
+    from cli.main import main  # in-process, to keep the suite fast: the same parser and checks
+
+    monkeypatch.chdir(home)
+    for name, text in files.items():
+        (home / name).write_text(text)
+    assert main(["run", QUESTION, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err, err
+    assert "Traceback" not in err and "settings:" not in err
+    assert chat_server.requests == [] and search_server.searches == []
+
+
+def test_a_contradiction_through_the_entry_point(chat_server, search_server, home):
+    done = cli("run", QUESTION, "--min-iterations", "4", "--set", "max_iterations=3", cwd=home)
+    assert done.returncode == 2
+    assert done.stderr == "error: --min-iterations (4) is above --set max_iterations (3)\n"
+    assert chat_server.requests == []
+
+
+def test_every_search_failing_exits_3_with_the_report_written(chat_server, search_server, home):
+    search_server.fail_all = True
+    done = cli("run", QUESTION, "--output", "r.md", "--json", "r.json", cwd=home)
+    assert done.returncode == 3, done.stderr
+    assert record(home / "r.json")["stop_reason"] == "no_evidence"
+    assert (home / "r.md").read_text().startswith("#")
+    assert "found no evidence" in done.stderr
+
+
+def test_a_budget_spent_before_any_evidence_exits_4(chat_server, search_server, home):
+    done = cli("run", QUESTION, "--max-tokens", "1", "--output", "r.md", cwd=home)
+    assert done.returncode == 4, done.stderr
+    assert search_server.searches == [] and (home / "r.md").exists()
+
+
+def test_an_unreachable_postgres_store_exits_2_before_any_model_call(
+    chat_server, search_server, home
+):
+    store = "postgresql://u:pw-9c1f@127.0.0.1:1/db"
+    done = cli("run", QUESTION, "--checkpoint-db", store, cwd=home)
+    assert done.returncode == 2
+    printed = done.stdout + done.stderr
+    assert "pw-9c1f" not in printed and "postgresql://u:***@127.0.0.1:1/db" in printed
+    assert "saved" not in printed and "resume" not in printed
+    assert len(done.stderr.strip().splitlines()) == 1  # one sentence
+    assert chat_server.requests == [] and search_server.searches == []
+
+
+def test_an_unusable_sqlite_path_exits_2_and_says_nothing_was_saved(
+    chat_server, search_server, home, capsys
+):
+    from cli.main import main
+
+    (home / "a-file").write_text("")
+    assert main(["run", QUESTION, "--checkpoint-db", str(home / "a-file" / "c.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot open the checkpoint store" in err and "saved" not in err
+    assert chat_server.requests == []
+
+
+def test_a_missing_postgres_extra_exits_2_naming_the_extra(
+    chat_server, search_server, home, tmp_path
+):
+    blocked = tmp_path / "blocked"
+    (blocked / "psycopg").mkdir(parents=True)  # shadows the installed psycopg
+    (blocked / "psycopg" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n"
+    )
+    done = cli(
+        "run", QUESTION, "--checkpoint-db", "postgresql://u:pw-3e@127.0.0.1:1/db", cwd=home,
+        env={"PYTHONPATH": f"{blocked}{os.pathsep}{ROOT}"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "needs the PostgreSQL extra" in done.stderr and "deep-research[postgres]" in done.stderr
+    assert "saved" not in done.stderr and "pw-3e" not in done.stderr
+    assert chat_server.requests == []
+
+
+def test_an_unreachable_model_server_is_named_without_its_credentials(
+    search_server, home, monkeypatch, capsys
+):
+    from cli.main import main
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://alice:pw-77@127.0.0.1:1/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert main(["run", QUESTION]) == 2
+    err = capsys.readouterr().err
+    assert "the model server at http://alice:***@127.0.0.1:1/v1 cannot be reached" in err
+    assert "pw-77" not in err and search_server.searches == []
+    assert not (home / "store").exists()  # refused before the store was made
+
+
+def test_read_only_commands_never_create_a_store(chat_server, home, capsys):
+    from cli.main import main
+
+    store = home / "typo" / "x.sqlite"
+    done = cli("threads", "--checkpoint-db", str(store), cwd=home)
+    assert done.returncode == 2 and "no checkpoint store at" in done.stderr
+    for args in (["history", "t1"], ["resume", "t1"]):
+        assert main([*args, "--checkpoint-db", str(store)]) == 2
+        assert "no checkpoint store at" in capsys.readouterr().err
+    assert not (home / "typo").exists()
+
+
+def test_threads_limit(chat_server, search_server, home, monkeypatch, capsys):
+    from cli.main import main
+
+    monkeypatch.chdir(home)
+    for thread in ("one", "two"):
+        assert (
+            main(["run", QUESTION, "--max-iterations", "1", "--thread-id", thread, "--quiet"]) == 0
+        )
+    capsys.readouterr()
+
+    def listed(*args: str) -> list[str]:
+        assert main(["threads", *args]) == 0
+        return capsys.readouterr().out.splitlines()[1:]
+
+    assert len(listed("--limit", "0")) == 2  # 0: all of them
+    assert len(listed("--limit", "1")) == 1
+    with pytest.raises(SystemExit):
+        main(["threads", "--limit", "-1"])
+
+
+def test_help_imports_nothing_heavy():
+    probe = (
+        "import sys\n"
+        "from cli.main import build_parser\n"
+        "build_parser().format_help()\n"
+        "heavy = [m for m in ('langgraph', 'langchain_openai', 'rich', 'graph', 'openai',"
+        " 'evaluation', 'cli.evaluate')"
+        " if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
+    helped = cli("run", "--help", cwd=ROOT)
+    assert helped.returncode == 0
+    for flag in ("--max-cost", "--max-tokens", "--max-searches", "--set", "--config"):
+        assert flag in helped.stdout
+
+
+def test_every_flag_has_help():
+    from cli.main import build_parser
+
+    parser = build_parser(full_eval=True)
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def _read_until(master: int, wanted: bytes, seen: bytearray, seconds: float = 90) -> None:
+    """Read the terminal's output into `seen` until `wanted` appears (or the child closes it)."""
+    import select
+    import time
+
+    deadline = time.monotonic() + seconds
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                return
+            if not chunk:
+                return
+            seen += chunk
+
+
+def test_the_approval_prompt_shows_its_keys_on_a_terminal(chat_server, search_server, home):
+    import pty
+
+    master, terminal = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "cli", "run", QUESTION, "--approve-plan", "--max-iterations", "1",
+         "--output", "r.md"],
+        cwd=home, stdin=terminal, stderr=terminal, stdout=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "120"},
+    )  # fmt: skip
+    os.close(terminal)
+    seen = bytearray()
+    try:
+        _read_until(master, b"eject", seen)
+        assert b"[a]pprove, [e]dit, [r]eject" in seen, bytes(seen)
+        os.write(master, b"a\n")
+        _read_until(master, b"Run summary", seen)
+        assert child.wait(timeout=60) == 0
+    finally:
+        child.kill()
+        child.wait()
+        os.close(master)
+    assert (home / "r.md").exists() and search_server.searches  # approved, then researched
+
+
+def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, home):
+    import signal
+
+    chat_server.latency = 0.5  # slow enough to be interrupted midway
+    child = subprocess.Popen(
+        [sys.executable, "-m", "cli", "run", QUESTION, "--thread-id", "cut"],
+        cwd=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    try:
+        for line in child.stderr:
+            if line.startswith("plan:"):  # the plan is checkpointed: a worker is now running
+                break
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130
+    assert "interrupted; resume with: deep-research resume cut" in err
+
+
+def test_log_lines_are_redacted():
+    probe = (
+        "import logging\n"
+        "from cli.main import _log_to_stderr_redacted\n"
+        "_log_to_stderr_redacted()\n"
+        "logging.getLogger('psycopg').warning('lost postgresql://u:pw-5a@h/db')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "postgresql://u:***@h/db" in done.stderr and "pw-5a" not in done.stderr
+
+
+POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs DEEP_RESEARCH_TEST_POSTGRES_URL (.ci/run)")
+def test_read_only_commands_never_create_postgres_tables(home):
+    import uuid
+
+    import psycopg
+
+    schema = f"empty_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    url = f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
+    try:
+        for args in (["threads"], ["history", "t1"]):
+            done = cli(*args, "--checkpoint-db", url, cwd=home)
+            assert done.returncode == 2 and "no checkpoint store in" in done.stderr
+        with psycopg.connect(POSTGRES_URL) as connection:
+            tables = connection.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = %s", (schema,)
+            ).fetchone()
+        assert tables == (0,)
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+            connection.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_eval_takes_the_same_settings_and_refuses_plan_approval(home, monkeypatch, capsys):
+    from cli.main import main
+
+    monkeypatch.chdir(home)
+    (home / "tasks.jsonl").write_text('{"id": 1, "prompt": "q"}\n')
+    assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--approve-plan"]) == 2
+    assert "eval runs unattended" in capsys.readouterr().err
+    assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--set", "max_iterations=0"]) == 2
+    assert "--set max_iterations: input should be greater than" in capsys.readouterr().err
+    assert not (home / "out").exists()

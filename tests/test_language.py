@@ -1,0 +1,104 @@
+"""The run's language: detected by script and py3langid, chosen by setting, used everywhere."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from nodes import prompts
+from nodes.writing import limitations, no_evidence_report, plain_error
+from settings import Settings
+from state import WorkerResult
+from tools.language import WORDS, detect_language, run_language, words_for
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("比较 zstd 和 xz 在日志归档中的表现", "zh-Hans"),
+        ("为什么这个数据库这么慢？", "zh-Hans"),
+        ("比較 zstd 與 xz 在日誌歸檔中的表現", "zh-Hant"),
+        ("台灣的半導體產業為什麼這麼強", "zh-Hant"),
+        ("ログのアーカイブに zstd と xz のどちらを使うべきか", "ja"),
+        ("東京の家賃はなぜ上がっているのか", "ja"),
+        ("로그 보관에 zstd와 xz 중 무엇이 나은가", "ko"),
+        ("Compare zstd and xz for log archives", "en"),
+        ("SQLite WAL mode performance", "en"),  # py3langid alone says French
+        ("gRPC vs REST latency", "en"),
+        ("How does 微信 handle payments?", "en"),  # a Chinese name in an English question
+        ("Wie unterscheiden sich zstd und xz bei der Archivierung von Logdateien?", "de"),
+        ("Lohnt sich eine Solaranlage auf dem Dach", "de"),
+        ("Comment zstd et xz se comparent-ils pour l'archivage des journaux ?", "fr"),
+        ("¿Cuál es la mejor base de datos para series temporales?", "es"),
+        ("Почему растут цены на электроэнергию в Европе?", "ru"),
+        ("Чому зростають ціни на електроенергію?", "und"),  # Ukrainian: no words of our own
+        ("قارن بين zstd و xz", "und"),
+        ("", "en"),
+    ],
+)
+def test_detect_language(text, language):
+    assert detect_language(text) == language
+
+
+def test_japanese_and_korean_never_get_chinese_words():
+    for language in ("ja", "ko"):
+        words = words_for(detect_language({"ja": "東京の家賃", "ko": "서울의 집값"}[language]))
+        assert words == WORDS[language]
+        assert words.sources not in (WORDS["zh-Hans"].sources, WORDS["zh-Hant"].sources)
+        assert words.unsupported != WORDS["zh-Hans"].unsupported
+
+
+def test_every_language_has_all_its_words():
+    for code, words in WORDS.items():
+        assert all(vars(words).values()), code
+
+
+def test_the_setting_wins_and_is_validated():
+    assert run_language("比较 zstd 和 xz", "de") == "de"
+    assert run_language("比较 zstd 和 xz", None) == "zh-Hans"
+    assert Settings(language="ja").language == "ja"
+    with pytest.raises(ValidationError, match="language"):
+        Settings(language="klingon")
+
+
+def test_every_prompt_names_the_runs_language():
+    name = WORDS["ko"].name
+    messages = [
+        prompts.plan("q", 3, language="ko"),
+        prompts.synthesize("q", [], [], 8000, language="ko"),
+        prompts.refine("q", "report", [], [], [], 8000, language="ko"),
+        prompts.quality("q", "report", 1, 8000, language="ko"),
+        prompts.gaps("q", "report", None, [], 2, 8000, language="ko"),
+        prompts.rewrite_statements([], "q", 8000, "ko"),
+    ]
+    for pair in messages:
+        assert name in pair[0].content
+    assert "the language of the question" in prompts.write_in("und")
+
+
+def test_the_no_evidence_report_is_in_the_runs_language_without_url_fragments():
+    failed = WorkerResult(
+        subtask_id=1,
+        description="zstd 与 xz",
+        status="failed",
+        error="'zstd': HTTPStatusError: Client error '401 Unauthorized' for url "
+        "'https://api.tavily.com/search'\nFor more information check: "
+        "https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/401",
+    )
+    report = no_evidence_report("比较 zstd 和 xz", [failed], "zh-Hans")
+    assert WORDS["zh-Hans"].no_evidence in report
+    assert report.endswith("- zstd 与 xz: 'zstd': HTTPStatusError: Client error '401 Unauthorized'")
+    assert "for url" not in report and "http" not in report
+    assert limitations([failed], "ja").startswith("## 調査できなかった項目")
+
+
+@pytest.mark.parametrize(
+    ("error", "plain"),
+    [
+        ("search failed at https://x.org/a?b=c; giving up", "search failed; giving up"),
+        ("timeout (https://x.org/slow)", "timeout"),
+        ("", "failed"),
+    ],
+)
+def test_plain_error(error, plain):
+    assert plain_error(error) == plain

@@ -1,0 +1,291 @@
+"""Many runs in one process: each keeps its own budget, all share the endpoint's limits.
+
+Drives the real graph through `ainvoke` against the stand-ins; the servers count what arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from stand_ins.loopback import Reply
+
+from graph import build_graph
+from state import SubTask, Usage
+from tools import run_resources
+from tools.endpoint_limits import endpoint, endpoints
+from tools.run_resources import for_step, for_worker, live_runs
+
+QUESTION = "Topic {:02d}: how do log archivers compare"
+
+
+def questions(n: int) -> list[str]:
+    return [QUESTION.format(i) for i in range(n)]
+
+
+def searches_per_question(search_server, asked: list[str]) -> Counter:
+    counts: Counter = Counter()
+    for query in search_server.queries:
+        owner = [q for q in asked if query.startswith(q)]
+        assert len(owner) == 1, query
+        counts[owner[0]] += 1
+    return counts
+
+
+async def run_all(asked: list[str], settings: dict) -> tuple[list[dict], int]:
+    graph = build_graph()
+    outputs = await asyncio.gather(
+        *(graph.ainvoke({"question": q, "settings": settings}) for q in asked)
+    )
+    return outputs, live_runs()
+
+
+def test_24_concurrent_runs_keep_their_search_budgets_and_the_endpoint_limit(
+    chat_server, search_server, monkeypatch
+):
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "8")
+    chat_server.brain.subtasks = 4  # 8 first-round queries per run: more than its budget of 6
+    chat_server.latency = search_server.latency = 0.01
+    asked = questions(24)
+    settings = {"max_search_calls": 6, "max_iterations": 2, "min_iterations": 1}
+    outputs, live = asyncio.run(run_all(asked, settings))
+
+    assert all("## Sources" in out["report"] for out in outputs)  # all 24 finish
+    counts = searches_per_question(search_server, asked)
+    assert set(counts) == set(asked)
+    assert max(counts.values()) <= 6  # searches in flight count against the budget too
+    for question, output in zip(asked, outputs, strict=True):
+        assert output["usage"].search_calls == counts[question]
+    assert chat_server.peak_concurrency <= 8
+    assert live == 0  # every run released its resources when it ended
+
+
+def test_more_runs_than_the_old_cache_of_16_share_nothing(chat_server, search_server):
+    chat_server.brain.shared_query = True  # "{q} overview": one cache entry per run, not across
+    asked = questions(20)
+    outputs, _ = asyncio.run(run_all(asked, {"max_iterations": 1, "min_iterations": 1}))
+    counts = searches_per_question(search_server, asked)
+    # 3 subtasks x 2 own queries + the shared overview once: the cache of each run held
+    assert set(counts.values()) == {7}
+    assert all(out["usage"].search_cache_hits == 2 for out in outputs)
+
+
+def test_a_failed_run_and_a_paused_run_release_their_resources(chat_server, search_server):
+    chat_server.fault = lambda number, body: Reply(
+        400, {"error": {"message": "bad model", "type": "invalid_request_error"}}
+    )
+
+    async def scenario():
+        graph = build_graph()
+        with pytest.raises(Exception, match="bad model"):
+            await graph.ainvoke({"question": "q", "settings": {"structured_output": "json_schema"}})
+        return live_runs()
+
+    assert asyncio.run(scenario()) == 0
+
+
+def test_the_ledger_counts_a_resumed_workers_own_spending_once():
+    async def scenario():
+        dispatched = Usage(search_calls=2)
+        worker = {
+            "run_id": "r",
+            "settings": {"max_search_calls": 5},
+            "spent": dispatched,
+            "usage": Usage(search_calls=2),  # what its finished steps cost before the crash
+            "round": 1,
+            "subtask": SubTask(id=1, description="a", search_queries=["a"], complexity="simple"),
+        }
+        from settings import Settings
+
+        worker["settings"] = Settings(max_search_calls=5)
+        run = for_worker(worker)
+        for_worker(worker)  # a later step of the same worker adds nothing
+        for_worker(
+            {
+                **worker,
+                "subtask": SubTask(
+                    id=2, description="b", search_queries=["b"], complexity="simple"
+                ),
+                "usage": Usage(search_calls=1),
+            }
+        )
+        joined = run.spent.search_calls
+        parent = for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})
+        settled = parent.spent.search_calls
+        run_resources.release_run("r")
+        return joined, settled
+
+    assert asyncio.run(scenario()) == (2 + 2 + 1, 0)
+
+
+def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_server):
+    arrivals: list[float] = []
+    loop_time = []
+
+    def first_is_rate_limited(number, body):
+        import time
+
+        arrivals.append(time.monotonic())
+        if number == 1:
+            return Reply(429, {"error": {"message": "slow down"}}, headers={"retry-after": "1"})
+        return None
+
+    chat_server.fault = first_is_rate_limited
+
+    async def scenario():
+        graph = build_graph()
+        await graph.ainvoke(
+            {"question": "q", "settings": {"max_iterations": 1, "min_iterations": 1}}
+        )
+        gates = endpoints()
+        loop_time.append(asyncio.get_running_loop().time())
+        return {name: gate.rate_limited for name, gate in gates.items()}
+
+    seen = asyncio.run(scenario())
+    assert sum(seen.values()) == 1
+    assert arrivals[1] - arrivals[0] >= 0.9  # the retry (and everything else) waited it out
+
+
+def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported():
+    from tools.endpoint_limits import Limits
+
+    async def scenario():
+        gate = endpoint("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
+        async with gate.call(400):
+            pass
+        async with gate.call(400):
+            pass
+        full_after_estimates = not gate._tokens.has_capacity(400)
+        gate.reported(1200)  # the server counted 400 more than we reserved
+        await asyncio.sleep(0)
+        return full_after_estimates, gate._reserved
+
+    full, reserved = asyncio.run(scenario())
+    assert full and reserved == 1200
+
+
+START_IN_A_SUBPROCESS = """
+import asyncio, json, sys
+from cli.runner import execute
+
+class Quiet:
+    def event(self, event): pass
+    def note(self, text): pass
+
+asyncio.run(execute(target=sys.argv[1], thread_id="t", progress=Quiet(),
+    graph_input={"question": "Compare zstd and xz", "settings": json.loads(sys.argv[2])},
+    decide_plan=lambda value: {"action": "approve"}))
+"""
+
+
+def _saved_worker_results(db: str) -> int:
+    """How many worker results the parent graph's checkpoint holds as pending writes."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(db) as connection:
+            query = "SELECT count(*) FROM writes WHERE checkpoint_ns = '' AND channel = ?"
+            return connection.execute(query, ("worker_results",)).fetchone()[0]
+    except sqlite3.OperationalError:  # the store or its tables do not exist yet
+        return 0
+
+
+class Quiet:
+    def event(self, event):
+        pass
+
+    def note(self, text):
+        pass
+
+
+def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
+    chat_server, search_server, tmp_path
+):
+    """Killed while one of four workers searches and the others have finished: on resume, the
+    finished workers' searches (saved as pending writes, not yet in the run's usage) count."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    from cli.runner import execute
+
+    hold, held = threading.Event(), threading.Event()
+    chat_server.brain.subtasks = 4
+
+    arrivals: list[str] = []  # appended as each search arrives (list.append is thread-safe)
+
+    def hold_the_fifth_search(number, body):
+        arrivals.append(body["query"])
+        if len(arrivals) == 5:  # two workers have sent their 2 queries each; a third searches
+            held.set()
+            hold.wait(30)
+        return None
+
+    search_server.fault = hold_the_fifth_search
+    db = str(tmp_path / "runs.sqlite")
+    settings = {"max_workers": 2, "max_search_calls": 5, "max_iterations": 1, "min_iterations": 1}
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, "-c", START_IN_A_SUBPROCESS, db, json.dumps(settings)], cwd=root
+    )
+    try:
+        assert held.wait(60), "the third worker never searched"
+        deadline = time.monotonic() + 30
+        while _saved_worker_results(db) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the two finished workers' results are saved as pending writes
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        hold.set()
+        if process.poll() is None:
+            process.kill()
+    before = len(arrivals)  # searches that reached the server, the held one included
+    output, _ = asyncio.run(
+        execute(
+            target=db,
+            thread_id="t",
+            graph_input=None,
+            progress=Quiet(),
+            decide_plan=lambda value: {"action": "approve"},
+        )
+    )
+    after = len(arrivals) - before
+    assert before == 5
+    assert after == 1  # 4 searches were saved and 1 was in flight: 1 left (not 2) in the budget
+    assert output["usage"].search_calls == 5
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+        ({"retry-after": "soon"}, 1.0),
+        ({}, 1.0),
+        ({"retry-after": "100000"}, 120.0),
+    ],
+)
+def test_retry_after_is_read_as_the_openai_sdk_reads_it(headers, seconds):
+    import httpx
+
+    from tools.endpoint_limits import retry_after_seconds
+
+    assert retry_after_seconds(httpx.Headers(headers)) == pytest.approx(seconds)
+
+
+def test_a_bad_limit_in_the_environment_names_the_variable(monkeypatch):
+    from tools.endpoint_limits import BadLimit, Limits
+
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "lots")
+    with pytest.raises(BadLimit, match="DEEP_RESEARCH_MODEL_RPM='lots'"):
+        Limits.for_models()
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "600")
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "4")
+    assert Limits.for_models() == Limits(4, 600.0, None)

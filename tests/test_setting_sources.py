@@ -1,0 +1,69 @@
+"""Settings sources in-process: values read by type, paths made absolute, empty variables unset."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from cli.bad_input import BadInput
+from cli.setting_sources import add_setting_flags, parse_value, resolve_settings
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_setting_flags(parser)
+    return parser.parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [
+        ("max_queries", "3", 3),
+        ("max_queries", "null", None),
+        ("verify_citations", "false", False),
+        ("verify_citations", "no", "no"),  # left to pydantic, which reads it as False
+        ("model", "123", "123"),  # a string field keeps digits as text
+        ("planner_model", "", None),
+        ("prices", '{"m": {"input_per_million": 1, "output_per_million": 2}}', {
+            "m": {"input_per_million": 1, "output_per_million": 2}}),
+    ],
+)  # fmt: skip
+def test_values_are_read_by_the_fields_type(name, text, value):
+    assert parse_value(name, text) == value
+
+
+def test_a_folder_is_read_relative_to_where_it_was_written(tmp_path):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "r.toml").write_text("search_backend = 'local'\ncorpus_dir = 'docs'\n")
+    resolved = resolve_settings(parsed("--config", str(tmp_path / "conf" / "r.toml")), {}, tmp_path)
+    assert resolved.settings.corpus_dir == str(tmp_path / "conf" / "docs")
+    resolved = resolve_settings(parsed("--set", "corpus_dir=docs"), {}, tmp_path)
+    assert resolved.settings.corpus_dir == str(tmp_path / "docs")
+
+
+def test_an_empty_variable_counts_as_unset(tmp_path):
+    resolved = resolve_settings(parsed(), {"DEEP_RESEARCH_MODEL": " "}, tmp_path)
+    assert resolved.origins["model"] == "default"
+    resolved = resolve_settings(parsed(), {"DEEP_RESEARCH_MAX_WORKERS": "3"}, tmp_path)
+    assert resolved.settings.max_workers == 3
+    assert resolved.origins["max_workers"] == "$DEEP_RESEARCH_MAX_WORKERS"
+
+
+def test_the_config_file_found_in_order(tmp_path):
+    (tmp_path / "deep-research.toml").write_text("max_workers = 2\n")
+    (tmp_path / "other.toml").write_text("max_workers = 3\n")
+    assert resolve_settings(parsed(), {}, tmp_path).settings.max_workers == 2
+    environ = {"DEEP_RESEARCH_CONFIG": str(tmp_path / "other.toml")}
+    assert resolve_settings(parsed(), environ, tmp_path).settings.max_workers == 3
+    with pytest.raises(BadInput, match="cannot read the config file"):
+        resolve_settings(parsed("--config", str(tmp_path / "none.toml")), environ, tmp_path)
+
+
+def test_an_unknown_key_in_the_file_is_named(tmp_path):
+    (tmp_path / "deep-research.toml").write_text("[prices]\nm = 1\nmax_worker = 2\n")
+    with pytest.raises(BadInput, match=r"prices in .* \(m\): input should be"):
+        resolve_settings(parsed(), {}, tmp_path)
+    (tmp_path / "deep-research.toml").write_text("max_worker = 2\n")
+    with pytest.raises(BadInput, match=r"no setting named 'max_worker' \(did you mean max_workers"):
+        resolve_settings(parsed(), {}, tmp_path)

@@ -1,0 +1,233 @@
+"""Process-wide limits per provider endpoint, shared by every run on the event loop.
+
+Providers limit a key, not a run: requests and tokens per minute, and a local server has a few
+slots. Each endpoint (a model base URL, a search backend) gets one gate that every run's calls
+pass: at most N requests in flight (a semaphore), requests per minute and tokens per minute
+(`aiolimiter` leaky buckets; tokens are reserved on our estimate of the prompt and the bucket is
+charged the difference once the server reports what the call really used), and a pause for the
+whole endpoint when the server answers 429 with `Retry-After`.
+
+Configured from the environment, so that the CLI, Python callers and `langgraph dev` all obey
+it: `DEEP_RESEARCH_MAX_MODEL_CONCURRENCY`, `DEEP_RESEARCH_MODEL_RPM`, `DEEP_RESEARCH_MODEL_TPM`,
+`DEEP_RESEARCH_MAX_SEARCH_CONCURRENCY`, `DEEP_RESEARCH_SEARCH_RPM`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import os
+import time
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+from aiolimiter import AsyncLimiter
+
+OPENAI_URL = "https://api.openai.com/v1"  # where the OpenAI SDK goes without a base URL
+DEFAULT_CONCURRENCY = 32  # requests in flight per endpoint when the environment says nothing
+DEFAULT_PAUSE = 1.0  # seconds an endpoint rests after a 429 that names no Retry-After
+LARGEST_PROMPT = 8_000  # tokens one request may take from the bucket at once (larger: capped)
+MAX_PAUSE = 120.0  # a Retry-After longer than this is capped (a broken header must not hang us)
+
+
+class BadLimit(ValueError):
+    """An endpoint limit in the environment is not a positive number."""
+
+
+def _positive(name: str, kind: type[int] | type[float]) -> int | float | None:
+    """A positive number from the environment variable `name`, None when unset or empty."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise BadLimit(f"{name}={raw!r}: expected a positive {kind.__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One endpoint's limits; None means no limit of that kind."""
+
+    max_in_flight: int | None = DEFAULT_CONCURRENCY
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+    @classmethod
+    def for_models(cls) -> Limits:
+        """The model endpoint's limits, from the environment."""
+        return cls(
+            _positive("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", int) or DEFAULT_CONCURRENCY,
+            _positive("DEEP_RESEARCH_MODEL_RPM", float),
+            _positive("DEEP_RESEARCH_MODEL_TPM", float),
+        )
+
+    @classmethod
+    def for_search(cls) -> Limits:
+        """The search endpoint's limits, from the environment."""
+        return cls(
+            _positive("DEEP_RESEARCH_MAX_SEARCH_CONCURRENCY", int) or DEFAULT_CONCURRENCY,
+            _positive("DEEP_RESEARCH_SEARCH_RPM", float),
+        )
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float:
+    """How long a 429 asks us to wait: `retry-after-ms`, `retry-after` (seconds or a date)."""
+    try:
+        return min(MAX_PAUSE, max(0.0, float(headers["retry-after-ms"]) / 1000))
+    except (KeyError, ValueError):
+        pass
+    value = headers.get("retry-after", "").strip()
+    if not value:
+        return DEFAULT_PAUSE
+    try:
+        return min(MAX_PAUSE, max(0.0, float(value)))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return DEFAULT_PAUSE
+    return min(MAX_PAUSE, max(0.0, when - time.time()))
+
+
+BUCKET_SECONDS = 0.1  # a bucket holds this long's allowance (or one `burst`, if more)
+
+
+def _bucket(per_minute: float, burst: float) -> AsyncLimiter:
+    """A leaky bucket for a per-minute rate that holds a tenth of a second's worth (at least
+    `burst`), not a minute's: providers enforce per-minute limits in short slices, so a
+    minute's allowance sent at once would be refused, and any second then sees at most the
+    rate plus one small bucket."""
+    period = min(60.0, max(BUCKET_SECONDS, 60.0 * burst / per_minute))
+    return AsyncLimiter(per_minute * period / 60.0, period)
+
+
+class Endpoint:
+    """The gate every call to one endpoint passes, from every run on this event loop."""
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        self.name = name
+        self.limits = limits
+        self._slots = asyncio.Semaphore(limits.max_in_flight) if limits.max_in_flight else None
+        rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
+        self._requests = _bucket(rpm, burst=1) if rpm else None
+        self._tokens = _bucket(tpm, burst=LARGEST_PROMPT) if tpm else None
+        self._resume_at = 0.0  # loop time before which no request may start (after a 429)
+        self._reserved = 0  # tokens reserved on estimates, and reported by servers, in total
+        self._reported = 0
+        self._debt_tasks: set[asyncio.Task] = set()
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.rate_limited = 0  # 429 answers seen
+        self._hooked = False  # the endpoint's HTTP client calls `before_request` itself
+
+    @asynccontextmanager
+    async def call(self, estimated_tokens: int = 0) -> AsyncIterator[None]:
+        """Hold one request slot, after the rate buckets and any 429 pause allow it."""
+        async with self._slots or contextlib.nullcontext():
+            await self._admit(estimated_tokens)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                yield
+            finally:
+                self.in_flight -= 1
+
+    async def _admit(self, estimated_tokens: int) -> None:
+        """Wait out a 429 pause and take one request (unless each HTTP request takes its own,
+        see `http_hooks`) and the estimated tokens from the buckets."""
+        if not self._hooked:
+            await self._take_request()
+        if self._tokens is not None and estimated_tokens > 0:
+            amount = min(estimated_tokens, self._tokens.max_rate)
+            self._reserved += amount
+            await self._tokens.acquire(amount)
+        await self._pause_over()
+
+    def _paused(self) -> bool:
+        return self._resume_at > asyncio.get_running_loop().time()
+
+    async def _pause_over(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (wait := self._resume_at - loop.time()) > 0:
+            await asyncio.sleep(wait)
+
+    def reported(self, tokens: int) -> None:
+        """The server reported a call's tokens: charge the bucket what the estimates missed."""
+        if self._tokens is None or tokens <= 0:
+            return
+        self._reported += tokens
+        debt = self._reported - self._reserved
+        if debt <= 0:
+            return
+        self._reserved += debt  # charged now: later calls wait for it to drain
+        amount = min(debt, self._tokens.max_rate)
+        task = asyncio.get_running_loop().create_task(self._tokens.acquire(amount))
+        self._debt_tasks.add(task)
+        task.add_done_callback(self._debt_tasks.discard)
+
+    def back_off(self, seconds: float) -> None:
+        """Pause every new request to this endpoint for `seconds` (a 429's Retry-After)."""
+        self.rate_limited += 1
+        resume_at = asyncio.get_running_loop().time() + seconds
+        self._resume_at = max(self._resume_at, resume_at)
+
+    async def _take_request(self) -> None:
+        """Wait out any pause, then take one request from the bucket; again if a 429 came in
+        while we waited, so that a pause is not followed by a burst."""
+        while True:
+            await self._pause_over()
+            if self._requests is not None:
+                await self._requests.acquire()
+            if not self._paused():
+                return
+
+    def http_hooks(self) -> dict[str, list]:
+        """httpx event hooks for a client of this endpoint: every HTTP request, the SDK's own
+        retries included, waits out a 429 pause and takes its request from the bucket, and
+        every 429 answer pauses the endpoint."""
+        self._hooked = True
+        return {"request": [self.before_request], "response": [self.observe]}
+
+    async def before_request(self, request: httpx.Request) -> None:
+        """An httpx request hook (see `http_hooks`)."""
+        await self._take_request()
+
+    async def observe(self, response: httpx.Response) -> None:
+        """An httpx response hook: a 429 slows the whole endpoint, not just the one call."""
+        if response.status_code == 429:
+            self.back_off(retry_after_seconds(response.headers))
+
+
+_endpoints: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Endpoint]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def endpoint(name: str, limits: Limits | None = None) -> Endpoint:
+    """The endpoint's gate on the running event loop, built on first use from the limits given
+    (or from the environment: model limits unless `name` starts with `search:`)."""
+    per_loop = _endpoints.setdefault(asyncio.get_running_loop(), {})
+    if name not in per_loop:
+        if limits is None:
+            limits = Limits.for_search() if name.startswith("search:") else Limits.for_models()
+        per_loop[name] = Endpoint(name, limits)
+    return per_loop[name]
+
+
+def model_endpoint(base_url: str | None) -> Endpoint:
+    """The gate of the chat server at `base_url` (None: OpenAI's own)."""
+    return endpoint(base_url or OPENAI_URL)
+
+
+def endpoints() -> dict[str, Endpoint]:
+    """Every endpoint gate built on the running event loop (for benchmarks and progress)."""
+    return dict(_endpoints.get(asyncio.get_running_loop(), {}))

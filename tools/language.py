@@ -1,0 +1,259 @@
+"""The run's language: detected from the question, and the words a report uses in it.
+
+Detection goes by script first (kana means Japanese, Hangul Korean, Han alone Chinese, simplified
+or traditional by the characters that differ), and for Latin and Cyrillic text by py3langid,
+restricted to the languages we have words for and trusted only when it is confident (English
+otherwise: a short technical question is easily mistaken for Danish). py3langid ships its model
+inside the package, so nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Literal
+
+LanguageCode = Literal[
+    "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
+]
+"""The languages a report can be written in; `und`: another one, named by the question itself."""
+
+_LATIN = ("en", "de", "fr", "es", "it", "pt", "nl")
+CONFIDENT = 0.75  # py3langid's normalised probability below which a Latin question is English
+_SCRIPTS = {
+    "han": "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",
+    "kana": "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f",
+    "hangul": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af",
+    "cyrillic": "\u0400-\u04ff",
+    "latin": "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f",
+    "other": "\u0370-\u03ff\u0590-\u05ff\u0600-\u06ff\u0900-\u097f\u0e00-\u0e7f",
+}
+_SCRIPT = {name: re.compile(f"[{chars}]") for name, chars in _SCRIPTS.items()}
+CJK_CHARACTERS = _SCRIPTS["han"] + _SCRIPTS["kana"] + _SCRIPTS["hangul"]
+"""Characters of Chinese, Japanese and Korean text (Han, kana, Hangul)."""
+# Frequent characters whose simplified and traditional forms differ (same position, same word).
+_SIMPLIFIED = (
+    "这个们来说为与会对经过发学国时实点种体关么还让应没区产电价较统压缩资库务长开问题见现样动机"
+    "气业从东马书车门网线论语话认识请读写买卖钱银铁乐无万亿历级组织结给终绝续响顾预领频风飞鱼鸟"
+    "龙节药华单双际阶随险陈处备复杂确离争战转输运进远连选适释数据显汇优势报场块坏声标权极构检测"
+    "济环观规视觉计订记许设证评试详误调谁负质贵费赛总术导层岁师带广庆张强录态惯愿户扩护担择换损"
+)
+_TRADITIONAL = (
+    "這個們來說為與會對經過發學國時實點種體關麼還讓應沒區產電價較統壓縮資庫務長開問題見現樣動機"
+    "氣業從東馬書車門網線論語話認識請讀寫買賣錢銀鐵樂無萬億歷級組織結給終絕續響顧預領頻風飛魚鳥"
+    "龍節藥華單雙際階隨險陳處備復雜確離爭戰轉輸運進遠連選適釋數據顯匯優勢報場塊壞聲標權極構檢測"
+    "濟環觀規視覺計訂記許設證評試詳誤調誰負質貴費賽總術導層歲師帶廣慶張強錄態慣願戶擴護擔擇換損"
+)
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a report says in one language: its name for prompts, headings and marks."""
+
+    name: str  # as a prompt names it
+    sources: str  # heading of the sources section
+    unsupported: str  # appended to a statement no source supports
+    unchecked: str  # appended to a statement whose citations could not be checked
+    not_researched: str  # heading of the subtopics no worker could research
+    evidence: str  # heading of the --evidence table
+    no_evidence: str  # the whole text of a report without evidence
+
+
+_ENGLISH = Words(
+    "English",
+    "Sources",
+    " *(not supported by the sources found)*",
+    " *(citation could not be checked)*",
+    "Not researched",
+    "Citation evidence",
+    "No evidence could be gathered: every search failed or returned nothing, so no report "
+    "grounded in sources can be written.",
+)
+WORDS: dict[str, Words] = {
+    "en": _ENGLISH,
+    "zh-Hans": Words(
+        "Simplified Chinese (简体中文)",
+        "参考来源",
+        "（未经来源证实）",
+        "（引用未能核实）",
+        "未能研究的子课题",
+        "引用核查",
+        "未能收集到任何证据：所有检索均失败或没有结果，因此无法撰写有依据的报告。",
+    ),
+    "zh-Hant": Words(
+        "Traditional Chinese (繁體中文)",
+        "參考來源",
+        "（未經來源證實）",
+        "（引用未能核實）",
+        "未能研究的子課題",
+        "引用核查",
+        "未能收集到任何證據：所有檢索均失敗或沒有結果，因此無法撰寫有依據的報告。",
+    ),
+    "ja": Words(
+        "Japanese (日本語)",
+        "出典",
+        "（出典では確認できません）",
+        "（引用を検証できませんでした）",
+        "調査できなかった項目",
+        "引用の検証",
+        "証拠を集められませんでした。すべての検索が失敗したか結果がなかったため、"
+        "出典に基づくレポートは作成できません。",
+    ),
+    "ko": Words(
+        "Korean (한국어)",
+        "출처",
+        " *(찾은 출처로 뒷받침되지 않음)*",
+        " *(인용을 확인하지 못함)*",
+        "조사하지 못한 항목",
+        "인용 검증",
+        "증거를 수집하지 못했습니다. 모든 검색이 실패했거나 결과가 없어 출처에 근거한 "
+        "보고서를 작성할 수 없습니다.",
+    ),
+    "de": Words(
+        "German (Deutsch)",
+        "Quellen",
+        " *(von den gefundenen Quellen nicht belegt)*",
+        " *(Zitat konnte nicht geprüft werden)*",
+        "Nicht recherchiert",
+        "Belege der Zitate",
+        "Es konnten keine Belege gesammelt werden: Jede Suche ist fehlgeschlagen oder blieb "
+        "ohne Ergebnis, daher kann kein auf Quellen gestützter Bericht geschrieben werden.",
+    ),
+    "fr": Words(
+        "French (français)",
+        "Sources",
+        " *(non étayé par les sources trouvées)*",
+        " *(citation non vérifiable)*",
+        "Non étudié",
+        "Justification des citations",
+        "Aucune preuve n'a pu être recueillie : toutes les recherches ont échoué ou n'ont rien "
+        "donné, aucun rapport fondé sur des sources ne peut donc être rédigé.",
+    ),
+    "es": Words(
+        "Spanish (español)",
+        "Fuentes",
+        " *(no respaldado por las fuentes encontradas)*",
+        " *(no se pudo comprobar la cita)*",
+        "No investigado",
+        "Evidencia de las citas",
+        "No se pudo reunir ninguna evidencia: todas las búsquedas fallaron o no devolvieron "
+        "nada, por lo que no se puede escribir un informe basado en fuentes.",
+    ),
+    "it": Words(
+        "Italian (italiano)",
+        "Fonti",
+        " *(non supportato dalle fonti trovate)*",
+        " *(citazione non verificabile)*",
+        "Non ricercato",
+        "Verifica delle citazioni",
+        "Non è stato possibile raccogliere alcuna prova: tutte le ricerche sono fallite o non "
+        "hanno dato risultati, quindi non si può scrivere un rapporto basato su fonti.",
+    ),
+    "pt": Words(
+        "Portuguese (português)",
+        "Fontes",
+        " *(não sustentado pelas fontes encontradas)*",
+        " *(não foi possível verificar a citação)*",
+        "Não pesquisado",
+        "Evidência das citações",
+        "Não foi possível reunir nenhuma evidência: todas as pesquisas falharam ou não "
+        "retornaram nada, portanto não é possível escrever um relatório baseado em fontes.",
+    ),
+    "nl": Words(
+        "Dutch (Nederlands)",
+        "Bronnen",
+        " *(niet onderbouwd door de gevonden bronnen)*",
+        " *(bronvermelding kon niet worden gecontroleerd)*",
+        "Niet onderzocht",
+        "Onderbouwing van de bronvermeldingen",
+        "Er kon geen bewijs worden verzameld: elke zoekopdracht mislukte of leverde niets op, "
+        "dus er kan geen op bronnen gebaseerd rapport worden geschreven.",
+    ),
+    "ru": Words(
+        "Russian (русский)",
+        "Источники",
+        " *(не подтверждается найденными источниками)*",
+        " *(ссылку не удалось проверить)*",
+        "Не исследовано",
+        "Проверка ссылок",
+        "Не удалось собрать никаких данных: все поиски завершились ошибкой или ничего не "
+        "нашли, поэтому отчёт, основанный на источниках, написать нельзя.",
+    ),
+    "und": replace(_ENGLISH, name="the language of the question"),
+}
+
+
+def _count(script: str, text: str) -> int:
+    return len(_SCRIPT[script].findall(text))
+
+
+@cache
+def _identifier(languages: tuple[str, ...]):
+    """py3langid's identifier restricted to `languages` (its bundled model loads once)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(languages))
+    return identifier
+
+
+def _chinese(text: str) -> LanguageCode:
+    """Simplified or traditional, by the frequent characters whose forms differ."""
+    simplified = sum(text.count(c) for c in set(text) & set(_SIMPLIFIED))
+    traditional = sum(text.count(c) for c in set(text) & set(_TRADITIONAL))
+    return "zh-Hant" if traditional > simplified else "zh-Hans"
+
+
+def detect_language(text: str) -> LanguageCode:
+    """The language `text` is written in, by script and, for Latin or Cyrillic, by py3langid."""
+    han, kana, hangul = (_count(s, text) for s in ("han", "kana", "hangul"))
+    counts = {
+        "cjk": 2 * (han + kana + hangul),  # a CJK character carries about a word's meaning
+        "latin": _count("latin", text),
+        "cyrillic": _count("cyrillic", text),
+        "other": _count("other", text),
+    }
+    script = max(counts, key=counts.get)
+    if not counts[script]:
+        return "en"
+    if script == "cjk":
+        if hangul > han:
+            return "ko"
+        if kana and kana >= 0.05 * (han + kana):
+            return "ja"
+        return _chinese(text)
+    if script == "cyrillic":
+        language, confidence = _identifier(("ru", "uk", "bg", "be", "sr", "mk")).classify(text)
+        return "und" if language != "ru" and confidence >= CONFIDENT else "ru"
+    if script == "other":
+        return "und"
+    language, confidence = _identifier(_LATIN).classify(text)
+    return language if confidence >= CONFIDENT else "en"
+
+
+def words_for(language: str) -> Words:
+    """The words of a report in `language` (English ones for a language we have none for)."""
+    return WORDS.get(language, _ENGLISH)
+
+
+def is_cjk(language: str) -> bool:
+    """True for Chinese, Japanese and Korean, whose sentences and marks need no spaces."""
+    return language in ("zh-Hans", "zh-Hant", "ja", "ko")
+
+
+def script_of(text: str) -> str:
+    """The script most of `text`'s letters are in: cjk, latin, cyrillic, other or none."""
+    counts = {
+        "cjk": sum(_count(s, text) for s in ("han", "kana", "hangul")),
+        "latin": _count("latin", text),
+        "cyrillic": _count("cyrillic", text),
+        "other": _count("other", text),
+    }
+    script = max(counts, key=counts.get)
+    return script if counts[script] else "none"
+
+
+def run_language(question: str, chosen: str | None) -> LanguageCode:
+    """The language a run writes in: the `language` setting, else the question's."""
+    return chosen or detect_language(question)  # type: ignore[return-value]

@@ -1,0 +1,50 @@
+"""What one run has spent: the single ledger its budget checks read, exact across resumes.
+
+The checkpointed `usage` in state is the ledger's durable form. At every orchestrator step no
+call of the run is in flight, so the ledger is set to the checkpointed total (`settle`); inside a
+fan-out each answered call is added as it comes back (`record`), so that sibling workers see
+each other's spending at once. A worker resumed in a new process brings the spending of its own
+checkpointed steps (`join`), and a caller that resumes a run may add what finished siblings
+wrote before the crash (`open_run(..., spent=...)`); so the budget holds for a fresh run, a
+resumed one, and one of a hundred.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from settings import Settings
+from state import Usage
+from tools.budgets import run_budget_spent
+
+
+class RunLedger:
+    """The run's spending so far, plus the searches sent and not yet answered."""
+
+    def __init__(self, spent: Usage | None = None) -> None:
+        self.spent = spent or Usage()
+        self.searches_in_flight = 0
+        self._joined: set[Hashable] = set()
+
+    def settle(self, checkpointed: Usage) -> None:
+        """Take the checkpointed total at an orchestrator step, when nothing else is in flight."""
+        self.spent = checkpointed
+        self._joined.clear()
+
+    def join(self, worker: Hashable, own_spending: Usage) -> None:
+        """Count a worker's checkpointed spending once, when this process first runs one of its
+        steps (zero for a new worker; what its finished steps cost for a resumed one)."""
+        if worker not in self._joined:
+            self._joined.add(worker)
+            self.spent = self.spent + own_spending
+
+    def record(self, usage: Usage) -> None:
+        """Count an answered call (or a search) the moment it comes back."""
+        self.spent = self.spent + usage
+
+    def budget_spent(self, settings: Settings) -> bool:
+        """True once the run's token, search or dollar budget is spent, in-flight searches
+        included (so that parallel workers cannot all send the last allowed search)."""
+        searches = self.spent.search_calls + self.searches_in_flight
+        pending = self.spent.model_copy(update={"search_calls": searches})
+        return run_budget_spent(pending, settings)

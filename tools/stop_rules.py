@@ -1,0 +1,48 @@
+"""The stop rules of a research run, as pure functions of plain values (no state, no model).
+
+`quality_check` calls them to record why a run ends; the route after it calls them to decide the
+way. Order, from the design: max_iterations, budget, then (only after min_iterations) quality
+threshold, plateau, and the reviewer's "not worthwhile".
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from settings import Settings
+from state import QualityAssessment, StopReason, Usage
+from tools.budgets import run_budget_spent
+
+
+def plateaued(history: list[float | None], min_improvement: float, rounds: int) -> bool:
+    """True when each of the last `rounds` reviews gained less than `min_improvement` points."""
+    scores = [score for score in history if score is not None]
+    if len(scores) < rounds + 1:
+        return False
+    recent = scores[-(rounds + 1) :]
+    return all(later - earlier < min_improvement for earlier, later in pairwise(recent))
+
+
+def stop_reason(
+    rounds: int,
+    history: list[float | None],
+    quality: QualityAssessment | None,
+    usage: Usage,
+    settings: Settings,
+) -> StopReason | None:
+    """The first stop rule that holds after a review, in the design's order; None to go on."""
+    latest = history[-1] if history else None
+    if rounds >= settings.max_iterations:
+        return "max_iterations"
+    if run_budget_spent(usage, settings):
+        return "budget"
+    if rounds < settings.min_iterations:
+        return None
+    if latest is not None and latest >= settings.quality_threshold:
+        return "quality_threshold"
+    if settings.diminishing_returns:
+        if plateaued(history, settings.min_improvement, settings.plateau_rounds):
+            return "plateau"
+        if latest is not None and quality is not None and not quality.another_round_worthwhile:
+            return "not_worthwhile"
+    return None
