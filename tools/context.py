@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 import re
 
-# Wider than the letters `tools.citations` detects: CJK punctuation and full-width forms cost
-# tokens too.
-_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+from tools.language import CJK_CHARACTERS, CJK_MARKS
+
+# Letters and CJK punctuation and full-width forms: all of them cost
+# tokens.
+_CJK = re.compile(f"[{CJK_CHARACTERS}{CJK_MARKS}]")
 
 CHARS_PER_TOKEN = 3
 TOKENS_PER_CJK_CHAR = 1.5
