@@ -28,7 +28,7 @@ from stand_ins.search import SearchServer  # noqa: E402
 from graph import build_graph  # noqa: E402
 from tools.checkpoints import open_checkpointer  # noqa: E402
 from tools.context import estimate_tokens  # noqa: E402
-from tools.search_cache import normalize_query  # noqa: E402
+from tools.distinct import text_key  # noqa: E402
 
 QUESTION = "Compare zstd and xz for log archives"
 
@@ -147,7 +147,7 @@ def main() -> None:
     )
     rows.append(("largest prompt (our estimate) / max_context_tokens", f"{largest:,} / 100,000"))
     sent = [r["body"]["query"] for r in search.requests]
-    unique = {normalize_query(q) for q in sent}
+    unique = {text_key(q) for q in sent}
     hits = result["output"]["usage"].search_cache_hits
     rows.append(
         (

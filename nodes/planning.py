@@ -14,6 +14,7 @@ from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
+from tools.distinct import distinct, first_of_each
 from tools.language import detect_language
 from tools.run_resources import for_step, release_run
 from tools.secrets import redact
@@ -43,14 +44,21 @@ def clean_question(question: object) -> str:
     return text
 
 
-def _clean_queries(queries: list[str]) -> list[str]:
-    """Queries without blanks and duplicates, in their order."""
-    seen: dict[str, str] = {}
-    for query in queries:
-        text = " ".join(query.split())
-        if text and text.casefold() not in seen:
-            seen[text.casefold()] = text
-    return list(seen.values())
+def distinct_subtasks(
+    tasks: list[SubTask], *, already: list[str], limit: int, first_id: int
+) -> list[SubTask]:
+    """Subtasks with new descriptions only, at most `limit`, numbered from `first_id`.
+
+    Each keeps its distinct queries, or searches its own description when it has none.
+    """
+    new = first_of_each(tasks, lambda task: task.description, already=already, limit=limit)
+    shaped = []
+    for number, task in enumerate(new, start=first_id):
+        description = " ".join(task.description.split())
+        queries = distinct(task.search_queries) or [description]
+        update = {"id": number, "description": description, "search_queries": queries}
+        shaped.append(task.model_copy(update=update))
+    return shaped
 
 
 def question_itself(question: str) -> SubTask:
@@ -76,27 +84,15 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
     A straightforward question gets one simple subtask; any plan gets at most `max_subtasks`;
     an empty plan still researches the question itself.
     """
-    subtasks: list[SubTask] = []
-    seen: set[str] = set()
-    for task in plan.subtasks:
-        description = " ".join(task.description.split())
-        if description and description.casefold() not in seen:
-            seen.add(description.casefold())
-            subtasks.append(task.model_copy(update={"description": description}))
+    straightforward = plan.query_type == "straightforward"
+    limit = 1 if straightforward else settings.max_subtasks
+    subtasks = distinct_subtasks(plan.subtasks, already=[], limit=limit, first_id=1)
     if not subtasks:
-        subtasks = [question_itself(question)]
-    limit = 1 if plan.query_type == "straightforward" else settings.max_subtasks
-    shaped = []
-    for number, task in enumerate(subtasks[:limit], start=1):
-        queries = _clean_queries(task.search_queries) or [task.description]
-        complexity = "simple" if plan.query_type == "straightforward" else task.complexity
-        shaped.append(
-            task.model_copy(
-                update={"id": number, "search_queries": queries, "complexity": complexity}
-            )
-        )
-    workers = min(max(plan.recommended_worker_count, 1), len(shaped))
-    return TaskPlan(query_type=plan.query_type, subtasks=shaped, recommended_worker_count=workers)
+        subtasks = [question_itself(question).model_copy(update={"id": 1})]
+    if straightforward:
+        subtasks = [task.model_copy(update={"complexity": "simple"}) for task in subtasks]
+    workers = min(max(plan.recommended_worker_count, 1), len(subtasks))
+    return TaskPlan(query_type=plan.query_type, subtasks=subtasks, recommended_worker_count=workers)
 
 
 def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> None:

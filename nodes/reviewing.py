@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nodes import prompts
 from nodes.events import emit
+from nodes.planning import distinct_subtasks
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
 from tools.citations import clean_citations
 from tools.language import run_language
@@ -49,25 +50,12 @@ def shape_supplementary(
     tasks: list[SubTask], researched: list[SubTask], limit: int
 ) -> list[SubTask]:
     """New subtasks only (not researched before), capped, numbered after the existing ones."""
-    seen = {t.description.casefold() for t in researched}
-    next_id = max((t.id for t in researched), default=0) + 1
-    fresh: list[SubTask] = []
-    for task in tasks:
-        description = " ".join(task.description.split())
-        if not description or description.casefold() in seen or len(fresh) >= limit:
-            continue
-        seen.add(description.casefold())
-        queries = [q for q in (" ".join(q.split()) for q in task.search_queries) if q]
-        fresh.append(
-            task.model_copy(
-                update={
-                    "id": next_id + len(fresh),
-                    "description": description,
-                    "search_queries": queries or [description],
-                }
-            )
-        )
-    return fresh
+    return distinct_subtasks(
+        tasks,
+        already=[t.description for t in researched],
+        limit=limit,
+        first_id=max((t.id for t in researched), default=0) + 1,
+    )
 
 
 def _researched(state: ResearchState) -> list[SubTask]:

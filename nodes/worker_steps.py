@@ -21,10 +21,11 @@ from state import (
     WorkerState,
 )
 from tools.budgets import budget_spent, queries_left
+from tools.distinct import distinct
 from tools.language import run_language
 from tools.run_resources import RunResources, for_worker
 from tools.search import SEARCH_ERRORS
-from tools.search_cache import SharedSearchFailure, normalize_query
+from tools.search_cache import SharedSearchFailure
 from tools.secrets import redact
 from tools.sources import normalize_url
 from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
@@ -56,14 +57,7 @@ def _progress(state: WorkerState, phase: str, **data: object) -> None:
 
 def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[str]:
     """Queries worth sending: not empty, not sent before, not repeated, at most `limit`."""
-    seen = {normalize_query(q) for q in sent}
-    fresh = []
-    for query in candidates:
-        key = normalize_query(query)
-        if key and key not in seen and len(fresh) < limit:
-            seen.add(key)
-            fresh.append(" ".join(query.split()))
-    return fresh
+    return distinct(candidates, already=sent, limit=limit)
 
 
 async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str] | None:

@@ -1,4 +1,5 @@
-"""Prompt sizes: a conservative offline token estimate, and packing text into a token budget.
+"""Prompt sizes: a conservative offline token estimate, and `assemble`, which builds every prompt
+within a token budget.
 
 No tokenizer is downloaded. Latin-script text is counted at 3 characters a token (English runs
 near 4 with OpenAI's tokenizers, so this overestimates by about a third); each CJK character
@@ -10,10 +11,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-# Wider than the letters `tools.citations` detects: CJK punctuation and full-width forms cost
-# tokens too.
-_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from tools.fences import data_section
+from tools.language import CJK_CHARACTERS, CJK_MARKS
+
+# CJK letters, punctuation and full-width forms: each costs more than a Latin letter.
+_CJK = re.compile(f"[{CJK_CHARACTERS}{CJK_MARKS}]")
 
 CHARS_PER_TOKEN = 3
 TOKENS_PER_CJK_CHAR = 1.5
@@ -74,3 +81,45 @@ def pack(blocks: list[str], limit: int, separator: str = "\n\n") -> str:
         chosen.append(block)
         used += cost
     return separator.join(chosen)
+
+
+@dataclass(frozen=True)
+class Material:
+    """Text to pack into a prompt: blocks, best first, each cut to fit if it must.
+
+    `share` is the part of the room still left when this section is reached; with `even`,
+    every block gets an equal part of it before any gets more; `fenced` wraps the packed text
+    as untrusted data (blocks that carry their own fences set it off).
+    """
+
+    blocks: Sequence[str]
+    share: float = 1.0
+    even: bool = False
+    fenced: bool = True
+
+    def fit(self, room: int) -> str:
+        """As many blocks as fit in `room` tokens, each clipped to its part."""
+        each = room // max(1, len(self.blocks)) if self.even else room
+        return pack([clip(block, each) for block in self.blocks], room)
+
+
+def assemble(
+    limit: int | None, system: str, sections: Sequence[str | Material]
+) -> list[BaseMessage]:
+    """The system message and one user message: fixed text as is, materials in what is left.
+
+    Every prompt is built here, so every prompt fits in `limit` tokens (None: nothing to pack),
+    with room kept for the reply and for a schema the structured-output layer may add.
+    """
+    fixed = [section for section in sections if isinstance(section, str)]
+    fences = sum(isinstance(s, Material) and s.fenced for s in sections)
+    room = prompt_room(limit or 0, system, *fixed, data_section("") * fences)
+    parts: list[str] = []
+    for section in sections:
+        if isinstance(section, str):
+            parts.append(section)
+            continue
+        text = section.fit(int(room * section.share))
+        room -= estimate_tokens(text)
+        parts.append(data_section(text) if section.fenced else text)
+    return [SystemMessage(system), HumanMessage("".join(parts))]

@@ -22,7 +22,7 @@ LanguageCode = Literal[
 _LATIN = ("en", "de", "fr", "es", "it", "pt", "nl")
 CONFIDENT = 0.75  # py3langid's normalised probability below which a Latin question is English
 _SCRIPTS = {
-    "han": "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",
+    "han": "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef",
     "kana": "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f",
     "hangul": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af",
     "cyrillic": "\u0400-\u04ff",
@@ -31,7 +31,9 @@ _SCRIPTS = {
 }
 _SCRIPT = {name: re.compile(f"[{chars}]") for name, chars in _SCRIPTS.items()}
 CJK_CHARACTERS = _SCRIPTS["han"] + _SCRIPTS["kana"] + _SCRIPTS["hangul"]
-"""Characters of Chinese, Japanese and Korean text (Han, kana, Hangul)."""
+"""Characters of Chinese, Japanese and Korean text (Han, kana, Hangul): the one list of them."""
+CJK_MARKS = "\u3000-\u303f\uff00-\uffef"
+"""CJK punctuation and full-width forms: not letters, but they cost tokens like them."""
 # Frequent characters whose simplified and traditional forms differ (same position, same word).
 _SIMPLIFIED = (
     "这个们来说为与会对经过发学国时实点种体关么还让应没区产电价较统压缩资库务长开问题见现样动机"

@@ -7,19 +7,10 @@ a failed search is not cached, so a later ask tries again.
 from __future__ import annotations
 
 import asyncio
-import re
-import unicodedata
 
 from state import SearchHit
+from tools.distinct import text_key
 from tools.search.base import SearchBackend
-
-_SPACES = re.compile(r"\s+")
-
-
-def normalize_query(query: str) -> str:
-    """The cache key of a query: Unicode-normalised, case-folded, single-spaced, trimmed."""
-    text = unicodedata.normalize("NFKC", query).casefold()
-    return _SPACES.sub(" ", text).strip(" \t\"'.,;:!?")
 
 
 class SharedSearchFailure(RuntimeError):
@@ -35,7 +26,7 @@ class SearchCache:
 
     async def search(self, query: str, max_results: int) -> tuple[list[SearchHit], bool]:
         """Hits for a query, and whether they came from the cache rather than the backend."""
-        key = (normalize_query(query), max_results)
+        key = (text_key(query), max_results)
         if key in self._entries:
             try:
                 return await asyncio.shield(self._entries[key]), True

@@ -45,6 +45,7 @@ from urllib.parse import quote
 from state import SearchHit
 from tools.corpus.passages import blocks_of, first_heading, passages_of
 from tools.corpus.reading import SUFFIXES, SkippedFile, kind_of, read_document
+from tools.language import CJK_CHARACTERS
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +57,7 @@ MAX_QUERY_TERMS = 32
 # bm25 column weights: a query term in a heading counts double; title and body count once.
 BM25_WEIGHTS = (1.0, 2.0, 1.0)
 
-_CJK_RUN = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef]+"
-)
+_CJK_RUN = re.compile(f"[{CJK_CHARACTERS}]+")
 _WORD = re.compile(r"\w+")
 
 _SCHEMA = (
