@@ -120,13 +120,49 @@ class Settings(BaseModel):
     approve_plan: bool = Field(
         False, description="Pause after planning until a person approves or edits the plan."
     )
-    structured_output: Literal["auto", "json_schema", "tool_calling", "prompt"] = Field(
-        "auto", description="How replies are forced into the JSON contracts."
+    structured_output: Literal["auto", "json_schema", "json_object", "tool_calling", "prompt"] = (
+        Field("auto", description="How replies are forced into the JSON contracts.")
     )
     structured_retries: int = Field(
         2, ge=0, le=5, description="Re-asks after a reply that breaks its contract."
     )
-    request_timeout: float = Field(120, gt=0, le=3600, description="Seconds per model call.")
+    request_timeout: float = Field(
+        120, gt=0, le=3600, description="Seconds per search call (model calls stream: below)."
+    )
+    model_call_timeout: float | None = Field(
+        None,
+        gt=0,
+        le=7200,
+        description="Optional cap on one model call's total seconds (unset: no cap).",
+    )
+    request_idle_timeout: float = Field(
+        180,
+        gt=0,
+        le=3600,
+        description="Seconds a streaming model call may go without a token before it fails.",
+    )
+    planner_max_tokens: int = Field(
+        2_000, ge=16, le=200_000, description="Reply cap (max_tokens) of a planner call."
+    )
+    researcher_max_tokens: int = Field(
+        2_000, ge=16, le=200_000, description="Reply cap (max_tokens) of a researcher call."
+    )
+    writer_max_tokens: int = Field(
+        6_000, ge=16, le=200_000, description="Reply cap (max_tokens) of a writer call."
+    )
+    reviewer_max_tokens: int = Field(
+        1_500, ge=16, le=200_000, description="Reply cap (max_tokens) of a reviewer call."
+    )
+    system_role: Literal["auto", "system", "user"] = Field(
+        "auto",
+        description="Where system instructions go: a system message, or the first user message "
+        "(auto: user for model families whose templates lack a system role).",
+    )
+    local_model: bool = Field(
+        False,
+        description="Profile for one slow local server: one call at a time, smaller prompts, "
+        "longer idle timeout (fills only settings not given).",
+    )
     model_retries: int = Field(3, ge=0, le=10, description="Retries of a failed model call.")
     search_retries: int = Field(3, ge=0, le=10, description="Retries of a failed search.")
     max_concurrent_model_calls: int = Field(
@@ -148,11 +184,23 @@ class Settings(BaseModel):
         description="Price per model name; a model without one makes the cost unknown.",
     )
     max_context_tokens: int = Field(
-        100_000, ge=4_000, le=2_000_000, description="Largest prompt the run may send, in tokens."
+        100_000,
+        ge=1_000,
+        le=2_000_000,
+        description="Largest prompt the run may send, in tokens (lowered to the server's "
+        "context window when it tells).",
     )
     max_concurrent_searches: int = Field(
         16, ge=1, le=256, description="Searches in flight at once, all workers together."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_profile(cls, values: object) -> object:
+        """With `local_model`, the profile's values fill what the caller did not set."""
+        if isinstance(values, dict) and values.get("local_model"):
+            return {**LOCAL_PROFILE, **values}
+        return values
 
     @model_validator(mode="after")
     def _iterations_in_order(self) -> Settings:
@@ -182,6 +230,26 @@ class Settings(BaseModel):
     def model_for(self, role: Role) -> str:
         """The model name a role uses: its own if set, else the shared `model`."""
         return getattr(self, f"{role}_model") or self.model
+
+    def max_tokens_for(self, role: Role) -> int:
+        """The reply cap (`max_tokens`) every call of a role sends."""
+        return getattr(self, f"{role}_max_tokens")
+
+
+# One slow local server (llama.cpp, Ollama, LM Studio on a laptop): one call at a time, prompts
+# that fit a small context, replies capped to what such a model writes in minutes, patience.
+LOCAL_PROFILE: dict[str, object] = {
+    "max_concurrent_model_calls": 1,
+    "max_workers": 2,
+    "max_context_tokens": 8_192,
+    "request_idle_timeout": 600,
+    "planner_max_tokens": 400,
+    "researcher_max_tokens": 400,
+    "writer_max_tokens": 1_500,
+    "reviewer_max_tokens": 400,
+    "structured_retries": 1,
+    "max_results": 4,
+}
 
 
 def settings_from(context: Settings | dict | None) -> Settings:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, ClassVar, Literal, NotRequired
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, model_validator
 from typing_extensions import TypedDict
 
 from settings import Complexity, Settings
@@ -26,15 +26,15 @@ StopReason = Literal[
     "no_gaps",
     "no_evidence",
     "plan_rejected",
+    "gaps_failed",
 ]
 
 
-def _clamp_score(value: object) -> object:
-    """Scores outside 0..100 are pulled to the nearest end rather than rejected."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return max(0, min(100, value))
-    return value
+SCORE_SPREAD = 30  # how far an overall score may sit from the mean of its dimensions
 
+# No maxLength/maxItems on the contracts: llama-cpp-python turns them into nested grammar rules,
+# and a WorkerFindings schema bounded so (30 findings of 1,000 characters) made its grammar
+# parser give up ("number of rules ... exceeds sane defaults") and the server process die.
 
 # ---------------------------------------------------------------- planning
 
@@ -42,25 +42,29 @@ def _clamp_score(value: object) -> object:
 class SubTask(BaseModel):
     """One unit of research a single worker can finish on its own."""
 
+    # What the model must supply has no default: `{}` is a failed reply, asked again, never a
+    # plan. `id` and `perspective` may be left out: the planner step numbers the subtasks.
+
     id: int = Field(0, description="Unique number of the subtask within the run.")
-    description: str = Field(description="What to find out, as a self-contained instruction.")
-    search_queries: list[str] = Field(
-        default_factory=list, description="Web search queries to start with (2-4)."
+    description: str = Field(
+        min_length=1, description="What to find out, as a self-contained instruction."
     )
-    complexity: Complexity = Field("medium", description="Sets the worker's search budget.")
+    search_queries: list[str] = Field(
+        min_length=1, description="Web search queries to start with (2-4)."
+    )
+    complexity: Complexity = Field(description="Sets the worker's search budget.")
     perspective: str = Field("", description="For depth-first plans: the angle to take.")
 
 
 class TaskPlan(BaseModel):
-    """The planner's answer: how to route the question and how to split it."""
+    """The planner's answer: how to route the question and how to split it (at least one)."""
 
     query_type: QueryType = Field(
-        "breadth_first",
         description="straightforward: one focused lookup; breadth_first: independent "
         "sub-questions; depth_first: several perspectives on one core question.",
     )
-    subtasks: list[SubTask] = Field(default_factory=list)
-    recommended_worker_count: int = Field(1, description="Workers worth running in parallel.")
+    subtasks: list[SubTask] = Field(min_length=1)
+    recommended_worker_count: int = Field(ge=1, description="Workers worth running in parallel.")
 
 
 class PlanDecision(BaseModel):
@@ -111,24 +115,25 @@ class SourceEvidence(Source):
 class Finding(BaseModel):
     """One claim a worker found, citing the ids of the sources that support it."""
 
-    claim: str
-    source_ids: list[int] = Field(default_factory=list)
+    claim: str = Field(min_length=1)
+    source_ids: list[int] = Field(description="Ids of the evidence items that state the claim.")
 
 
 class WorkerFindings(BaseModel):
-    """What the researcher model is asked for at the end of a worker's loop."""
+    """What the researcher model is asked for at the end of a worker's loop (findings needed)."""
 
-    findings: list[Finding] = Field(default_factory=list)
-    summary: str = ""
-    gaps: list[str] = Field(default_factory=list, description="What is still unknown.")
-    confidence: float = Field(0.5, ge=0, le=1)
+    findings: list[Finding] = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    gaps: list[str] = Field(description="What is still unknown (may be empty).")
+    confidence: float = Field(ge=0, le=1)
 
 
 class GapCheck(BaseModel):
-    """A worker's decide step: what is still missing, and the queries that would find it."""
+    """A worker's decide step: what is still missing, and the queries that would find it
+    (both empty: the evidence suffices)."""
 
-    gaps: list[str] = Field(default_factory=list)
-    next_queries: list[str] = Field(default_factory=list)
+    gaps: list[str]
+    next_queries: list[str]
 
 
 class WorkerResult(BaseModel):
@@ -152,37 +157,65 @@ class WorkerResult(BaseModel):
 # ---------------------------------------------------------------- review
 
 
+Score = Annotated[float, Field(ge=0, le=100)]
+
+
 class QualityDimensions(BaseModel):
     """The reviewer's sub-scores, each 0-100."""
 
-    completeness: float = 0
-    accuracy: float = 0
-    depth: float = 0
-    structure: float = 0
-    readability: float = 0
-    source_quality: float = 0
+    completeness: Score
+    accuracy: Score
+    depth: Score
+    structure: Score
+    readability: Score
+    source_quality: Score
 
-    _clamp = field_validator("*", mode="before")(classmethod(lambda cls, v: _clamp_score(v)))
+    def mean(self) -> float:
+        """The average of the six sub-scores."""
+        values = self.model_dump().values()
+        return sum(values) / len(values)
 
 
 class QualityAssessment(BaseModel):
-    """The reviewer's verdict on a report: a 0-100 score, why, and whether to go on."""
+    """The reviewer's verdict on a report: a 0-100 score in line with its six 0-100
+    dimensions, the concrete issues, and whether another round is worth it."""
 
-    score: float = Field(description="Overall quality, 0-100.")
-    dimensions: QualityDimensions = Field(default_factory=QualityDimensions)
-    issues: list[str] = Field(default_factory=list, description="Concrete weaknesses.")
+    # A score outside 0-100, or more than SCORE_SPREAD from the mean of its dimensions, is a
+    # failed reply (asked again), never clamped: a score of 100 over six zeros means nothing.
+
+    score: Score = Field(description="Overall quality, 0-100, in line with the dimensions.")
+    dimensions: QualityDimensions
+    issues: list[str] = Field(description="Concrete weaknesses.")
     another_round_worthwhile: bool = Field(
-        True, description="Would one more research round improve the report materially?"
+        description="Would one more research round improve the report materially?"
     )
 
-    _clamp = field_validator("score", mode="before")(classmethod(lambda cls, v: _clamp_score(v)))
+    @model_validator(mode="after")
+    def _score_matches_dimensions(self) -> QualityAssessment:
+        mean = self.dimensions.mean()
+        if abs(self.score - mean) > SCORE_SPREAD:
+            raise ValueError(
+                f"score {self.score:g} is inconsistent with its dimensions (mean {mean:.0f}); "
+                f"the overall score must be within {SCORE_SPREAD} of their mean"
+            )
+        return self
 
 
 class GapAnalysis(BaseModel):
-    """What the report still lacks, and the subtasks that would fill it."""
+    """What the report still lacks, and the subtasks that would fill it (both empty: nothing
+    is missing)."""
 
-    gaps: list[str] = Field(default_factory=list)
-    supplementary_tasks: list[SubTask] = Field(default_factory=list)
+    # Both lists empty is a decision, given explicitly; `{}` is a failed reply. Gaps named
+    # without subtasks to fill them are asked again.
+
+    gaps: list[str]
+    supplementary_tasks: list[SubTask]
+
+    @model_validator(mode="after")
+    def _gaps_have_tasks(self) -> GapAnalysis:
+        if self.gaps and not self.supplementary_tasks:
+            raise ValueError("gaps are named but no supplementary_tasks would fill them")
+        return self
 
 
 class RoleUsage(BaseModel):
@@ -305,6 +338,8 @@ class ResearchOutput(TypedDict):
     citations: list[CitationCheck]  # one entry per cited statement and source
     citation_precision: float | None  # supported / checked; None when nothing was checked
     stop_reason: StopReason
+    report_problem: str  # "" or why the writer's reply could not be the report (then a note is)
+    structured_output: dict[str, str]  # per model: the structured-output method it settled on
 
 
 class ResearchState(ResearchInput, ResearchOutput, total=False):

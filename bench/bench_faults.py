@@ -28,7 +28,7 @@ SETTINGS = {
     "min_iterations": 2,
     "model_retries": 4,
     "search_retries": 4,
-    "request_timeout": 2,
+    "request_idle_timeout": 2,
 }
 
 

@@ -74,6 +74,9 @@ class ProgressModel:
     total_rounds: int | None = None
     cited_sources: int | None = None
     citations: str = ""  # the verification step's line, once it ran
+    methods: dict[str, str] = field(default_factory=dict)  # model -> structured-output method
+    streaming: str = ""  # the long call in progress: "writer: 812 tokens, 41 s"
+    model_notes: list[str] = field(default_factory=list)  # retries, re-asks, shrunk prompts
 
     def apply(self, event: dict[str, Any]) -> None:
         """Fold one event into the model; kinds it does not know are ignored."""
@@ -115,6 +118,23 @@ class ProgressModel:
 
     def _on_citations(self, event: dict[str, Any]) -> None:
         self.citations = "Citations: " + citation_counts(event)
+
+    def _on_structured_output(self, event: dict[str, Any]) -> None:
+        self.methods[event["model"]] = event["method"]
+
+    def _on_streaming(self, event: dict[str, Any]) -> None:
+        done = event.get("done")
+        self.streaming = (
+            ""
+            if done
+            else (f"{event['role']}: {event['chunks']:,} tokens, {event['seconds']:.0f} s")
+        )
+
+    def _on_retry(self, event: dict[str, Any]) -> None:
+        self.model_notes.append(f"{event['role']} call retried ({event['error']})")
+
+    def _on_degenerate(self, event: dict[str, Any]) -> None:
+        self.model_notes.append(f"{event['role']} reply unusable: {event['problem']}")
 
     def _on_done(self, event: dict[str, Any]) -> None:
         self.stop_reason = event.get("stop_reason")
@@ -179,6 +199,12 @@ def render(model: ProgressModel) -> RenderableType:
     if model.workers:
         parts += [Text(""), render_workers(model)]
     parts += [round_text(line) for _, line in sorted(model.rounds.items())]
+    if model.methods:
+        used = ", ".join(f"{name}: {method}" for name, method in model.methods.items())
+        parts.append(Text(f"Structured output: {used}", style="dim"))
+    parts += [Text(shorten(note, 100), style="yellow") for note in model.model_notes[-3:]]
+    if model.streaming:
+        parts.append(Text(f"… {model.streaming}", style="cyan"))
     if model.citations:
         parts.append(Text(model.citations))
     if model.stop_reason is not None:

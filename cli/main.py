@@ -20,6 +20,8 @@ from cli import exit_codes
 from cli.bad_input import BadInput
 from cli.parser import build_parser
 
+CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per server and model
+
 
 def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
     """The command that continues the run; a password in the store URL is masked, never shown."""
@@ -63,6 +65,8 @@ def run_summary(output: dict, seconds: float, report: Path | None) -> Any:
         report_path=str(report) if report else None,
         citation_precision=output.get("citation_precision"),
         cost_usd=output.get("cost_usd"),
+        structured_output=output.get("structured_output"),
+        report_problem=output.get("report_problem") or "",
     )
 
 
@@ -131,12 +135,18 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
             raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
         preflight.check_model_endpoint()
         return None
-    settings = resolve_settings(args).settings
+    resolved = resolve_settings(args)
+    settings = resolved.settings
     question = preflight.check_question(args.question)
     preflight.check_credentials(settings)
     preflight.check_model_endpoint()
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
+    if settings.local_model:
+        from tools.local_profile import local_profile_note
+
+        why = resolved.origins.get("local_model", "")
+        progress.note(local_profile_note(settings, explicit="loopback" not in why))
     return {"question": question, "settings": settings}
 
 
@@ -270,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     from tools.checkpoints import default_checkpoint_db
 
     target = args.checkpoint_db or default_checkpoint_db()
+    from tools import capabilities
+    from tools.checkpoints import data_dir
+
+    capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
     if args.command in ("run", "resume"):
         return _research(args, target)
     if args.command == "config":

@@ -39,6 +39,24 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"round {event['round']}: gap analysis: {tasks}"
     if kind == "citations":
         return "citations: " + citation_counts(event)
+    if kind == "structured_output":
+        refused = f" ({event['refused']} refused: {event['why']})" if event.get("refused") else ""
+        return f"structured output for {event['model']}: {event['method']}{refused}"
+    if kind == "streaming" and (event.get("done") or int(event["seconds"]) % 30 < 2):
+        state = "done" if event.get("done") else "streaming"
+        return f"{event['role']} call {state}: {event['chunks']} tokens, {event['seconds']:.0f} s"
+    if kind == "retry":
+        return f"{event['role']} call retried ({event['attempt']}): {event['error']}"
+    if kind == "degenerate":
+        then = "marked as such" if event.get("final") else "asked again"
+        return f"{event['role']} reply unusable ({event['problem']}); {then}"
+    if kind == "shrunk":
+        return f"{event['role']} prompt was too long for the server; sent again shorter"
+    if kind == "context_window":
+        return (
+            f"server context window: {event['tokens']:,} tokens "
+            f"(max_context_tokens {event['max_context_tokens']:,})"
+        )
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None

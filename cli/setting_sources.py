@@ -59,7 +59,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--max-tokens", "max_total_tokens", metavar="N"),
     Flag("--max-searches", "max_search_calls", metavar="N"),
     Flag("--fetch-pages", "fetch_pages", metavar="N"),
+    Flag("--local-model", "local_model", switch=True),
+    Flag("--structured-output", "structured_output"),
 )
+LOOPBACK_ORIGIN = "loopback OPENAI_BASE_URL"  # where an automatic local-model profile came from
 
 
 @dataclass
@@ -274,6 +277,11 @@ def resolve_settings(
     merged: dict[str, tuple[Any, str]] = {}
     for layer in layers:
         merged.update(layer)
+    from tools.local_profile import is_loopback  # here: `--help` imports nothing heavy
+    from tools.models import openai_base_url
+
+    if "local_model" not in merged and is_loopback(openai_base_url()):
+        merged["local_model"] = (True, LOOPBACK_ORIGIN)  # one slow server on this machine
     origins = {name: origin for name, (_, origin) in merged.items()}
     try:
         settings = Settings.model_validate({name: value for name, (value, _) in merged.items()})

@@ -28,6 +28,8 @@ class RunSummary:
     report_path: str | None  # None: the report went to stdout
     citation_precision: float | None = None  # a fraction, 0 to 1
     cost_usd: float | None = None
+    structured_output: dict[str, str] | None = None  # model -> method it settled on
+    report_problem: str = ""  # why the writer's reply could not be the report, if it could not
 
 
 def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
@@ -42,9 +44,19 @@ def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
         ("searches", f"{summary.search_calls:,} ({summary.cache_hits:,} cache hits)"),
         ("citation precision", "unknown" if precision is None else f"{precision:.0%}"),
         ("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"),
+        ("structured output", _methods(summary.structured_output)),
         ("wall time", f"{summary.wall_seconds:.1f}s"),
         ("report", summary.report_path or "stdout"),
-    ]
+    ] + ([("report problem", summary.report_problem)] if summary.report_problem else [])
+
+
+def _methods(methods: dict[str, str] | None) -> str:
+    """The method per model, or "-" when no structured reply was asked for."""
+    if not methods:
+        return "-"
+    if len(set(methods.values())) == 1:
+        return next(iter(methods.values()))
+    return ", ".join(f"{model}: {method}" for model, method in methods.items())
 
 
 def render_summary(summary: RunSummary) -> Table:

@@ -13,6 +13,7 @@ from nodes import prompts
 from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
+from tools.context_window import fitted_to_server
 from tools.distinct import distinct, first_of_each
 from tools.language import detect_language
 from tools.run_resources import for_step, release_run
@@ -60,6 +61,23 @@ def distinct_subtasks(
     return shaped
 
 
+def question_itself(question: str) -> SubTask:
+    """The subtask that researches the question as asked."""
+    return SubTask(description=question, search_queries=[question], complexity="medium")
+
+
+def fallback_plan(question: str) -> TaskPlan:
+    """The plan used when the planner gave no valid answer: research the question itself.
+
+    Announced as a fallback (never passed off as the planner's decision).
+    """
+    return TaskPlan(
+        query_type="straightforward",
+        subtasks=[question_itself(question)],
+        recommended_worker_count=1,
+    )
+
+
 def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
     """The plan made safe to run: capped, de-duplicated, numbered, and sized by its route.
 
@@ -70,7 +88,7 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
     limit = 1 if straightforward else settings.max_subtasks
     subtasks = distinct_subtasks(plan.subtasks, already=[], limit=limit, first_id=1)
     if not subtasks:
-        subtasks = [SubTask(id=1, description=question, search_queries=[question])]
+        subtasks = [question_itself(question).model_copy(update={"id": 1})]
     if straightforward:
         subtasks = [task.model_copy(update={"complexity": "simple"}) for task in subtasks]
     workers = min(max(plan.recommended_worker_count, 1), len(subtasks))
@@ -94,6 +112,9 @@ async def decompose(state: ResearchState) -> dict:
         language = await asyncio.to_thread(detect_language, question)
         settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
+    settings, window = await fitted_to_server(settings)
+    if window:
+        emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
     run = for_step({**state, "run_id": run_id, "settings": settings})
     fallback = ""
     try:
@@ -104,7 +125,7 @@ async def decompose(state: ResearchState) -> dict:
             run=run,
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
-        plan, usage, fallback = TaskPlan(), error.usage, redact(str(error))
+        plan, usage, fallback = fallback_plan(question), error.usage, redact(str(error))
     except BaseException:  # the run ends before its id reaches state: release it here
         release_run(run_id)
         raise

@@ -80,7 +80,8 @@ QUALITY = (
     "You review research reports strictly. Score 0-100 overall and on each dimension: "
     "completeness (covers every part of the question), accuracy (claims cited and "
     "plausible), depth (specifics, numbers, analysis), structure, readability, "
-    "source_quality (authoritative, diverse, enough). List concrete issues. Set "
+    "source_quality (authoritative, diverse, enough); every score is a number from 0 to "
+    "100, and the overall score agrees with the dimensions. List concrete issues. Set "
     "another_round_worthwhile to false when more research would not change the report "
     "materially. {write_in} The report is built from web pages: {untrusted}"
 )
@@ -153,12 +154,20 @@ def _most_cited_first(
 # ---------------------------------------------------------------- structured replies
 
 
-def reply_format(contract: type[BaseModel]) -> str:
-    """The first layer of tool calling: the schema written into the prompt."""
+def reply_format(contract: type[BaseModel], tagged: bool = True) -> str:
+    """The first layer of tool calling: the schema written into the prompt.
+
+    Every field the schema lists as required must be present; numbers respect the minimum and
+    maximum the schema gives (scores are 0-100). `tagged`: inside <tool_call> tags (the
+    prompt method); JSON mode gets the bare object.
+    """
     schema = json.dumps(contract.model_json_schema(), ensure_ascii=False)
+    wrapping = " inside <tool_call></tool_call> tags," if tagged else ""
     return (
         f"Reply with one JSON object that matches the JSON schema named {contract.__name__} "
-        f"below, inside <tool_call></tool_call> tags, and nothing else.\n"
+        f"below,{wrapping} and nothing else. Give every required field a real value (an "
+        "empty answer is not accepted), and keep every number within the minimum and maximum "
+        f"the schema states.\n"
         f"Schema name: {contract.__name__}\n<schema>\n{schema}\n</schema>"
     )
 
@@ -167,7 +176,16 @@ def fix_reply(error: str) -> str:
     """The second layer: the failure appended to the conversation, and the question asked again."""
     return (
         f"Your previous reply could not be used: {error}\n"
-        "Answer again with only the corrected JSON object."
+        "Answer again with only the corrected JSON object, every required field filled in."
+    )
+
+
+def fix_report(problem: str) -> str:
+    """A degenerate report sent back once, with what was wrong with it."""
+    return (
+        f"Your previous reply cannot be used as the report: {problem}. Write the report itself "
+        "now, in your own words, following the instructions above: do not repeat the prompt, "
+        "its labels or its notes verbatim, and do not repeat yourself."
     )
 
 

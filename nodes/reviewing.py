@@ -63,7 +63,14 @@ def _researched(state: ResearchState) -> list[SubTask]:
     done = list(state["plan"].subtasks)
     for result in state.get("worker_results", []):
         if result.round > 1:
-            done.append(SubTask(id=result.subtask_id, description=result.description))
+            done.append(
+                SubTask(
+                    id=result.subtask_id,
+                    description=result.description or "?",
+                    search_queries=[result.description or "?"],
+                    complexity="simple",
+                )
+            )
     return done
 
 
@@ -83,9 +90,10 @@ async def analyze_gaps(state: ResearchState) -> dict:
     run = for_step(state)
     try:
         analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
-    except StructuredOutputError as error:  # no reliable gaps: finish with the report we have
+    except StructuredOutputError as error:  # no reliable gaps: finish, and say why
         emit("gaps", round=state["iteration"], gaps=[], tasks=[], error=str(error))
-        return {"gap_analysis": GapAnalysis(), "stop_reason": "no_gaps", "usage": error.usage}
+        nothing = GapAnalysis(gaps=[], supplementary_tasks=[])
+        return {"gap_analysis": nothing, "stop_reason": "gaps_failed", "usage": error.usage}
     tasks = shape_supplementary(
         analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
     )

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 
-import openai
-
 from nodes import prompts
 from nodes.events import emit
 from state import (
@@ -30,11 +28,11 @@ from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure
 from tools.secrets import redact
 from tools.sources import normalize_url
-from tools.structured import StructuredOutputError, ask
+from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
 
 MAX_HITS_KEPT = 15  # evidence a worker keeps and shows its model, best first
 FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fails
-MODEL_ERRORS = (openai.APIError, StructuredOutputError)
+MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 
 
 def _run(state: WorkerState) -> RunResources:

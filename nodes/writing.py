@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import re
 
+from langchain_core.messages import BaseMessage, HumanMessage
+
 from nodes import prompts
 from nodes.events import emit
 from state import ResearchState, Source, Usage, WorkerResult
 from tools.budgets import cost_usd
 from tools.citations import clean_citations, renumber, sources_section
-from tools.language import run_language, words_for
+from tools.degenerate import prose_problem
+from tools.json_reply import strip_reasoning
+from tools.language import is_cjk, run_language, words_for
 from tools.markup import markers
 from tools.run_resources import RunResources, for_step, release_run
 from tools.sources import SourceRegistry
-from tools.structured import write
+from tools.structured import settled_methods, write_raw
 
 
 def _run(state: ResearchState) -> RunResources:
@@ -52,6 +56,47 @@ def notes_report(question: str, results: list[WorkerResult]) -> str:
     return "\n\n".join(sections)
 
 
+def failed_report(question: str, problem: str, results: list[WorkerResult], language: str) -> str:
+    """The honest note that replaces a report the writer could not produce, with the notes."""
+    notes = notes_report(question, results).split("\n\n", 1)[-1]
+    if is_cjk(language):
+        head = f"**没有报告：写作模型的回复无法使用（{problem}）。** 以下是研究人员记录的发现。"
+    else:
+        head = (
+            f"**No report: the writer model's reply could not be used ({problem}).** Below are "
+            "the findings as the researchers recorded them."
+        )
+    return f"# {question}\n\n{head}\n\n{notes}"
+
+
+async def written_report(
+    messages: list[BaseMessage], run: RunResources, current: str = ""
+) -> tuple[str, Usage, str]:
+    """The writer's report, asked again once with the failure named when it is degenerate.
+
+    Returns the report, its usage, and "" — or "", the usage, and the problem when the second
+    reply is degenerate too (empty, cut off, echoing the prompt, looping): never such a reply.
+    """
+    usage = Usage()
+    conversation = messages
+    stats = run.stats.of("writer")
+    for attempt in range(2):
+        text, cost, finish = await write_raw(conversation, role="writer", run=run)
+        usage += cost
+        text = strip_reasoning(text)
+        problem = prose_problem(text, finish, messages, own=current, cites=True)
+        if problem is None:
+            return prompts.without_fences(text), usage, ""
+        stats.degenerate += 1
+        emit("degenerate", role="writer", problem=problem, final=attempt == 1)
+        if attempt == 0:
+            stats.reasks += 1
+            last = conversation[-1]
+            note = HumanMessage(f"{last.text}\n\n{prompts.fix_report(problem)}")
+            conversation = [*conversation[:-1], note]
+    return "", usage, problem
+
+
 def limitations(results: list[WorkerResult], language: str) -> str:
     """A section naming the subtopics no worker could research, and why; empty when none."""
     done = {r.description for r in results if r.status != "failed"}
@@ -73,14 +118,10 @@ async def synthesize(state: ResearchState) -> dict:
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage = await write(messages, role="writer", run=_run(state))
-    report = report or notes_report(state["question"], results)
-    emit("report", round=1, chars=len(report))
-    return {
-        "report": report,
-        "iteration": 1,
-        "usage": usage,
-    }
+    report, usage, problem = await written_report(messages, _run(state))
+    report = report or failed_report(state["question"], problem, results, _language(state))
+    emit("report", round=1, chars=len(report), problem=problem)
+    return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
 
 
 async def refine_report(state: ResearchState) -> dict:
@@ -98,10 +139,15 @@ async def refine_report(state: ResearchState) -> dict:
         limit,
         language=_language(state),
     )
-    report, usage = await write(messages, role="writer", run=_run(state))
-    report = report or state["report"]
-    emit("report", round=round_, chars=len(report))
-    return {"report": report, "iteration": round_, "usage": usage}
+    report, usage, problem = await written_report(messages, _run(state), state["report"])
+    update = {"iteration": round_, "usage": usage}
+    if problem:  # the last good report stands; the failed revision is named, never used
+        problem = f"revision {round_}: {problem}"
+        update["report_problem"] = problem
+    else:
+        update |= {"report": report, "report_problem": ""}
+    emit("report", round=round_, chars=len(report or state["report"]), problem=problem)
+    return update
 
 
 async def finalize(state: ResearchState) -> dict:
@@ -124,5 +170,13 @@ async def finalize(state: ResearchState) -> dict:
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
+    methods = settled_methods(_run(state))
     release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
-    return {"report": report, "sources": sources, "stop_reason": reason, "cost_usd": cost}
+    return {
+        "report": report,
+        "sources": sources,
+        "stop_reason": reason,
+        "cost_usd": cost,
+        "report_problem": state.get("report_problem", ""),
+        "structured_output": methods,
+    }

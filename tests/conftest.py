@@ -92,3 +92,15 @@ def judge_server(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("DEEP_RESEARCH_JUDGE_API_KEY", SECRET_JUDGE_KEY)
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_capabilities():
+    """Each test discovers its stand-in's structured-output method afresh (ports get reused)."""
+    from tools import capabilities, context_window
+
+    capabilities.forget_all()
+    context_window.forget_all()
+    yield
+    capabilities.forget_all()
+    context_window.forget_all()

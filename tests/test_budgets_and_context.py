@@ -11,7 +11,7 @@ from graph import graph
 from settings import ModelPrice, Settings
 from state import Usage
 from tools.budgets import cost_usd, run_budget_spent
-from tools.context import REPLY_RESERVE, clip, estimate_tokens, pack
+from tools.context import clip, estimate_tokens, pack, reply_reserve
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
 
@@ -89,7 +89,7 @@ def test_no_prompt_exceeds_max_context_tokens_with_long_pages_and_many_workers(
         body = request["body"]
         sent = "".join(str(m["content"]) for m in body["messages"])
         sent += json.dumps(body.get("response_format") or body.get("tools") or "")
-        assert estimate_tokens(sent) <= limit - REPLY_RESERVE
+        assert estimate_tokens(sent) <= limit - reply_reserve(limit)
 
 
 def test_prompt_tokens_per_round_stay_flat(chat_server, search_server):

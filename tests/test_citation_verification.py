@@ -184,7 +184,11 @@ def test_a_report_without_citations_is_left_alone(chat_server):
 
 
 def test_a_checker_that_never_answers_keeps_no_unchecked_citation(chat_server):
-    chat_server.reply_wrapper = lambda text, call: "no" if call.contract == "PairVerdicts" else text
+    # JSON that breaks the contract (a reply with no JSON at all would read as a server that
+    # ignores the response format, and move down a method instead)
+    chat_server.reply_wrapper = lambda text, call: (
+        '{"verdicts": "no"}' if call.contract == "PairVerdicts" else text
+    )
     out = verify(UNDECIDED)
     assert {(c.verdict, c.method) for c in out["citations"]} == {("unsupported", "fallback")}
     assert ids(out["report"]) == []

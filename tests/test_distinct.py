@@ -19,12 +19,15 @@ def test_distinct_keeps_order_drops_blanks_repeats_and_what_was_already_seen():
 
 
 def test_subtasks_are_new_capped_numbered_and_searchable():
+    def task(description, queries=("",)):  # a blank query: none usable
+        return SubTask(description=description, search_queries=list(queries), complexity="simple")
+
     tasks = [
-        SubTask(description="Speed  of zstd", search_queries=["zstd speed", "ZSTD speed", ""]),
-        SubTask(description="speed of zstd"),  # a repeat
-        SubTask(description="Done before"),
-        SubTask(description="Ratio of xz", search_queries=[" "]),
-        SubTask(description="Memory use"),
+        task("Speed  of zstd", ["zstd speed", "ZSTD speed", ""]),
+        task("speed of zstd"),  # a repeat
+        task("Done before"),
+        task("Ratio of xz", [" "]),
+        task("Memory use"),
     ]
     shaped = distinct_subtasks(tasks, already=["done before"], limit=2, first_id=4)
     assert [(t.id, t.description, t.search_queries) for t in shaped] == [

@@ -42,7 +42,7 @@ def test_a_slow_answer_times_out_and_is_retried(chat_server, search_server):
         return None
 
     chat_server.fault = first_plan_is_slow
-    result = research(request_timeout=0.5, model_retries=2, max_iterations=1, min_iterations=1)
+    result = research(request_idle_timeout=0.5, model_retries=2, max_iterations=1, min_iterations=1)
     assert result["sources"]
     assert len(plans) == 2  # the timed-out one and its retry
 

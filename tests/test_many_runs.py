@@ -94,7 +94,7 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
             "spent": dispatched,
             "usage": Usage(search_calls=2),  # what its finished steps cost before the crash
             "round": 1,
-            "subtask": SubTask(id=1, description="a"),
+            "subtask": SubTask(id=1, description="a", search_queries=["a"], complexity="simple"),
         }
         from settings import Settings
 
@@ -102,7 +102,13 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
         run = for_worker(worker)
         for_worker(worker)  # a later step of the same worker adds nothing
         for_worker(
-            {**worker, "subtask": SubTask(id=2, description="b"), "usage": Usage(search_calls=1)}
+            {
+                **worker,
+                "subtask": SubTask(
+                    id=2, description="b", search_queries=["b"], complexity="simple"
+                ),
+                "usage": Usage(search_calls=1),
+            }
         )
         joined = run.spent.search_calls
         parent = for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})

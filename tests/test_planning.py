@@ -12,10 +12,15 @@ from state import SearchHit, SubTask, TaskPlan
 from tools.budgets import budget_for, budget_spent, queries_left
 
 
-def plan(n, query_type="breadth_first", **task):
-    subtasks = [
-        SubTask(description=f"task {i}", search_queries=[f"q{i}"], **task) for i in range(n)
-    ]
+def task(description, **fields):
+    """A subtask with what the model must supply filled in where the test does not care."""
+    fields.setdefault("search_queries", [description])
+    fields.setdefault("complexity", "medium")
+    return SubTask(description=description, **fields)
+
+
+def plan(n, query_type="breadth_first", **fields):
+    subtasks = [task(f"task {i}", search_queries=[f"q{i}"], **fields) for i in range(n)]
     return TaskPlan(query_type=query_type, subtasks=subtasks, recommended_worker_count=n)
 
 
@@ -26,7 +31,8 @@ def test_plan_is_capped_and_renumbered():
 
 
 def test_empty_plan_still_researches_the_question():
-    shaped = shape_plan(TaskPlan(subtasks=[]), "Why is the sky blue?", Settings())
+    blank = TaskPlan(query_type="breadth_first", subtasks=[task(" ")], recommended_worker_count=1)
+    shaped = shape_plan(blank, "Why is the sky blue?", Settings())
     assert len(shaped.subtasks) == 1
     assert shaped.subtasks[0].description == "Why is the sky blue?"
     assert shaped.subtasks[0].search_queries == ["Why is the sky blue?"]
@@ -34,11 +40,15 @@ def test_empty_plan_still_researches_the_question():
 
 def test_blank_and_duplicate_subtasks_are_dropped_and_queries_cleaned():
     tasks = [
-        SubTask(description="  ", search_queries=["x"]),
-        SubTask(description="Same  thing", search_queries=["", "  ", "a", "A"]),
-        SubTask(description="same thing", search_queries=["b"]),
+        task("  ", search_queries=["x"]),
+        task("Same  thing", search_queries=["", "  ", "a", "A"]),
+        task("same thing", search_queries=["b"]),
     ]
-    shaped = shape_plan(TaskPlan(subtasks=tasks), "q", Settings())
+    shaped = shape_plan(
+        TaskPlan(query_type="breadth_first", subtasks=tasks, recommended_worker_count=1),
+        "q",
+        Settings(),
+    )
     assert [t.description for t in shaped.subtasks] == ["Same thing"]
     assert shaped.subtasks[0].search_queries == ["a"]
 
@@ -51,10 +61,12 @@ def test_straightforward_gets_one_small_worker():
 
 
 def test_depth_first_keeps_its_perspectives():
-    tasks = [
-        SubTask(description=f"core question, {p} view", perspective=p) for p in ("cost", "risk")
-    ]
-    shaped = shape_plan(TaskPlan(query_type="depth_first", subtasks=tasks), "q", Settings())
+    tasks = [task(f"core question, {p} view", perspective=p) for p in ("cost", "risk")]
+    shaped = shape_plan(
+        TaskPlan(query_type="depth_first", subtasks=tasks, recommended_worker_count=1),
+        "q",
+        Settings(),
+    )
     assert [t.perspective for t in shaped.subtasks] == ["cost", "risk"]
 
 
@@ -121,12 +133,12 @@ def test_rank_hits_dedupes_by_url_and_ranks():
 
 
 def test_supplementary_tasks_are_new_capped_and_numbered_after_the_plan():
-    researched = [SubTask(id=1, description="a"), SubTask(id=2, description="b")]
+    researched = [task(id=1, description="a"), task(id=2, description="b")]
     proposed = [
-        SubTask(id=1, description="A"),
-        SubTask(description="c", search_queries=[""]),
-        SubTask(description="d"),
-        SubTask(description="e"),
+        task(id=1, description="A"),
+        task("c", search_queries=[""]),
+        task("d"),
+        task("e"),
     ]
     fresh = shape_supplementary(proposed, researched, limit=2)
     assert [(t.id, t.description, t.search_queries) for t in fresh] == [

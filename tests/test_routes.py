@@ -17,15 +17,31 @@ from state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
 from tools.stop_rules import plateaued, stop_reason
 
 
+def task(description, **fields):
+    """A subtask with what the model must supply filled in where the test does not care."""
+    fields.setdefault("search_queries", [description])
+    fields.setdefault("complexity", "medium")
+    return SubTask(description=description, **fields)
+
+
+def assessment(score, worthwhile=True):
+    """A review whose six dimensions all equal its score."""
+    names = ("completeness", "accuracy", "depth", "structure", "readability", "source_quality")
+    return QualityAssessment(
+        score=score,
+        dimensions=dict.fromkeys(names, score),
+        issues=[],
+        another_round_worthwhile=worthwhile,
+    )
+
+
 def review(history, *, worthwhile=True, rounds=None, usage=None):
     """A state right after a quality check, with `history` the scores so far."""
     latest = history[-1]
     return {
         "iteration": rounds if rounds is not None else len(history),
         "quality_history": history,
-        "quality": None
-        if latest is None
-        else QualityAssessment(score=latest, another_round_worthwhile=worthwhile),
+        "quality": None if latest is None else assessment(latest, worthwhile),
         "usage": usage or Usage(),
     }
 
@@ -117,7 +133,9 @@ def _orchestrator_state(tasks, **extra):
         "question": "q",
         "settings": Settings(max_queries=4),
         "run_id": "r",
-        "plan": TaskPlan(subtasks=tasks),
+        "plan": TaskPlan(
+            query_type="breadth_first", subtasks=tasks or [task("q")], recommended_worker_count=1
+        ),
         "iteration": 1,
         **extra,
     }
@@ -125,8 +143,8 @@ def _orchestrator_state(tasks, **extra):
 
 def test_dispatch_sends_one_worker_per_subtask_with_its_budget():
     tasks = [
-        SubTask(id=1, description="a", complexity="simple"),
-        SubTask(id=2, description="b", complexity="complex"),
+        task(id=1, description="a", complexity="simple"),
+        task(id=2, description="b", complexity="complex"),
     ]
     sends = dispatch_research(_orchestrator_state(tasks))
     assert [s.node for s in sends] == ["research", "research"]
@@ -136,11 +154,13 @@ def test_dispatch_sends_one_worker_per_subtask_with_its_budget():
 
 
 def test_supplementary_round_or_finish():
-    tasks = [SubTask(id=4, description="gap")]
+    tasks = [task(id=4, description="gap")]
     state = _orchestrator_state([], gap_analysis=GapAnalysis(gaps=["g"], supplementary_tasks=tasks))
     sends = dispatch_supplementary(state)
     assert [(s.node, s.arg["round"]) for s in sends] == [("supplementary_research", 2)]
-    empty = _orchestrator_state([], gap_analysis=GapAnalysis(), stop_reason="no_gaps")
+    empty = _orchestrator_state(
+        [], gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]), stop_reason="no_gaps"
+    )
     assert empty["gap_analysis"].supplementary_tasks == []
     assert dispatch_supplementary(empty) == "verify_citations"
 

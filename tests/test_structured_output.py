@@ -21,7 +21,7 @@ def methods_seen(server):
     for request in server.chat_requests:
         body = request["body"]
         if body.get("response_format"):
-            seen.append("json_schema")
+            seen.append(body["response_format"]["type"])
         elif body.get("tools"):
             seen.append("tool_calling")
         elif "Schema name:" in str(body["messages"][0]["content"]):
@@ -31,7 +31,7 @@ def methods_seen(server):
     return seen
 
 
-@pytest.mark.parametrize("method", ["json_schema", "tool_calling", "prompt"])
+@pytest.mark.parametrize("method", ["json_schema", "json_object", "tool_calling", "prompt"])
 def test_each_method_completes_a_run(chat_server, search_server, method):
     result = research(structured_output=method)
     assert result["sources"] and result["quality"].score == 70
@@ -46,10 +46,11 @@ def test_auto_falls_back_when_the_server_refuses_response_format_and_tools(
     result = research()
     assert result["sources"] and result["quality"].score == 70
     seen = methods_seen(chat_server)
-    assert seen[:3] == ["json_schema", "tool_calling", "prompt"]  # found out once, on the plan
-    assert "json_schema" not in seen[3:] and "tool_calling" not in seen[3:]
+    # found out once, on the plan: each refusal moves down at once, none is retried
+    assert seen[:4] == ["json_schema", "json_object", "tool_calling", "prompt"]
+    assert set(seen[4:]) == {"prompt", "prose"}
     refused = [r for r in chat_server.chat_requests if r["status"] == 400]
-    assert len(refused) == 2
+    assert len(refused) == 3
 
 
 def test_a_named_method_the_server_refuses_fails_clearly(chat_server, search_server):

@@ -36,9 +36,19 @@ def estimate_tokens(text: str) -> int:
 
 
 def prompt_room(max_context_tokens: int, *fixed: str) -> int:
-    """Tokens left for packed material once the reply, the format and the fixed text are counted."""
+    """Tokens left for packed material once the reply, the format and the fixed text are counted.
+
+    The reserves shrink with a small window (a local model's 8 k): a quarter for the reply, an
+    eighth for the schema, at most `REPLY_RESERVE` and `FORMAT_RESERVE`.
+    """
     used = sum(estimate_tokens(part) + MESSAGE_OVERHEAD for part in fixed)
-    return max(0, max_context_tokens - REPLY_RESERVE - FORMAT_RESERVE - used)
+    reserve = reply_reserve(max_context_tokens) + min(FORMAT_RESERVE, max_context_tokens // 8)
+    return max(0, max_context_tokens - reserve - used)
+
+
+def reply_reserve(max_context_tokens: int) -> int:
+    """Room kept for the reply: a quarter of the window, at most `REPLY_RESERVE`."""
+    return min(REPLY_RESERVE, max_context_tokens // 4)
 
 
 def clip(text: str, limit: int) -> str:

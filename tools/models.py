@@ -1,8 +1,9 @@
 """Chat models: one `ChatOpenAI` per model name and event loop, built once and reused.
 
 Any OpenAI-compatible chat-completions server works (OpenAI, Qwen on DashScope, DeepSeek, vLLM,
-Ollama): the Responses API is never used. The API key and base URL come from the environment at
-client-build time and never enter settings, state or checkpoints.
+Ollama): the Responses API is never used. Calls stream; the SDK's own retries are off because
+`tools.structured.send` decides what is worth retrying. The API key and base URL come from the
+environment at client-build time and never enter settings, state or checkpoints.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from settings import Role, Settings
 from tools.endpoint_limits import model_endpoint
 
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
+CONNECT_TIMEOUT = 30.0  # seconds to open a connection
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, ChatOpenAI]] = (
     weakref.WeakKeyDictionary()
@@ -86,20 +88,24 @@ def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
     name = settings.model_for(role)
     endpoint = _endpoint.get()
     base_url = chat_base_url()
-    key = (name, base_url, endpoint, settings.request_timeout, settings.model_retries)
+    idle = settings.request_idle_timeout
+    key = (name, base_url, endpoint, idle)
     per_loop = _clients.setdefault(loop, {})
     if key not in per_loop:
+        # Waiting for the first byte is prompt processing, which a cold local model may spend
+        # minutes on: every socket wait is bounded by the idle timeout, the whole call by none.
+        timeout = httpx.Timeout(idle, connect=min(idle, CONNECT_TIMEOUT))
         per_loop[key] = ChatOpenAI(
             model=name,
             api_key=SecretStr(endpoint.api_key if endpoint else openai_api_key()),
             base_url=base_url,
-            timeout=settings.request_timeout,
-            max_retries=settings.model_retries,
+            timeout=timeout,
+            max_retries=0,  # `tools.structured.send` retries, so that a refusal never is
             use_responses_api=False,
             stream_usage=True,
+            stream_chunk_timeout=idle,
             http_async_client=httpx.AsyncClient(
-                timeout=settings.request_timeout,
-                event_hooks=model_endpoint(base_url).http_hooks(),
+                timeout=timeout, event_hooks=model_endpoint(base_url).http_hooks()
             ),
         )
     return per_loop[key]

@@ -23,6 +23,7 @@ from langgraph.types import StateSnapshot
 from settings import Settings, settings_from
 from state import Usage
 from tools import endpoint_limits
+from tools.call_stats import CallStats
 from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools.endpoint_limits import Endpoint, endpoint
 from tools.models import chat_base_url
@@ -40,7 +41,7 @@ class RunResources:
     model_calls: asyncio.Semaphore
     searches: asyncio.Semaphore
     ledger: RunLedger = field(default_factory=RunLedger)
-    structured_mode: str = ""  # the method `auto` settled on for this run
+    stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
     _search_cache: SearchCache | None = None
 
     @property

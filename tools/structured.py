@@ -1,34 +1,58 @@
 """Ask a model for a Pydantic contract (or for prose), portable across OpenAI-compatible servers.
 
-Methods, strongest first: the server's JSON-schema response format, tool calling, and the
-schema written into the prompt with the JSON pulled out of the reply. `auto` starts with the
-strongest and, when the server refuses a method with HTTP 400, moves down for the rest of the
-run without failing the step that found out. A reply that breaks the contract is appended to
-the conversation with the error, and the question is asked again, a bounded number of times.
+Every model request goes through `send`: it streams (timing out on silence, not on length),
+sets `max_tokens` from the role's setting, retries what is transient, never retries a refusal,
+and resends a prompt once, shorter, when the server says it is too long.
+
+Methods, strongest first: the server's JSON-schema response format, JSON mode with the schema
+(`json_object`: llama-cpp-python constrains it by a grammar built from the schema; elsewhere
+plain JSON mode), tool calling, and the schema written into the prompt with the JSON pulled out
+of the reply. `auto` starts with the strongest not yet known to fail for this endpoint and
+model; an error that names the feature (any 4xx/5xx), or a reply that ignores it, moves down
+at once, and the result is remembered (`tools.capabilities`). A reply that breaks the contract,
+is cut off or is degenerate is appended to the conversation with the failure named and asked
+again, a bounded number of times.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import random
 from functools import partial
 from typing import TypeVar
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from nodes import prompts
-from settings import Role, Settings
+from nodes.events import emit
+from settings import ROLES, Role
 from state import Usage
+from tools import capabilities, context_window
+from tools.capabilities import METHODS
+from tools.context import clip, estimate_tokens
+from tools.degenerate import field_problem
 from tools.durable_calls import durable, fingerprint
 from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
-from tools.models import chat_model
+from tools.models import chat_base_url, chat_model
+from tools.prompt_shrink import shrink
+from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
+from tools.secrets import redact
+from tools.streaming import EmptyStream, StreamedReply, stream_reply
+from tools.system_role import place_system
 
 Contract = TypeVar("Contract", bound=BaseModel)
 
-METHODS = ("json_schema", "tool_calling", "prompt")
+MIN_REPLY_TOKENS = 256  # never ask for less room than this, whatever the prompt's size
+_TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, TimeoutError, EmptyStream)
+# What a model call raises once its retries are spent (a silent stream is a TimeoutError).
+MODEL_CALL_ERRORS = (openai.APIError, TimeoutError, EmptyStream)
+_RETRY_STATUS = {408, 409, 429}
 
 
 class StructuredOutputError(RuntimeError):
@@ -39,10 +63,170 @@ class StructuredOutputError(RuntimeError):
         self.usage = usage
 
 
+class MethodRefused(RuntimeError):
+    """The server refused (or ignored) the structured-output method a request used."""
+
+    def __init__(self, method: str, cause: BaseException | str) -> None:
+        super().__init__(f"{method}: {cause}")
+        self.method, self.cause = method, cause
+
+
 def usage_of(reply: AIMessage, role: Role) -> Usage:
     """One answered call of a role, with the tokens the server reported for it."""
     meta = reply.usage_metadata or {}
     return Usage.of_call(role, meta.get("input_tokens", 0), meta.get("output_tokens", 0))
+
+
+# ---------------------------------------------------------------- the one way out
+
+
+def _max_tokens(run: RunResources, role: Role, messages: list[BaseMessage]) -> int:
+    """The role's reply cap, lowered to what the context window leaves after the prompt."""
+    settings = run.settings
+    prompt = sum(estimate_tokens(m.text) for m in messages)
+    room = max(MIN_REPLY_TOKENS, settings.max_context_tokens - prompt)
+    return min(settings.max_tokens_for(role), room)
+
+
+def _with_reply_cap(request: dict, cap: int) -> dict:
+    """The request with `max_tokens`: under its old name for every compatible server (the one
+    they all read; ChatOpenAI would send `max_completion_tokens`), the new one for OpenAI."""
+    if not chat_base_url():
+        return {**request, "max_completion_tokens": cap}
+    return {**request, "extra_body": {**request.get("extra_body", {}), "max_tokens": cap}}
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Worth sending again: timeouts, dropped connections, rate limits, server errors."""
+    if isinstance(error, _TRANSIENT):
+        return True
+    return isinstance(error, openai.APIStatusError) and (
+        error.status_code in _RETRY_STATUS or error.status_code >= 500
+    )
+
+
+def _retry_delay(error: BaseException, attempt: int) -> float:
+    """The server's Retry-After if it gave one (seconds or ms), else jittered exponential."""
+    response = getattr(error, "response", None)
+    headers = response.headers if response is not None else {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            asked = float(headers.get(name, "")) * scale
+        except ValueError:
+            continue
+        if 0 <= asked <= 60:
+            return asked
+    return random.uniform(0, min(20.0, 0.5 * 2**attempt))
+
+
+async def send(
+    role: Role,
+    messages: list[BaseMessage],
+    run: RunResources,
+    *,
+    method: str = "prose",
+    contract: type[BaseModel] | None = None,
+) -> StreamedReply:
+    """Send one request (every model request goes through here) and stream its reply.
+
+    Retries transient failures `model_retries` times; a refusal of `method` raises
+    `MethodRefused` at once; a prompt the server finds too long is shrunk and sent once more.
+    """
+    settings = run.settings
+    model, request = _prepared(role, method, contract, run)
+    conversation = place_system(
+        _formatted(messages, method, contract), settings.system_role, settings.model_for(role)
+    )
+    stats = run.stats.of(role)
+    contract_name = contract.__name__ if contract else None
+    attempt, shrunk = 0, False
+    while True:
+        kwargs = _with_reply_cap(request, _max_tokens(run, role, conversation))
+        key = fingerprint(conversation, role=role, contract=contract_name, method=method)
+        call = partial(_stream_or_explain, model, conversation, role, kwargs, run)
+        try:  # the one place a model request is sent: the run's and the endpoint's slot
+            reply = _unpacked(await durable(key, call, partial(run.model_call, conversation)))
+        except Exception as error:
+            if method != "prose" and refuses(error, method):
+                stats.refusals += 1
+                raise MethodRefused(method, error) from error
+            if too_long(error) and not shrunk:
+                window = window_named(error)
+                if window:
+                    context_window.learn(chat_base_url(), settings.model_for(role), window)
+                shrunk = True
+                stats.shrunk += 1
+                conversation = shrink(conversation)
+                emit("shrunk", role=role)
+                continue
+            if not _is_transient(error) or attempt >= settings.model_retries:
+                raise
+            attempt += 1
+            stats.retries += 1
+            if getattr(error, "chunks_received", 0):
+                stats.retries_after_output += 1
+            emit("retry", role=role, attempt=attempt, error=type(error).__name__)
+            await asyncio.sleep(_retry_delay(error, attempt))
+            continue
+        stats.calls += 1
+        stats.seconds += reply.seconds
+        if method != "prose":
+            stats.methods[method] += 1
+        return reply
+
+
+def _unpacked(message: AIMessage) -> StreamedReply:
+    """A reply as `durable` saved it: the message, with how it ended in its metadata."""
+    meta = message.response_metadata
+    return StreamedReply(
+        message,
+        meta.get("finish_reason") or "",
+        meta.get("stream_seconds", 0.0),
+        meta.get("stream_chunks", 0),
+        meta.get("usage_estimated", False),
+    )
+
+
+async def _stream_or_explain(
+    model: Runnable, conversation: list[BaseMessage], role: Role, kwargs: dict, run: RunResources
+) -> AIMessage:
+    """Stream the call; when the stream ends empty, ask once without streaming to learn why.
+
+    llama-cpp-python answers a prompt beyond its window, when streamed, with HTTP 200 and an
+    empty body; the same request unstreamed gets the 400 that names the window.
+    """
+    cap = run.settings.model_call_timeout
+    try:
+        reply = await stream_reply(model, conversation, role=role, total_cap=cap, **kwargs)
+    except EmptyStream:
+        async with asyncio.timeout(cap):
+            message = await model.ainvoke(conversation, **kwargs)
+        finish = message.response_metadata.get("finish_reason") or ""
+        reply = StreamedReply(message, finish, 0.0, 1, not message.usage_metadata)
+    reply.message.response_metadata.update(  # kept with the message if `durable` saves it
+        finish_reason=reply.finish_reason,
+        stream_seconds=reply.seconds,
+        stream_chunks=reply.chunks,
+        usage_estimated=reply.usage_estimated,
+    )
+    return reply.message
+
+
+def _prepared(role: Role, method: str, contract: type[BaseModel] | None, run: RunResources):
+    """The role's client (tools bound for tool calling) and the request fields for `method`."""
+    model = chat_model(run.settings, role)
+    if contract is None or method in ("prose", "prompt"):
+        return model, {}
+    name, schema = contract.__name__, json_schema(contract)
+    if method == "json_schema":
+        fmt = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": False},
+        }
+        return model, {"extra_body": {"response_format": fmt}}
+    if method == "json_object":  # llama-cpp-python reads `schema` and builds a grammar from it
+        return model, {"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}
+    return model.bind_tools([contract], tool_choice=name), {}
 
 
 @functools.cache
@@ -51,35 +235,67 @@ def json_schema(contract: type[BaseModel]) -> dict:
     return contract.model_json_schema()
 
 
-def _with_reply_format(messages: list[BaseMessage], contract: type[BaseModel]) -> list:
-    """The conversation with the schema instruction added to its (single) system message."""
-    instruction = prompts.reply_format(contract)
+def _formatted(
+    messages: list[BaseMessage], method: str, contract: type[BaseModel] | None
+) -> list[BaseMessage]:
+    """The conversation with the schema written into its system message, for the methods that
+    need it there (the prompt method, and JSON mode, which enforces JSON but not the schema)."""
+    if contract is None or method not in ("prompt", "json_object"):
+        return messages
+    instruction = prompts.reply_format(contract, tagged=method == "prompt")
     if messages and isinstance(messages[0], SystemMessage):
         return [SystemMessage(f"{messages[0].text}\n\n{instruction}"), *messages[1:]]
     return [SystemMessage(instruction), *messages]
 
 
-async def _request(
-    role: Role,
-    contract: type[BaseModel],
-    messages: list[BaseMessage],
-    method: str,
-    run: RunResources,
-) -> AIMessage:
-    """Send one request that asks for `contract` by one method."""
-    model = chat_model(run.settings, role)
-    name = contract.__name__
-    if method == "json_schema":
-        schema = {"name": name, "schema": json_schema(contract), "strict": False}
-        send = partial(
-            model.ainvoke, messages, response_format={"type": "json_schema", "json_schema": schema}
-        )
-    elif method == "tool_calling":
-        send = partial(model.bind_tools([contract], tool_choice=name).ainvoke, messages)
-    else:
-        send = partial(model.ainvoke, _with_reply_format(messages, contract))
-    key = fingerprint(messages, role=role, contract=name, method=method)
-    return await durable(key, send, partial(run.model_call, messages))
+# ---------------------------------------------------------------- structured replies
+
+
+def _method_for(role: Role, run: RunResources) -> str:
+    """The method to try: what the settings name, else the strongest not known to fail here."""
+    settings = run.settings
+    if settings.structured_output != "auto":
+        return settings.structured_output
+    known = capabilities.settled_method(chat_base_url(), settings.model_for(role))
+    return known or METHODS[0]
+
+
+def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
+    """Under `auto`, settle on the next weaker method for this endpoint; False if none is left."""
+    settings = run.settings
+    index = METHODS.index(method)
+    if settings.structured_output != "auto" or index + 1 >= len(METHODS):
+        return False
+    model = settings.model_for(role)
+    settled, _ = capabilities.settle(chat_base_url(), model, METHODS[index + 1])
+    why = " ".join(redact(why).split())[:200]
+    emit("structured_output", model=model, method=settled, refused=method, why=why)
+    return True
+
+
+def _settle_on_success(role: Role, run: RunResources, method: str) -> None:
+    """Remember the method a valid reply came by (under `auto`), and announce it once."""
+    if run.settings.structured_output != "auto":
+        return
+    model = run.settings.model_for(role)
+    settled, changed = capabilities.settle(chat_base_url(), model, method)
+    if changed:
+        emit("structured_output", model=model, method=settled, refused="", why="")
+
+
+def settled_methods(run: RunResources) -> dict[str, str]:
+    """Per model of the run: the structured-output method its replies come by, where known."""
+    settings = run.settings
+    used: dict[str, str] = {}
+    for role in ROLES:
+        model = settings.model_for(role)
+        calls = run.stats.roles.get(role)
+        seen = calls.methods.most_common(1)[0][0] if calls and calls.methods else None
+        if settings.structured_output == "auto":
+            seen = capabilities.settled_method(chat_base_url(), model) or seen
+        if seen:
+            used[model] = seen
+    return used
 
 
 def _reply_json(reply: AIMessage) -> tuple[object, str]:
@@ -92,34 +308,24 @@ def _reply_json(reply: AIMessage) -> tuple[object, str]:
     return extract_json(text), text
 
 
-async def _request_with_fallback(
+def _ignored(reply: AIMessage, method: str) -> bool:
+    """The server accepted the method but the reply shows no sign of it (no JSON, no tool call)."""
+    if method == "prompt" or reply.tool_calls or reply.invalid_tool_calls:
+        return False
+    return "{" not in strip_reasoning(reply.text)
+
+
+async def _structured_request(
     role: Role, contract: type[BaseModel], messages: list[BaseMessage], run: RunResources
-) -> AIMessage:
-    """A request by the strongest method the server accepts; `auto` moves down on HTTP 400."""
-    settings = run.settings
+) -> tuple[StreamedReply, str]:
+    """A reply by the strongest method the server accepts, and that method."""
     while True:
-        method = _first_method(settings, run)
+        method = _method_for(role, run)
         try:
-            return await _request(role, contract, messages, method, run)
-        except openai.BadRequestError:
-            weaker = _weaker(method) if settings.structured_output == "auto" else None
-            if weaker is None:
-                raise
-            if METHODS.index(weaker) > METHODS.index(run.structured_mode or METHODS[0]):
-                run.structured_mode = weaker  # only ever down, whatever order replies come in
-
-
-def _first_method(settings: Settings, run: RunResources) -> str:
-    """The method to try: what `auto` settled on for this run, or what the settings name."""
-    if settings.structured_output != "auto":
-        return settings.structured_output
-    return run.structured_mode or METHODS[0]
-
-
-def _weaker(method: str) -> str | None:
-    """The next more portable method after `method`, if any."""
-    index = METHODS.index(method)
-    return METHODS[index + 1] if index + 1 < len(METHODS) else None
+            return await send(role, messages, run, method=method, contract=contract), method
+        except MethodRefused as refusal:
+            if not _move_down(role, run, method, str(refusal.cause)):
+                raise refusal.cause from None
 
 
 async def ask(
@@ -130,28 +336,56 @@ async def ask(
     usage = Usage()
     conversation = list(messages)
     tries = settings.structured_retries + 1
-    for _ in range(tries):
+    stats = run.stats.of(role)
+    attempt = 0
+    while attempt < tries:
         try:
-            reply = await _request_with_fallback(role, contract, conversation, run)
-        except openai.APIError as error:
+            streamed, method = await _structured_request(role, contract, conversation, run)
+        except MODEL_CALL_ERRORS as error:
             error.usage = usage  # what the answered tries cost is not lost with the failure
             raise
+        reply = streamed.message
         cost = usage_of(reply, role)
         usage += cost
         run.record(cost)
-        text = reply.text
-        try:
-            value, text = _reply_json(reply)
-            fields = set(contract.model_fields)
-            return contract.model_validate(unwrap_single_key(value, fields)), usage
-        except ReplyNotJSON as error:
-            problem = str(error)
-        except ValidationError as error:
-            problem = _short(error)
-        conversation += [AIMessage(text or "(empty)"), HumanMessage(prompts.fix_reply(problem))]
+        if _ignored(reply, method) and _move_down(
+            role, run, method, "the reply ignored it (no JSON, no tool call)"
+        ):
+            stats.refusals += 1
+            continue  # the server's fault, not the model's: no re-ask is spent
+        attempt += 1
+        valid, problem, text = _checked(contract, reply, streamed.finish_reason, messages)
+        if valid is not None:
+            _settle_on_success(role, run, method)
+            return valid, usage
+        if attempt < tries:  # the last failure is not asked again
+            stats.reasks += 1
+        # Only the last failed reply goes back, clipped: a re-ask never outgrows the window.
+        shown = clip(text, max(100, settings.max_context_tokens // 16)) or "(empty)"
+        conversation = [*messages, AIMessage(shown), HumanMessage(prompts.fix_reply(problem))]
     raise StructuredOutputError(
         f"{contract.__name__}: no valid reply in {tries} tries ({problem})", usage
     )
+
+
+def _checked(
+    contract: type[Contract], reply: AIMessage, finish: str, prompt: list[BaseMessage]
+) -> tuple[Contract | None, str, str]:
+    """The reply as a valid contract, or None and what is wrong; and the text it came as."""
+    text = reply.text
+    if finish == "length":
+        cut = "the reply was cut off at the token limit; answer with a shorter JSON object"
+        return None, cut, text
+    try:
+        value, text = _reply_json(reply)
+        valid = contract.model_validate(unwrap_single_key(value, set(contract.model_fields)))
+    except ReplyNotJSON as error:
+        return None, str(error), text
+    except ValidationError as error:
+        return None, _short(error), text
+    schema = json.dumps(json_schema(contract), ensure_ascii=False)
+    degenerate = field_problem(valid, prompt, schema)
+    return (None, degenerate, text) if degenerate else (valid, "", text)
 
 
 def _short(error: ValidationError) -> str:
@@ -162,14 +396,20 @@ def _short(error: ValidationError) -> str:
     )
 
 
+# ---------------------------------------------------------------- prose
+
+
 async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
-    model = chat_model(run.settings, role)
-    reply = await durable(
-        fingerprint(messages, role=role),
-        partial(model.ainvoke, messages),
-        partial(run.model_call, messages),
-    )
-    usage = usage_of(reply, role)
+    text, usage, _finish = await write_raw(messages, role=role, run=run)
+    return prompts.without_fences(strip_reasoning(text)), usage
+
+
+async def write_raw(
+    messages: list[BaseMessage], *, role: Role, run: RunResources
+) -> tuple[str, Usage, str]:
+    """Prose as the model wrote it, its usage, and why it ended (`stop`, `length`, ...)."""
+    streamed = await send(role, messages, run)
+    usage = usage_of(streamed.message, role)
     run.record(usage)
-    return prompts.without_fences(strip_reasoning(reply.text)), usage
+    return streamed.message.text, usage, streamed.finish_reason

@@ -118,9 +118,10 @@ class Brain:
     def on_QualityAssessment(self, call: ChatCall) -> dict:
         index = self.calls["QualityAssessment"] - 1
         score = self.scores[min(index, len(self.scores) - 1)]
+        dimensions = ("completeness", "accuracy", "depth", "structure", "readability")
         return {
             "score": score,
-            "dimensions": {"completeness": score, "accuracy": score},
+            "dimensions": {name: score for name in (*dimensions, "source_quality")},
             "issues": ["needs more depth"],
             "another_round_worthwhile": self.another_round_worthwhile,
         }
@@ -210,6 +211,16 @@ class ChatServer(StandIn):
         self.refuse_tools = False
         self.refuse_response_format = False
         self.reply_wrapper = lambda text, call: text  # e.g. add <think> blocks
+        # Real servers' ways of saying no, per feature ("json_schema", "json_object", "tools"):
+        # (status, message), e.g. llama-cpp-python's 500 naming response_format.type.
+        self.refusals: dict[str, tuple[int, str]] = {}
+        self.ignore_response_format = False  # accept it, answer prose (a proxy that drops it)
+        self.context_window: int | None = None  # prompts beyond it are refused
+        self.empty_stream_when_too_long = False  # llama-cpp-python: 200 and an empty stream
+        self.stream_parts: list[float] | None = None  # seconds before each part of a stream
+        self.stream_usage = True  # False: no usage chunk (llama-cpp-python ignores the option)
+        # What GET/POST on other paths answer, e.g. {"/props": {...}} as llama.cpp's server does
+        self.info_paths: dict[str, dict] = {}
         self.fault = lambda number, body: None  # return a Reply to inject a failure
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -217,12 +228,33 @@ class ChatServer(StandIn):
         self._count = 0
         self._brain_lock = threading.Lock()
 
+    def _refusal(self, body: dict) -> Reply | None:
+        """A feature refusal or a too-long prompt, as the configured real server answers it."""
+        kind = body.get("response_format", {}).get("type")
+        feature = "tools" if body.get("tools") else kind
+        if feature in self.refusals:
+            status, message = self.refusals[feature]
+            return Reply(status, {"error": {"message": message, "type": "server_error"}})
+        tokens = len(json.dumps(body.get("messages"), ensure_ascii=False)) // 4 + 1
+        if self.context_window and tokens > self.context_window:
+            if body.get("stream") and self.empty_stream_when_too_long:
+                return Reply(200, sse="")
+            message = (
+                f"This model's maximum context length is {self.context_window} tokens. However, "
+                f"you requested {tokens} tokens ({tokens} in the messages, 0 in the completion)."
+            )
+            return Reply(400, {"error": {"message": message, "code": "context_length_exceeded"}})
+        return None
+
     def _call(self, body: dict) -> ChatCall:
         messages = body.get("messages", [])
         system = "\n".join(str(m.get("content")) for m in messages if m["role"] == "system")
         user = "\n".join(
             str(m.get("content")) for m in messages if m["role"] in ("user", "assistant")
         )
+        if body.get("response_format", {}).get("type") == "json_object":
+            match = _SCHEMA_NAME.search(system)
+            return ChatCall(match.group(1) if match else None, "json_object", system, user, body)
         if body.get("response_format", {}).get("type") == "json_schema":
             return ChatCall(
                 body["response_format"]["json_schema"]["name"], "json_schema", system, user, body
@@ -237,12 +269,18 @@ class ChatServer(StandIn):
         return ChatCall(None, "prose", system, user, body)
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
+        if not path.endswith("/chat/completions"):  # e.g. a context-window probe
+            known = self.info_paths.get(path)
+            return Reply(200, known) if known is not None else Reply(404, {"detail": "Not Found"})
         with self._brain_lock:
             self._count += 1
             number = self._count
         injected = self.fault(number, body)
         if injected is not None:
             return injected
+        refused = self._refusal(body)
+        if refused is not None:
+            return refused
         if self.refuse_tools and body.get("tools"):
             return Reply(
                 400,
@@ -259,6 +297,8 @@ class ChatServer(StandIn):
                 },
             )
         call = self._call(body)
+        if self.ignore_response_format and call.method in ("json_schema", "json_object"):
+            call = ChatCall(None, "prose", call.system, call.user, body)
         with self._brain_lock:
             answer = self.brain.answer(call)
         message: dict[str, Any] = {"role": "assistant", "content": None}
@@ -289,6 +329,8 @@ class ChatServer(StandIn):
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
+        if body.get("stream") and self.stream_parts is not None:
+            return Reply(sse_parts=self._slow_sse(body.get("model", ""), text, number))
         if body.get("stream"):
             return Reply(sse=self._sse(body.get("model", ""), message, usage, number))
         return Reply(
@@ -308,6 +350,25 @@ class ChatServer(StandIn):
                 "usage": usage,
             },
         )
+
+    def _slow_sse(self, model: str, text: str, number: int) -> list[tuple[float, str]]:
+        """Prose streamed in as many parts as `stream_parts` has delays, each after its delay."""
+        waits = self.stream_parts or [0.0]
+        size = -(-len(text) // len(waits))
+        parts = []
+        for index, wait in enumerate(waits):
+            piece = text[index * size : (index + 1) * size]
+            finish = "stop" if index == len(waits) - 1 else None
+            chunk = {
+                "id": f"chatcmpl-{number}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": finish}],
+            }
+            parts.append((wait, f"data: {json.dumps(chunk)}\n\n"))
+        parts.append((0.0, "data: [DONE]\n\n"))
+        return parts
 
     def _sse(self, model: str, message: dict, usage: dict, number: int) -> str:
         delta = {"role": "assistant", "content": message.get("content") or ""}
@@ -336,7 +397,7 @@ class ChatServer(StandIn):
                 "choices": [],
                 "usage": usage,
             },
-        ]
+        ][: None if self.stream_usage else 2]
         return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
     @property

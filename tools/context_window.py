@@ -1,0 +1,141 @@
+"""Ask an OpenAI-compatible server for the context window it really has.
+
+Each server tells in its own way (a window we assume and the server lacks truncates prompts
+or rejects them):
+
+- llama.cpp's server: `GET /props` → `default_generation_settings.n_ctx` (or `n_ctx`);
+- Ollama: `GET /api/ps` → the loaded model's `context_length`; else `POST /api/show` →
+  `num_ctx` in `parameters`; else Ollama's default of 4,096 (it truncates silently beyond);
+- vLLM: `GET /v1/models` → `max_model_len` of the model;
+- LM Studio: `GET /api/v0/models/{model}` → `loaded_context_length` (else `max_context_length`).
+
+llama-cpp-python tells nothing; its window is learnt from its "maximum context length is N"
+error instead (`tools.refusals.window_named`). The answers are kept for the process.
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from settings import ROLES, Settings
+from tools import endpoint_limits
+from tools.models import openai_api_key, openai_base_url
+
+PROBE_TIMEOUT = 3.0  # seconds per probe; a server that does not answer quickly tells nothing
+OLLAMA_DEFAULT_CONTEXT = 4_096
+MIN_CONTEXT = 1_000  # the smallest `max_context_tokens` the settings accept
+
+_known: dict[tuple[str, str], int | None] = {}
+
+
+def _root(base_url: str) -> str:
+    """The server's root: the base URL without its `/v1`."""
+    return re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+
+
+def _positive(value: object) -> int | None:
+    """`value` if it is a positive integer (a window), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+async def _get(client: httpx.AsyncClient, url: str, **kwargs) -> dict | None:
+    """The JSON object a probe returns, or None for any failure (the server does not tell)."""
+    try:
+        response = await (client.post(url, **kwargs) if "json" in kwargs else client.get(url))
+        body = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+async def _llama_cpp(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """llama.cpp's server: `GET /props`."""
+    body = await _get(client, f"{root}/props")
+    if body is None:
+        return None
+    settings = body.get("default_generation_settings") or {}
+    return _positive(settings.get("n_ctx")) or _positive(body.get("n_ctx"))
+
+
+async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """Ollama: the loaded model in `/api/ps`, else `num_ctx` or the default from `/api/show`."""
+    running = await _get(client, f"{root}/api/ps")
+    for entry in (running or {}).get("models") or []:
+        if model in (entry.get("name"), entry.get("model")):
+            return _positive(entry.get("context_length"))
+    shown = await _get(client, f"{root}/api/show", json={"model": model})
+    if shown is None:
+        return None
+    match = re.search(r"^num_ctx\s+(\d+)", shown.get("parameters") or "", re.M)
+    if match:
+        return int(match.group(1))
+    trained = [
+        v for k, v in (shown.get("model_info") or {}).items() if k.endswith(".context_length")
+    ]
+    return min([OLLAMA_DEFAULT_CONTEXT, *[t for t in trained if _positive(t)]])
+
+
+async def _vllm(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """vLLM: `max_model_len` of the model in `GET /v1/models`."""
+    body = await _get(client, f"{root}/v1/models")
+    for entry in (body or {}).get("data") or []:
+        if entry.get("id") == model:
+            return _positive(entry.get("max_model_len"))
+    return None
+
+
+async def _lm_studio(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """LM Studio: `GET /api/v0/models/{model}`, the loaded window first."""
+    body = await _get(client, f"{root}/api/v0/models/{model}")
+    if body is None:
+        return None
+    return _positive(body.get("loaded_context_length")) or _positive(body.get("max_context_length"))
+
+
+PROBES = (_llama_cpp, _vllm, _lm_studio, _ollama)
+
+
+async def context_window(base_url: str | None, model: str, api_key: str = "") -> int | None:
+    """The context window (tokens) the server reports for `model`; None if it does not tell."""
+    if not base_url:
+        return None  # OpenAI itself: its models' windows dwarf what a run sends
+    key = (base_url.rstrip("/"), model)
+    if key not in _known:  # two runs asking at once probe twice: harmless
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        gate = endpoint_limits.model_endpoint(base_url)  # probes count against its slots
+        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers) as client:
+            found = None
+            for probe in PROBES:
+                async with gate.call():
+                    found = await probe(client, _root(base_url), model)
+                if found:
+                    break
+        _known[key] = found
+    return _known[key]
+
+
+async def fitted_to_server(settings: Settings) -> tuple[Settings, int | None]:
+    """The settings with `max_context_tokens` lowered to the smallest window the run's models
+    report (never raised), and that window (None when no server tells)."""
+    base, key = openai_base_url(), openai_api_key()
+    windows = [await context_window(base, settings.model_for(role), key) for role in ROLES]
+    known = [w for w in windows if w]
+    if not known:
+        return settings, None
+    window = max(MIN_CONTEXT, min(known))
+    if window < settings.max_context_tokens:
+        settings = settings.model_copy(update={"max_context_tokens": window})
+    return settings, min(known)
+
+
+def learn(base_url: str | None, model: str, window: int) -> None:
+    """Remember a window the server named in an error (llama-cpp-python tells no other way)."""
+    if base_url:
+        _known[(base_url.rstrip("/"), model)] = window
+
+
+def forget_all() -> None:
+    """Drop what was learnt (tests)."""
+    _known.clear()

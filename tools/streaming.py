@@ -1,0 +1,88 @@
+"""One streamed model call: tokens as they arrive, a timeout on silence, and what the reply was.
+
+A small model on a CPU writes a report for minutes, so a total timeout kills honest calls; a
+call fails instead when no chunk has arrived for `request_idle_timeout` seconds
+(`ChatOpenAI.stream_chunk_timeout`, which keepalive comments do not reset). `model_call_timeout`,
+when set, still caps the whole call. Progress events every few seconds show a long call's
+tokens arriving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.runnables import Runnable
+
+from nodes.events import emit
+from tools.context import estimate_tokens
+
+TICK_SECONDS = 2.0  # how often a streaming call reports its progress
+
+
+class EmptyStream(RuntimeError):
+    """The server closed the stream without a chunk or a finish reason (llama-cpp-python does
+    this for a prompt beyond its window: HTTP 200, empty body)."""
+
+
+@dataclass
+class StreamedReply:
+    """A finished reply, why it ended, and how long it took."""
+
+    message: AIMessage
+    finish_reason: str
+    seconds: float
+    chunks: int
+    usage_estimated: bool  # the server streamed no usage; tokens were counted here
+
+
+def _as_message(total: AIMessageChunk) -> AIMessage:
+    """The summed chunks as a plain AIMessage (tool calls parsed)."""
+    return AIMessage(
+        content=total.content,
+        tool_calls=total.tool_calls,
+        invalid_tool_calls=total.invalid_tool_calls,
+        usage_metadata=total.usage_metadata,
+        response_metadata=total.response_metadata,
+        id=total.id,
+    )
+
+
+async def stream_reply(
+    model: Runnable, messages: list[BaseMessage], *, role: str, total_cap: float | None, **kwargs
+) -> StreamedReply:
+    """Stream one call to its end and return the reply; raises TimeoutError on silence or cap."""
+    started = last_tick = time.monotonic()
+    total: AIMessageChunk | None = None
+    chunks = 0
+    try:
+        async with asyncio.timeout(total_cap):
+            async for chunk in model.astream(messages, **kwargs):
+                total = chunk if total is None else total + chunk
+                chunks += 1
+                now = time.monotonic()
+                if now - last_tick >= TICK_SECONDS:
+                    last_tick = now
+                    emit("streaming", role=role, chunks=chunks, seconds=round(now - started, 1))
+    except ValueError as error:  # langchain-core's word for a stream that carried no chunk
+        if "No generation chunks" not in str(error):
+            raise
+        raise EmptyStream("the server ended the stream without an answer") from error
+    seconds = time.monotonic() - started
+    finish = (total.response_metadata.get("finish_reason") if total is not None else None) or ""
+    if total is None or (not finish and not total.content and not total.tool_call_chunks):
+        raise EmptyStream("the server ended the stream without an answer")
+    message = _as_message(total)
+    estimated = not message.usage_metadata
+    if estimated:  # e.g. llama-cpp-python ignores stream_options: count what we saw
+        prompt = sum(estimate_tokens(m.text) for m in messages)
+        message.usage_metadata = {
+            "input_tokens": prompt,
+            "output_tokens": chunks,
+            "total_tokens": prompt + chunks,
+        }
+    if seconds >= TICK_SECONDS:
+        emit("streaming", role=role, chunks=chunks, seconds=round(seconds, 1), done=True)
+    return StreamedReply(message, finish, seconds, chunks, estimated)
