@@ -12,7 +12,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.language import LanguageCode
+from domain.language import LanguageCode
 
 Complexity = Literal["simple", "medium", "complex"]
 Role = Literal["planner", "researcher", "writer", "reviewer"]

@@ -25,10 +25,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from stand_ins.chat import ChatServer  # noqa: E402
 from stand_ins.search import SearchServer  # noqa: E402
 
+from domain.context import estimate_tokens  # noqa: E402
+from domain.distinct import text_key  # noqa: E402
 from graph import build_graph  # noqa: E402
 from tools.checkpoints import open_checkpointer  # noqa: E402
-from tools.context import estimate_tokens  # noqa: E402
-from tools.distinct import text_key  # noqa: E402
 
 QUESTION = "Compare zstd and xz for log archives"
 

@@ -25,7 +25,7 @@ def finished_code(output: dict[str, Any], settings: Settings | None) -> int:
 
     A rejected plan is the user's own decision, so it counts as done (0).
     """
-    from tools.budgets import run_budget_spent  # imported here: the command starts faster
+    from domain.budgets import run_budget_spent  # imported here: the command starts faster
 
     reason = output.get("stop_reason")
     if reason == "plan_rejected":

@@ -16,12 +16,12 @@ from typing import Any, Protocol
 from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
+from domain.citations import evidence_table
 from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
 from state import ResearchOutput
 from tools.checkpoints import StoreMissing, open_checkpointer
-from tools.citations import evidence_table
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from domain.sources import normalize_url
+from domain.statements import cited_statements
 from evaluation.judge import Judge
 from evaluation.records import FactScore, JudgedStatement
 from nodes import prompts
 from state import DistinctStatements, FactJudgment, FactJudgments, Source, SourceEvidence, Usage
-from tools.sources import normalize_url
-from tools.statements import cited_statements
 
 NO_TEXT = "the run retrieved no text for this page"
 

@@ -17,9 +17,9 @@ import openai
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
+from domain.budgets import cost_usd
 from settings import Settings
 from state import Usage
-from tools.budgets import cost_usd
 from tools.models import PLACEHOLDER_KEY, Endpoint, openai_api_key, openai_base_url, using_endpoint
 from tools.run_resources import RunResources
 from tools.secrets import redact

@@ -9,12 +9,12 @@ one, the 0-10 averages and total are the scores.
 
 from __future__ import annotations
 
+from domain.markup import rewrite_markers, sources_sections
 from evaluation.judge import Judge
 from evaluation.records import RaceScore, ScoredCriterion, TaskCriteria
 from evaluation.tasks import EvalTask
 from nodes import prompts
 from state import DIMENSIONS, Criterion, CriterionScore, CriterionScores, Dimension, Usage
-from tools.markup import rewrite_markers, sources_sections
 
 
 def clean_article(report: str) -> str:

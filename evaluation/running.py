@@ -14,13 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from domain.sources import SourceRegistry
 from evaluation.tasks import EvalTask
 from graph import build_graph
 from graph.threads import advance
 from settings import Settings
 from state import ResearchOutput, SourceEvidence
 from tools.checkpoints import open_checkpointer
-from tools.sources import SourceRegistry
 
 OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 

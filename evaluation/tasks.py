@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from domain.language import detect_language, is_cjk
 from evaluation.records import TaskCriteria
-from tools.language import detect_language, is_cjk
 
 
 class TaskFileError(ValueError):

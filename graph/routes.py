@@ -1,4 +1,4 @@
-"""Every routing decision, as pure functions of state (the stop rules are in tools.stop_rules)."""
+"""Every routing decision, as pure functions of state (the stop rules are in domain.stop_rules)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Literal
 
 from langgraph.types import Send
 
+from domain.budgets import budget_for
+from domain.stop_rules import stop_reason
 from state import ResearchState, SubTask, Usage, WorkerInput, WorkerState
-from tools.budgets import budget_for
-from tools.stop_rules import stop_reason
 
 
 def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "finalize"]:

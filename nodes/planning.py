@@ -9,13 +9,13 @@ import uuid
 
 from langgraph.runtime import get_runtime
 
+from domain.distinct import distinct, first_of_each
+from domain.language import detect_language
 from nodes import prompts
-from nodes.events import emit
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
-from tools.distinct import distinct, first_of_each
-from tools.language import detect_language
+from tools.events import emit
 from tools.run_resources import for_step, release_run
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask

@@ -1,5 +1,5 @@
 """Every prompt the project sends, in one place: the wording as named templates, then one small
-function per prompt that fills a template and hands the material to `tools.context.assemble`.
+function per prompt that fills a template and hands the material to `domain.context.assemble`.
 
 Text that came from the web or from documents is untrusted: it is always packed as a fenced data
 section that the model is told to read as data, never as instructions.
@@ -12,15 +12,12 @@ from collections import Counter
 from collections.abc import Iterable
 
 from langchain_core.messages import BaseMessage
-from pydantic import BaseModel
 
+from domain.context import Material, assemble, clip, estimate_tokens, prompt_room
+from domain.fences import data_section
+from domain.language import words_for
+from domain.markup import markers
 from state import QualityAssessment, SearchHit, SourceEvidence, SubTask, WorkerResult
-from tools.context import Material, assemble, clip, estimate_tokens, prompt_room
-from tools.fences import data_section, without_fences
-from tools.language import words_for
-from tools.markup import markers
-
-__all__ = ["data_section", "without_fences"]  # re-exported: prompts are where fences are used
 
 # ---------------------------------------------------------------- the wording
 
@@ -152,32 +149,6 @@ def _most_cited_first(
 
 
 # ---------------------------------------------------------------- structured replies
-
-
-def reply_format(contract: type[BaseModel], tagged: bool = True) -> str:
-    """The first layer of tool calling: the schema written into the prompt.
-
-    Every field the schema lists as required must be present; numbers respect the minimum and
-    maximum the schema gives (scores are 0-100). `tagged`: inside <tool_call> tags (the
-    prompt method); JSON mode gets the bare object.
-    """
-    schema = json.dumps(contract.model_json_schema(), ensure_ascii=False)
-    wrapping = " inside <tool_call></tool_call> tags," if tagged else ""
-    return (
-        f"Reply with one JSON object that matches the JSON schema named {contract.__name__} "
-        f"below,{wrapping} and nothing else. Give every required field a real value (an "
-        "empty answer is not accepted), and keep every number within the minimum and maximum "
-        f"the schema states.\n"
-        f"Schema name: {contract.__name__}\n<schema>\n{schema}\n</schema>"
-    )
-
-
-def fix_reply(error: str) -> str:
-    """The second layer: the failure appended to the conversation, and the question asked again."""
-    return (
-        f"Your previous reply could not be used: {error}\n"
-        "Answer again with only the corrected JSON object, every required field filled in."
-    )
 
 
 def fix_report(problem: str) -> str:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from domain.citations import clean_citations
+from domain.language import run_language
+from domain.sources import SourceRegistry
+from domain.stop_rules import stop_reason
 from nodes import prompts
-from nodes.events import emit
 from nodes.planning import distinct_subtasks
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
-from tools.citations import clean_citations
-from tools.language import run_language
+from tools.events import emit
 from tools.run_resources import for_step
-from tools.sources import SourceRegistry
-from tools.stop_rules import stop_reason
 from tools.structured import StructuredOutputError, ask
 
 

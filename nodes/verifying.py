@@ -11,21 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from nodes import prompts
-from nodes.events import emit
-from state import (
-    CitationCheck,
-    PairVerdicts,
-    ResearchState,
-    SourceEvidence,
-    StatementRewrites,
-    Usage,
-)
-from tools.citations import clean_citations
-from tools.context import estimate_tokens
-from tools.language import run_language, words_for
-from tools.lexical import best_quote, close_match, lexical_verdict
-from tools.markup import (
+from domain.citations import clean_citations
+from domain.context import estimate_tokens
+from domain.language import run_language, words_for
+from domain.lexical import best_quote, close_match, lexical_verdict
+from domain.markup import (
     MARKER_RUN,
     code_spans,
     ids_in,
@@ -34,9 +24,19 @@ from tools.markup import (
     rewrite_markers,
     strip_markers,
 )
+from domain.sources import SourceRegistry
+from domain.statements import CitedStatement, cited_statements
+from nodes import prompts
+from state import (
+    CitationCheck,
+    PairVerdicts,
+    ResearchState,
+    SourceEvidence,
+    StatementRewrites,
+    Usage,
+)
+from tools.events import emit
 from tools.run_resources import RunResources, resources_for
-from tools.sources import SourceRegistry
-from tools.statements import CitedStatement, cited_statements
 from tools.structured import StructuredOutputError, ask
 
 Claim = tuple[str, int]  # (statement text, source id)

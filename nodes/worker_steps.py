@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
+from domain.budgets import budget_spent, queries_left
+from domain.distinct import distinct
+from domain.language import run_language
+from domain.sources import normalize_url
 from nodes import prompts
-from nodes.events import emit
 from state import (
     Finding,
     GapCheck,
@@ -20,14 +23,11 @@ from state import (
     WorkerResult,
     WorkerState,
 )
-from tools.budgets import budget_spent, queries_left
-from tools.distinct import distinct
-from tools.language import run_language
+from tools.events import emit
 from tools.run_resources import RunResources, for_worker
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure
 from tools.secrets import redact
-from tools.sources import normalize_url
 from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
 
 MAX_HITS_KEPT = 15  # evidence a worker keeps and shows its model, best first

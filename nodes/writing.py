@@ -6,17 +6,18 @@ import re
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from domain.budgets import cost_usd
+from domain.citations import clean_citations, renumber, sources_section
+from domain.degenerate import prose_problem
+from domain.fences import without_fences
+from domain.json_reply import strip_reasoning
+from domain.language import is_cjk, run_language, words_for
+from domain.markup import markers
+from domain.sources import SourceRegistry
 from nodes import prompts
-from nodes.events import emit
 from state import ResearchState, Source, Usage, WorkerResult
-from tools.budgets import cost_usd
-from tools.citations import clean_citations, renumber, sources_section
-from tools.degenerate import prose_problem
-from tools.json_reply import strip_reasoning
-from tools.language import is_cjk, run_language, words_for
-from tools.markup import markers
+from tools.events import emit
 from tools.run_resources import RunResources, for_step, release_run
-from tools.sources import SourceRegistry
 from tools.structured import settled_methods, write_raw
 
 
@@ -86,7 +87,7 @@ async def written_report(
         text = strip_reasoning(text)
         problem = prose_problem(text, finish, messages, own=current, cites=True)
         if problem is None:
-            return prompts.without_fences(text), usage, ""
+            return without_fences(text), usage, ""
         stats.degenerate += 1
         emit("degenerate", role="writer", problem=problem, final=attempt == 1)
         if attempt == 0:

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from domain.budgets import cost_usd, run_budget_spent
+from domain.context import clip, estimate_tokens, pack, reply_reserve
 from graph import graph
 from settings import ModelPrice, Settings
 from state import Usage
-from tools.budgets import cost_usd, run_budget_spent
-from tools.context import clip, estimate_tokens, pack, reply_reserve
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
 

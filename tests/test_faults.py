@@ -88,7 +88,7 @@ def test_a_page_that_gives_orders_stays_data(chat_server, search_server):
 
 
 def test_fence_tags_in_page_text_are_defused_in_any_spelling():
-    from nodes.prompts import data_section
+    from domain.fences import data_section
 
     fenced = data_section("a </DATA> b < / data > c <data foo='x'> d")
     assert fenced.count("</data>") == 1 and fenced.count("<data>") == 1  # only our own tags

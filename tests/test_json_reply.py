@@ -2,7 +2,7 @@
 
 import pytest
 
-from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
+from domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
 
 PLAN = {"query_type": "breadth_first", "subtasks": [{"id": 1, "description": "x"}]}
 

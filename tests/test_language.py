@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from domain.language import WORDS, detect_language, run_language, words_for
 from nodes import prompts
 from nodes.writing import limitations, no_evidence_report, plain_error
 from settings import Settings
 from state import WorkerResult
-from tools.language import WORDS, detect_language, run_language, words_for
 
 
 @pytest.mark.parametrize(

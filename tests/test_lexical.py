@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from citation_pairs import PAIRS, SOURCES
 
-from tools.lexical import best_quote, close_match, has_cue, lexical_verdict, support_score
-from tools.statements import cited_statements
+from domain.lexical import best_quote, close_match, has_cue, lexical_verdict, support_score
+from domain.statements import cited_statements
 
 
 def statements(report):

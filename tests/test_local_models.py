@@ -14,8 +14,8 @@ import json
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from domain.fences import data_section
 from graph import graph
-from nodes.prompts import data_section
 from settings import Settings
 from tools import capabilities
 from tools.run_resources import resources_for
@@ -358,7 +358,7 @@ def test_a_report_that_echoes_the_prompt_is_reasked_then_replaced_by_an_honest_n
 
 
 def test_a_looping_report_is_caught():
-    from tools.degenerate import prose_problem
+    from domain.degenerate import prose_problem
 
     looped = "# zstd\n\n" + "zstd(1): Options — compress the file at level 19.\n" * 30
     assert "repeats one line" in prose_problem(looped, "stop", [HumanMessage("Question: zstd?")])

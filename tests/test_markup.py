@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.markup import (
+from domain.markup import (
     blocks,
     body_end,
     code_spans,

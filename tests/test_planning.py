@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from domain.budgets import budget_for, budget_spent, queries_left
 from nodes.planning import BadQuestion, clean_question, shape_plan
 from nodes.reviewing import shape_supplementary
 from nodes.worker_steps import fresh_queries, rank_hits
 from settings import Settings
 from state import SearchHit, SubTask, TaskPlan
-from tools.budgets import budget_for, budget_spent, queries_left
 
 
 def task(description, **fields):

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from cli.main import main
+from domain.fences import data_section
 from graph import graph
-from nodes.prompts import data_section
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from domain.stop_rules import plateaued, stop_reason
 from graph.routes import (
     dispatch_research,
     dispatch_supplementary,
@@ -14,7 +15,6 @@ from graph.routes import (
 )
 from settings import Settings
 from state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
-from tools.stop_rules import plateaued, stop_reason
 
 
 def task(description, **fields):

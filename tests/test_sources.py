@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from domain.citations import clean_citations, renumber, sources_section
+from domain.sources import SourceRegistry
 from state import Finding, Source, SourceEvidence, WorkerResult
-from tools.citations import clean_citations, renumber, sources_section
-from tools.sources import SourceRegistry
 
 
 def result(subtask_id, urls, round_=1, cites=None):

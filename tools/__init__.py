@@ -1,1 +1,2 @@
-"""The outside world: chat models, structured output, search backends, cache, budgets."""
+"""The outside world: chat models and structured output, search providers and the local index,
+checkpoints, run resources and endpoint limits, progress events."""

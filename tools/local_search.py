@@ -10,11 +10,11 @@ import hashlib
 from itertools import zip_longest
 from pathlib import Path
 
+from domain.sources import normalize_url
 from state import SearchHit
 from tools.checkpoints import data_dir
 from tools.corpus import LocalCorpus
 from tools.search.base import SearchBackend, rank_score
-from tools.sources import normalize_url
 
 
 def index_path(corpus_dir: str | Path) -> Path:

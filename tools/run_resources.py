@@ -20,14 +20,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
+from domain.context import MESSAGE_OVERHEAD, estimate_tokens
+from domain.run_ledger import RunLedger
 from settings import Settings, settings_from
 from state import Usage
 from tools import endpoint_limits
 from tools.call_stats import CallStats
-from tools.context import MESSAGE_OVERHEAD, estimate_tokens
 from tools.endpoint_limits import Endpoint, endpoint
 from tools.models import chat_base_url
-from tools.run_ledger import RunLedger
 from tools.search.factory import search_backend
 from tools.search_cache import SearchCache
 

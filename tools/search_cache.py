@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+from domain.distinct import text_key
 from state import SearchHit
-from tools.distinct import text_key
 from tools.search.base import SearchBackend
 
 

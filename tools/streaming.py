@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable
 
-from nodes.events import emit
-from tools.context import estimate_tokens
+from domain.context import estimate_tokens
+from tools.events import emit
 
 TICK_SECONDS = 2.0  # how often a streaming call reports its progress
 

@@ -28,23 +28,24 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
-from nodes import prompts
-from nodes.events import emit
+from domain.context import clip, estimate_tokens
+from domain.degenerate import field_problem
+from domain.fences import without_fences
+from domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
+from domain.prompt_shrink import shrink
+from domain.reply_format import fix_reply, reply_format
+from domain.system_role import place_system
 from settings import ROLES, Role
 from state import Usage
 from tools import capabilities, context_window
 from tools.capabilities import METHODS
-from tools.context import clip, estimate_tokens
-from tools.degenerate import field_problem
 from tools.durable_calls import durable, fingerprint
-from tools.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
+from tools.events import emit
 from tools.models import chat_base_url, chat_model
-from tools.prompt_shrink import shrink
 from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
 from tools.secrets import redact
 from tools.streaming import EmptyStream, StreamedReply, stream_reply
-from tools.system_role import place_system
 
 Contract = TypeVar("Contract", bound=BaseModel)
 
@@ -242,7 +243,7 @@ def _formatted(
     need it there (the prompt method, and JSON mode, which enforces JSON but not the schema)."""
     if contract is None or method not in ("prompt", "json_object"):
         return messages
-    instruction = prompts.reply_format(contract, tagged=method == "prompt")
+    instruction = reply_format(contract, tagged=method == "prompt")
     if messages and isinstance(messages[0], SystemMessage):
         return [SystemMessage(f"{messages[0].text}\n\n{instruction}"), *messages[1:]]
     return [SystemMessage(instruction), *messages]
@@ -362,7 +363,7 @@ async def ask(
             stats.reasks += 1
         # Only the last failed reply goes back, clipped: a re-ask never outgrows the window.
         shown = clip(text, max(100, settings.max_context_tokens // 16)) or "(empty)"
-        conversation = [*messages, AIMessage(shown), HumanMessage(prompts.fix_reply(problem))]
+        conversation = [*messages, AIMessage(shown), HumanMessage(fix_reply(problem))]
     raise StructuredOutputError(
         f"{contract.__name__}: no valid reply in {tries} tries ({problem})", usage
     )
@@ -402,7 +403,7 @@ def _short(error: ValidationError) -> str:
 async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
     text, usage, _finish = await write_raw(messages, role=role, run=run)
-    return prompts.without_fences(strip_reasoning(text)), usage
+    return without_fences(strip_reasoning(text)), usage
 
 
 async def write_raw(

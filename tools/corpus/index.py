@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from domain.language import CJK_CHARACTERS
 from state import SearchHit
 from tools.corpus.passages import blocks_of, first_heading, passages_of
 from tools.corpus.reading import SUFFIXES, SkippedFile, kind_of, read_document
-from tools.language import CJK_CHARACTERS
 
 logger = logging.getLogger(__name__)
 

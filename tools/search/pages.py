@@ -16,11 +16,11 @@ from urllib.parse import urljoin, urlsplit
 
 import httpcore
 
+from domain.lexical import support_score
 from settings import Settings
 from state import SearchHit
 from tools.corpus.passages import blocks_of, passages_of
 from tools.corpus.reading import Document, SkippedFile, decode_text, read_html, read_pdf
-from tools.lexical import support_score
 from tools.search.base import SearchBackend
 from tools.search.guard import FetchRefused, GuardedBackend
 

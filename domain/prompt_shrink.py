@@ -11,7 +11,7 @@ import re
 
 from langchain_core.messages import BaseMessage
 
-from tools.context import clip, estimate_tokens
+from domain.context import clip, estimate_tokens
 
 SHRINK_TO = 0.6  # share of each fenced section kept
 _FENCED = re.compile(r"(<data>\n)(.*?)(\n</data>)", re.S)

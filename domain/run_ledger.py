@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from domain.budgets import run_budget_spent
 from settings import Settings
 from state import Usage
-from tools.budgets import run_budget_spent
 
 
 class RunLedger:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from tools.fences import data_section
-from tools.language import CJK_CHARACTERS, CJK_MARKS
+from domain.fences import data_section
+from domain.language import CJK_CHARACTERS, CJK_MARKS
 
 # CJK letters, punctuation and full-width forms: each costs more than a Latin letter.
 _CJK = re.compile(f"[{CJK_CHARACTERS}{CJK_MARKS}]")

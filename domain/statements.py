@@ -1,6 +1,6 @@
 """Cited statements: the sentences, list items and table rows of a report that cite sources.
 
-Block structure comes from `tools.markup` (markdown-it-py); this module splits prose blocks into
+Block structure comes from `domain.markup` (markdown-it-py); this module splits prose blocks into
 sentences (Latin and CJK punctuation, abbreviations kept whole) and keeps each statement's span,
 so that verification can replace it in place. Pure Python, no I/O.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tools.markup import MARKER, Block, blocks, body_end, ids_in, strip_markers
+from domain.markup import MARKER, Block, blocks, body_end, ids_in, strip_markers
 
 _MARKERS = rf"(?:\s*{MARKER.pattern})*"
 _SENTENCE_END = re.compile(

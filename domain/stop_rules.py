@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+from domain.budgets import run_budget_spent
 from settings import Settings
 from state import QualityAssessment, StopReason, Usage
-from tools.budgets import run_budget_spent
 
 
 def plateaued(history: list[float | None], min_improvement: float, rounds: int) -> bool:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
-from tools.language import WORDS
+from domain.language import WORDS
 
 _SEPARATORS = r"[,，、;；]"
 _IDS = rf"\d+(?:\s*{_SEPARATORS}\s*\d+)*"

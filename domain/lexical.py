@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
+from domain.language import CJK_CHARACTERS, script_of
+from domain.statements import sentences
 from state import Verdict
-from tools.language import CJK_CHARACTERS, script_of
-from tools.statements import sentences
 
 _CJK = CJK_CHARACTERS
 _TOKEN = re.compile(

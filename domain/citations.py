@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-from state import CitationCheck, Source
-from tools.language import detect_language, words_for
-from tools.markup import (
+from domain.language import detect_language, words_for
+from domain.markup import (
     FULLWIDTH_MARKER,
     LINK,
     MARKER,
@@ -23,7 +22,8 @@ from tools.markup import (
     rewrite_markers,
     sources_sections,
 )
-from tools.sources import normalize_url
+from domain.sources import normalize_url
+from state import CitationCheck, Source
 
 _BARE_URL = re.compile(r"([ \t]*)(?<![\w/.])((?:(?:https?|file)://|www\.)[^\s)\]>，。]+)")
 _SPACED_MARKER = re.compile(rf"([ \t]*){MARKER.pattern}")
