@@ -1,0 +1,146 @@
+"""Node contracts in a few lines each: the nodes called directly, with langchain-core's in-process
+fake chat model in place of a server (no HTTP, no graph)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from nodes.verifying import verify_citations
+from nodes.worker_steps import decide, report_findings
+from settings import Settings
+from state import Budget, SearchHit, SourceEvidence, SubTask, WorkerResult
+
+SETTINGS = Settings(structured_output="prompt", language="en", model="fake")
+
+
+class Replies(list):
+    """The model's replies, in order (JSON objects for contracts, text for prose), and the
+    conversations it was sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[list] = []
+
+    def next_message(self) -> AIMessage:
+        answer = self.pop(0)
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        return AIMessage(f"<tool_call>{text}</tool_call>" if text.startswith("{") else text)
+
+
+@pytest.fixture
+def replies(monkeypatch) -> Replies:
+    """A fake chat model in place of every role's client, answering from `Replies`."""
+    answers = Replies()
+
+    class Recording(GenericFakeChatModel):
+        async def astream(self, messages, *args, **kwargs):
+            answers.sent.append(messages)
+            self.messages = iter([answers.next_message()])
+            async for chunk in super().astream(messages, *args, **kwargs):
+                yield chunk
+
+    model = Recording(messages=iter([]))
+    monkeypatch.setattr("tools.structured.chat_model", lambda settings, role: model)
+    return answers
+
+
+def worker(**extra) -> dict:
+    """A worker's state after one search cycle."""
+    hits = [
+        SearchHit(url="https://a.example/zstd", title="zstd", content="zstd is fast.", score=0.9),
+        SearchHit(url="https://b.example/xz", title="xz", content="xz is small.", score=0.8),
+    ]
+    return {
+        "question": "Compare zstd and xz",
+        "subtask": SubTask(
+            id=1, description="Speed and size", search_queries=["zstd xz"], complexity="medium"
+        ),
+        "budget": Budget(max_queries=5, max_cycles=2),
+        "round": 1,
+        "settings": SETTINGS,
+        "run_id": f"nodes-{id(extra)}",
+        "sent_queries": ["zstd xz"],
+        "cycles_used": 1,
+        "hits": hits,
+        **extra,
+    }
+
+
+def test_decide_goes_on_with_the_models_gaps_and_queries(replies):
+    replies.append({"gaps": ["memory use"], "next_queries": ["zstd memory"]})
+    update = asyncio.run(decide(worker()))
+    assert update["gaps"] == ["memory use"] and update["pending_queries"] == ["zstd memory"]
+    assert "termination_reason" not in update and update["usage"].llm_calls == 1
+
+
+def test_decide_stops_without_a_call_when_the_budget_is_spent(replies):
+    update = asyncio.run(decide(worker(cycles_used=2)))
+    assert update == {"termination_reason": "budget_spent"} and replies.sent == []
+
+
+def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
+    replies.append(
+        {
+            "findings": [
+                {"claim": "zstd is fast", "source_ids": [1]},
+                {"claim": "made up", "source_ids": [7]},  # no such evidence item: dropped
+            ],
+            "summary": "zstd is fast; xz is small.",
+            "gaps": [],
+            "confidence": 0.7,
+        }
+    )
+    result = asyncio.run(report_findings(worker()))["worker_results"][0]
+    assert result.status == "ok"
+    assert [(f.claim, f.source_ids) for f in result.findings] == [("zstd is fast", [1])]
+    assert [s.url for s in result.sources] == ["https://a.example/zstd"]  # only what it cites
+
+
+def test_report_findings_falls_back_to_snippets_when_the_model_never_answers(replies):
+    replies.extend(["{}", "{}", "{}"])  # an empty object is a failed reply, re-asked, not findings
+    result = asyncio.run(report_findings(worker()))["worker_results"][0]
+    assert result.status == "partial" and len(replies.sent) == 3
+    assert [f.claim for f in result.findings] == ["zstd is fast.", "xz is small."]
+
+
+def research_state(report: str) -> dict:
+    """An orchestrator's state with one worker's two sources and a report citing them."""
+    sources = [
+        SourceEvidence(id=1, url="https://a.example/zstd", title="zstd", excerpt="zstd is fast."),
+        SourceEvidence(id=2, url="https://b.example/xz", title="xz", excerpt="xz is small."),
+    ]
+    result = WorkerResult(subtask_id=1, description="Speed and size", sources=sources)
+    return {
+        "question": "Compare zstd and xz",
+        "settings": SETTINGS,
+        "run_id": f"nodes-{id(report)}",
+        "report": report,
+        "worker_results": [result],
+        "iteration": 1,
+    }
+
+
+def test_verify_citations_keeps_what_the_model_confirms_and_removes_the_rest(replies):
+    replies.append(
+        {
+            "verdicts": [
+                {"pair": 1, "verdict": "supported", "quote": "zstd is fast."},
+                {"pair": 2, "verdict": "unsupported", "quote": ""},
+            ]
+        }
+    )
+    replies.append({"rewrites": [{"statement": 1, "text": ""}]})  # nothing to say: marked
+    state = research_state("# Report\n\nZstd compresses quickly [1]. Xz is the fastest [2].\n")
+    update = asyncio.run(verify_citations(state))
+    assert [(c.source_id, c.verdict, c.method) for c in update["citations"]] == [
+        (1, "supported", "model"),
+        (2, "unsupported", "model"),
+    ]
+    assert "Zstd compresses quickly [1]." in update["report"]
+    assert "[2]" not in update["report"] and "not supported by the sources" in update["report"]
+    assert update["citation_precision"] == 0.5
