@@ -28,15 +28,9 @@ from tools.call_stats import latest_stats  # noqa: E402
 from tools.local_profile import is_loopback  # noqa: E402
 from tools.models import openai_base_url  # noqa: E402
 
-QUESTION = "Compare zstd and xz for log archives"
-CORPUS = {
-    "zstd.md": "# zstd\n\nzstd (Zstandard) is a fast lossless compressor from Facebook. At "
-    "level 3 it compresses text logs to about a quarter of their size and decompresses at over "
-    "1 GB/s per core. Levels run from 1 to 19.\n",
-    "xz.md": "# xz\n\nxz uses the LZMA2 algorithm. It compresses logs 10-20% smaller than zstd "
-    "at its highest levels, but compresses several times slower and decompresses near "
-    "100 MB/s.\n",
-}
+sys.path.insert(0, str(ROOT / "tests"))
+from stand_ins.documents import LOG_ARCHIVES as CORPUS  # noqa: E402
+from stand_ins.documents import LOG_ARCHIVES_QUESTION as QUESTION  # noqa: E402
 
 
 async def research(settings: dict) -> tuple[dict, object, float]:

@@ -35,11 +35,6 @@ FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fa
 MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 
 
-def _run(state: WorkerState) -> RunResources:
-    """The run's live resources, with this worker's checkpointed spending in its ledger."""
-    return for_worker(state)
-
-
 def _progress(state: WorkerState, phase: str, **data: object) -> None:
     """One worker event: which subtask, what phase, and its budget use."""
     event = {
@@ -84,7 +79,7 @@ async def observe(state: WorkerState) -> dict:
     candidates = (
         state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
     )
-    run = _run(state)
+    run = for_worker(state)
     async with run.worker_slots:  # the budget is read once this worker may spend
         limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
         queries = fresh_queries(candidates, sent, limit)
@@ -128,7 +123,7 @@ async def decide(state: WorkerState) -> dict:
         return {"termination_reason": "budget_spent"}
     if not hits and state.get("search_errors"):
         return {"termination_reason": "search_failed"}
-    run = _run(state)
+    run = for_worker(state)
     left = queries_left(state["budget"], sent)
     try:
         async with run.worker_slots:
@@ -226,12 +221,16 @@ async def report_findings(state: WorkerState) -> dict:
         gaps=state.get("gaps", []),
     )
     if not hits:
-        quiet = "the run's budget was spent" if _run(state).budget_spent() else "nothing came back"
+        quiet = (
+            "the run's budget was spent"
+            if for_worker(state).budget_spent()
+            else "nothing came back"
+        )
         error = "; ".join(errors[:3]) or quiet
         failed = result.model_copy(update={"status": "failed", "error": error})
         return _finished(state, failed, Usage())
     sources = _sources(hits)
-    run = _run(state)
+    run = for_worker(state)
     try:
         async with run.worker_slots:
             answer, usage = await ask(

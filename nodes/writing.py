@@ -21,11 +21,6 @@ from tools.run_resources import RunResources, for_step, release_run
 from tools.structured import settled_methods, write_raw
 
 
-def _run(state: ResearchState) -> RunResources:
-    """The run's live resources, its ledger at the checkpointed total."""
-    return for_step(state)
-
-
 def _language(state: ResearchState) -> str:
     return run_language(state["question"], state["settings"].language)
 
@@ -119,7 +114,7 @@ async def synthesize(state: ResearchState) -> dict:
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage, problem = await written_report(messages, _run(state))
+    report, usage, problem = await written_report(messages, for_step(state))
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit("report", round=1, chars=len(report), problem=problem)
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
@@ -140,7 +135,7 @@ async def refine_report(state: ResearchState) -> dict:
         limit,
         language=_language(state),
     )
-    report, usage, problem = await written_report(messages, _run(state), state["report"])
+    report, usage, problem = await written_report(messages, for_step(state), state["report"])
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
         problem = f"revision {round_}: {problem}"
@@ -171,7 +166,7 @@ async def finalize(state: ResearchState) -> dict:
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
-    methods = settled_methods(_run(state))
+    methods = settled_methods(for_step(state))
     release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
     return {
         "report": report,

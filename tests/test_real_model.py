@@ -17,20 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from stand_ins.documents import LOG_ARCHIVES as CORPUS
+from stand_ins.documents import LOG_ARCHIVES_QUESTION as QUESTION
 
 REAL_MODEL_URL = os.environ.get("DEEP_RESEARCH_REAL_MODEL_URL", "")
 pytestmark = pytest.mark.skipif(
     not REAL_MODEL_URL, reason="set DEEP_RESEARCH_REAL_MODEL_URL to a model server to run this"
 )
-QUESTION = "Compare zstd and xz for log archives"
-CORPUS = {
-    "zstd.md": "# zstd\n\nzstd (Zstandard) is a fast lossless compressor from Facebook. At "
-    "level 3 it compresses text logs to about a quarter of their size and decompresses at over "
-    "1 GB/s per core. Levels run from 1 to 19.\n",
-    "xz.md": "# xz\n\nxz uses the LZMA2 algorithm. It compresses logs 10-20% smaller than zstd "
-    "at its highest levels, but compresses several times slower and decompresses near "
-    "100 MB/s.\n",
-}
 SCAFFOLDING = ("Research notes:", "<data>", "</data>", "Schema name:", "Sources:\n<")
 
 

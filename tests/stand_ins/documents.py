@@ -33,3 +33,14 @@ def make_pdf(pages: list[str], title: str | None = None, password: str | None = 
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
+
+
+LOG_ARCHIVES_QUESTION = "Compare zstd and xz for log archives"
+LOG_ARCHIVES = {  # a small folder for real-model runs: two notes a 270M model can cite
+    "zstd.md": "# zstd\n\nzstd (Zstandard) is a fast lossless compressor from Facebook. At "
+    "level 3 it compresses text logs to about a quarter of their size and decompresses at over "
+    "1 GB/s per core. Levels run from 1 to 19.\n",
+    "xz.md": "# xz\n\nxz uses the LZMA2 algorithm. It compresses logs 10-20% smaller than zstd "
+    "at its highest levels, but compresses several times slower and decompresses near "
+    "100 MB/s.\n",
+}
