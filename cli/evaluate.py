@@ -74,6 +74,12 @@ def add_command(
     sub.add_argument("--limit", type=int, help="only the first N tasks (after --task-language)")
     sub.add_argument("--concurrency", type=int, default=2, help="tasks researched at once")
     sub.add_argument("--checkpoint-db", help="the runs' store (default: DIR/checkpoints.sqlite)")
+    sub.add_argument(
+        "--refetch",
+        action="store_true",
+        help="judge citations against the live pages (guarded fetch, at most max_page_fetches "
+        "a task), where they can be read, not only the text the run retrieved",
+    )
     sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sub.set_defaults(approve_plan=False)  # nobody is there to approve a plan
 
@@ -147,6 +153,7 @@ async def _run(
         concurrency=max(1, args.concurrency),
         given_criteria=given,
         note=note,
+        refetch=args.refetch,
     )
 
 

@@ -9,6 +9,7 @@ different wordings say the same thing is the judge's call, as in DeepResearch Be
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from domain.sources import normalize_url
@@ -108,21 +109,38 @@ def fact_score(pairs: int, judged: list[JudgedStatement]) -> FactScore:
     )
 
 
+LivePage = Callable[[str, str], Awaitable[str]]
+"""The live text of a page (url, the statements as a query): the guarded page reader's `text`."""
+
+
 async def check_citations(
     report: str,
     sources: list[Source],
     evidence: list[SourceEvidence],
     judge: Judge,
     usage: list[Usage],
+    live_page: LivePage | None = None,
 ) -> FactScore:
-    """Extract, deduplicate and judge every (statement, URL) pair of a report."""
+    """Extract, deduplicate and judge every (statement, URL) pair of a report.
+
+    Each page is the text the run retrieved; with `live_page` (`--refetch`), the live page's
+    passages that bear on the statements, or the retrieved text where it cannot be read.
+    """
     pairs = report_pairs(report, sources)
     pages = {normalize_url(s.url): s.excerpt for s in evidence}
     groups = group_by_url(pairs)
+    refetched: list[str] = []
 
     async def one_url(url: str, group: list[Pair]) -> list[JudgedStatement]:
         kept = await distinct(group, judge, usage)
-        return await judge_page(kept, pages.get(url, ""), judge, usage)
+        page = pages.get(url, "")
+        if live_page is not None:
+            live = await live_page(group[0].url, " ".join(p.statement for p in kept))
+            if live.strip():
+                page = live
+                refetched.append(url)
+        return await judge_page(kept, page, judge, usage)
 
     judged = await asyncio.gather(*(one_url(url, group) for url, group in groups.items()))
-    return fact_score(len(pairs), [j for page in judged for j in page])
+    score = fact_score(len(pairs), [j for page in judged for j in page])
+    return score.model_copy(update={"pages_refetched": len(refetched)})

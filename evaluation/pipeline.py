@@ -15,7 +15,7 @@ from functools import reduce
 from pathlib import Path
 
 from evaluation.criteria import generate_criteria
-from evaluation.fact import check_citations
+from evaluation.fact import LivePage, check_citations
 from evaluation.judge import Judge
 from evaluation.layout import EvalDir, read_record, write_json
 from evaluation.race import score_report
@@ -25,6 +25,7 @@ from evaluation.summary import write_summary
 from evaluation.tasks import EvalTask, criteria_for
 from settings import Settings
 from state import Usage
+from tools.search.pages import PageFetcher
 from tools.secrets import redact
 
 
@@ -82,7 +83,11 @@ def _total(usage: list[Usage]) -> Usage:
 
 
 async def _judge_run(
-    run: TaskRun, layout: EvalDir, judge: Judge, given: list[TaskCriteria]
+    run: TaskRun,
+    layout: EvalDir,
+    judge: Judge,
+    given: list[TaskCriteria],
+    live_page: LivePage | None,
 ) -> TaskResult:
     """Criteria, RACE and FACT for one finished run; each stage written as it ends."""
     task, folder = run.task, layout.task(run.task.id)
@@ -118,7 +123,12 @@ async def _judge_run(
         fact = read_record(folder / "fact.json", FactScore)
         if fact is None:
             fact = await check_citations(
-                output.get("report") or "", output.get("sources") or [], run.evidence, judge, usage
+                output.get("report") or "",
+                output.get("sources") or [],
+                run.evidence,
+                judge,
+                usage,
+                live_page,
             )
             write_json(folder / "fact.json", fact)
     finally:
@@ -151,6 +161,7 @@ async def evaluate(
     concurrency: int,
     given_criteria: list[TaskCriteria],
     note: Callable[[str], None],
+    refetch: bool = False,
 ) -> Outcome:
     """Run and score every task not yet done, then write the summary of all that are."""
     outcome = Outcome()
@@ -163,7 +174,8 @@ async def evaluate(
             pending.append(task)
 
     async def finished(run: TaskRun) -> None:
-        result = await _judge_run(run, layout, judge, given_criteria)
+        live_page = PageFetcher(settings).text if refetch else None  # guarded, per-task budget
+        result = await _judge_run(run, layout, judge, given_criteria, live_page)
         folder = layout.task(run.task.id)
         write_json(folder / "result.json", result)
         (folder / "error.txt").unlink(missing_ok=True)

@@ -82,6 +82,7 @@ class FactScore(BaseModel):
     citation_accuracy: float | None  # supported / (supported + unsupported)
     effective_citations: int  # supported pairs
     judged: list[JudgedStatement] = Field(default_factory=list)
+    pages_refetched: int = 0  # with --refetch: pages judged from their live text
 
 
 class TaskResult(BaseModel):

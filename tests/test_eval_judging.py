@@ -154,3 +154,32 @@ def test_judge_endpoint_keys(monkeypatch):
     assert other.api_key == "sk-judge-111111" and "sk-judge" not in repr(other)
     monkeypatch.setenv("DEEP_RESEARCH_JUDGE_BASE_URL", "http://env-judge/v1")
     assert judge_endpoint(None).base_url == "http://env-judge/v1"
+
+
+def test_refetch_judges_against_the_live_page_through_the_guarded_reader(judge_server, page_server):
+    """--refetch: the page's live text where it can be read; a private address only if allowed."""
+    from tools.search.pages import PageFetcher
+
+    live_url = f"{page_server.url}/zstd-article"  # its live text: "compresses the logs 11.2x"
+    report = "- zstd level 19 compresses logs 11.2x [1].\n- Alpha rose 5% in 2020 [2].\n"
+    listed = [Source(id=1, url=live_url), Source(id=2, url="https://one.example/a")]
+    evidence = [  # what the run retrieved: nothing for the first page
+        SourceEvidence(id=1, url=live_url, excerpt=""),
+        SourceEvidence(id=2, url="https://one.example/a", excerpt=PAGES[1]),
+    ]
+
+    def check(allow_private: bool):
+        reader = PageFetcher(Settings(fetch_private_addresses=allow_private, page_timeout=5))
+        return asyncio.run(
+            check_citations(report, listed, evidence, judge_for(judge_server), [], reader.text)
+        )
+
+    allowed = check(allow_private=True)  # the stand-in site is on loopback
+    assert {j.url: j.result for j in allowed.judged} == {
+        live_url: "supported",  # judged from the live page, not unknown
+        "https://one.example/a": "supported",  # unreadable now (no network): what was retrieved
+    }
+    assert allowed.pages_refetched == 1 and page_server.served == ["/zstd-article"]
+    refused = check(allow_private=False)  # the guard refuses loopback: the retrieved text, none
+    assert {j.url: j.result for j in refused.judged}[live_url] == "unknown"
+    assert refused.pages_refetched == 0 and page_server.served == ["/zstd-article"]
