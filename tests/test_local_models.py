@@ -202,6 +202,14 @@ def test_the_method_is_remembered_on_disk_per_endpoint_and_model(tmp_path):
     assert capabilities.settled_method("http://127.0.0.1:8011/v1", "other") is None
 
 
+def test_a_password_in_the_base_url_never_reaches_the_capability_file(tmp_path):
+    store = tmp_path / "capabilities.json"
+    capabilities.remember_on_disk(store)
+    capabilities.settle("https://user:s3cretpw@proxy.example/v1", "m", "prompt")
+    assert "s3cretpw" not in store.read_text()
+    assert capabilities.settled_method("https://user:s3cretpw@proxy.example/v1", "m") == "prompt"
+
+
 def test_structured_replies_stream_and_count_usage(chat_server):
     from state import GapCheck
 

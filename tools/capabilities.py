@@ -13,6 +13,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from tools.secrets import mask_url_passwords
+
 METHODS = ("json_schema", "json_object", "tool_calling", "prompt")  # strongest first
 
 _lock = threading.Lock()
@@ -21,8 +23,9 @@ _store: Path | None = None
 
 
 def endpoint_key(base_url: str | None, model: str) -> tuple[str, str]:
-    """The memory key: the base URL as the SDK will use it (default OpenAI) and the model name."""
-    return ((base_url or "https://api.openai.com/v1").rstrip("/"), model)
+    """The memory key: the base URL as the SDK will use it (default OpenAI), any password in it
+    masked (the key is written to disk), and the model name."""
+    return (mask_url_passwords((base_url or "https://api.openai.com/v1").rstrip("/")), model)
 
 
 def remember_on_disk(path: Path | None) -> None:
