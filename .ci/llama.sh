@@ -25,7 +25,7 @@ llama_stop() {
 }
 eval "previous_trap=($(trap -p EXIT))"
 trap "llama_stop; ${previous_trap[2]:-}" EXIT
-for _ in $(seq 1 60); do
+for _ in $(seq 1 180); do
   python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$LLAMA_PORT/v1/models', timeout=2)" \
     2>/dev/null && break
   kill -0 "$LLAMA_PID" 2>/dev/null || { cat "$LLAMA_MODEL_DIR/server.log"; exit 1; }
