@@ -37,7 +37,7 @@ def cited_sources(path) -> list[str]:
     record = json.loads(path.read_text())
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", record["report"].split("## Sources")[0])}
     assert cited, record["report"]
-    assert {s["id"] for s in record["sources"]} == cited  # the list is exactly the cited ones
+    assert {s["number"] for s in record["sources"]} == cited  # the list is exactly the cited ones
     return [s["url"] for s in record["sources"]]
 
 

@@ -58,7 +58,7 @@ def test_the_cli_runs_end_to_end_on_a_real_model(tmp_path: Path):
     assert not any(mark in report for mark in SCAFFOLDING), "the prompt came back as the report"
     if output["report_problem"]:  # the model could not write one: the note says so honestly
         assert "No report: the writer model's reply could not be used" in report
-    listed = {source["id"] for source in output["sources"]}
+    listed = {source["number"] for source in output["sources"]}  # the report cites by number
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", report)}
     assert cited <= listed, f"citations {sorted(cited - listed)} resolve to no listed source"
     for source in output["sources"]:

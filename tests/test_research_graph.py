@@ -98,7 +98,7 @@ def test_invented_citations_never_reach_the_report(chat_server, search_server):
     assert "[999]" not in result["report"] and "[998]" not in result["report"]
     assert "invented.example" not in result["report"]
     assert "## References" not in result["report"]
-    assert cited_ids(result["report"]) == {s.id for s in result["sources"]}
+    assert cited_ids(result["report"]) == {s.number for s in result["sources"]}
 
 
 def test_a_run_where_every_search_fails_ends_honestly(chat_server, search_server):
