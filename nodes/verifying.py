@@ -36,7 +36,7 @@ from state import (
     Usage,
 )
 from tools.events import emit
-from tools.run_resources import RunResources, resources_for
+from tools.run_resources import RunResources, for_step
 from tools.structured import StructuredOutputError, ask
 
 Claim = tuple[str, int]  # (statement text, source id)
@@ -243,7 +243,7 @@ async def verify_citations(state: ResearchState) -> dict:
     words = words_for(language)
     report = _without_stray_markers(clean_citations(state["report"], registry.sources)[0])
     statements = cited_statements(report)
-    run = resources_for(state["run_id"], state["settings"])
+    run = for_step(state)
     pairs = [(i, s) for i, st in enumerate(statements) for s in st.source_ids]
     ordered, usage = await check_claims([(statements[i].text, s) for i, s in pairs], sources, run)
     checks = dict(zip(pairs, ordered, strict=True))
