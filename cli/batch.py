@@ -29,6 +29,7 @@ from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
 from tools.checkpoints import open_checkpointer
+from tools.search.factory import web_provider
 from tools.secrets import redact
 
 SUMMARY_FILE = "summary.jsonl"
@@ -51,6 +52,7 @@ def plan_batch(
     if concurrency < 1:
         raise BadInput(f"--concurrency must be at least 1, not {concurrency}")
     checked = []
+    providers_checked: set[str | None] = set()  # one free probe per provider, not per line
     for question in questions:
         try:
             settings = settings_or_explain({**flags, **question.settings})
@@ -58,7 +60,9 @@ def plan_batch(
             raise BadInput(f"line {question.line}: {error}") from None
         if settings.approve_plan:
             raise BadInput(f"line {question.line}: a batch runs unattended: no approve_plan")
-        check_credentials(settings)
+        if web_provider(settings) not in providers_checked:
+            check_credentials(settings)
+            providers_checked.add(web_provider(settings))
         checked.append((question, settings))
     return BatchPlan(checked, out_dir, target, concurrency)
 
@@ -154,11 +158,13 @@ async def research_one(
     started = time.monotonic()
     step_input = None if resumed else {"question": question.question, "settings": settings}
     try:
-        await advance(graph, question.thread_id, step_input, partial(progress.event, question.line))
+        snapshot = await advance(
+            graph, question.thread_id, step_input, partial(progress.event, question.line)
+        )
     except Exception as error:  # this question failed; the others go on; it resumes next time
         progress.finish(question.line, "failed", redact(str(error))[:80])
         return failed_row(question, error, time.monotonic() - started)
-    output = _output((await graph.aget_state(config)).values)
+    output = _output(snapshot.values)
     _write_report(report, output)
     seconds = time.monotonic() - started
     quality = output.get("quality")

@@ -186,3 +186,16 @@ def test_a_batch_row_follows_its_runs_events():
     row.apply({"event": "gaps", "round": 1, "gaps": ["g"], "tasks": ["t"]})
     assert (row.state, row.round, row.workers, row.score) == ("researching", 2, 1, 72)
     assert row.text().startswith("[3] Compare zstd and xz: researching, round 2, workers 0/1")
+
+
+def test_the_search_provider_is_probed_once_per_batch_not_once_per_line(
+    chat_server, search_server, tmp_path
+):
+    from cli.batch import plan_batch
+
+    questions = tmp_path / "questions.txt"
+    questions.write_text("One?\nTwo?\nThree?\n", encoding="utf-8")
+    flags = {"search_backend": "tavily"}
+    plan = plan_batch(read_batch(questions), flags, tmp_path / "out", str(tmp_path / "db"), 2)
+    assert len(plan.questions) == 3
+    assert [r["path"] for r in search_server.requests] == ["/usage"]  # the free key check, once
