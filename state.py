@@ -342,6 +342,11 @@ class ResearchOutput(TypedDict):
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
 
 
+def output_of(values: dict) -> dict:
+    """A run's output (the `ResearchOutput` keys) from its state values, e.g. a snapshot's."""
+    return {key: values.get(key) for key in ResearchOutput.__annotations__}
+
+
 class ResearchState(ResearchInput, ResearchOutput, total=False):
     """Everything the orchestrator keeps between steps (and every checkpoint stores)."""
 

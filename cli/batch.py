@@ -24,10 +24,10 @@ from langgraph.graph.state import CompiledStateGraph
 from cli.batch_file import BatchQuestion, read_batch
 from cli.batch_progress import BatchProgress, BatchRow
 from cli.preflight import BadInput, check_corpus, check_credentials, settings_or_explain
-from cli.runner import OUTPUT_KEYS
 from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
+from state import output_of
 from tools.checkpoints import open_checkpointer
 from tools.search.factory import web_provider
 from tools.secrets import redact
@@ -123,10 +123,6 @@ def write_summary(path: Path, order: list[BatchQuestion], rows: dict[str, dict])
     os.replace(partial, path)
 
 
-def _output(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: values.get(key) for key in OUTPUT_KEYS}
-
-
 def _write_report(path: Path, output: dict) -> None:
     partial = path.with_suffix(".md.partial")
     partial.write_text(output.get("report") or "", encoding="utf-8")
@@ -146,7 +142,7 @@ async def research_one(
     report = plan.out_dir / question.report_name()
     snapshot = await graph.aget_state(config)
     if snapshot.values and not snapshot.next:  # finished in an earlier attempt
-        output = _output(snapshot.values)
+        output = output_of(snapshot.values)
         if not report.exists():
             _write_report(report, output)
         progress.finish(question.line, "skipped", "finished before")
@@ -164,7 +160,7 @@ async def research_one(
     except Exception as error:  # this question failed; the others go on; it resumes next time
         progress.finish(question.line, "failed", redact(str(error))[:80])
         return failed_row(question, error, time.monotonic() - started)
-    output = _output(snapshot.values)
+    output = output_of(snapshot.values)
     _write_report(report, output)
     seconds = time.monotonic() - started
     quality = output.get("quality")

@@ -20,10 +20,8 @@ from domain.citations import evidence_table
 from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
-from state import ResearchOutput
+from state import output_of
 from tools.checkpoints import StoreMissing, open_checkpointer
-
-OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
 
 class Progress(Protocol):
@@ -96,7 +94,7 @@ async def execute(
                 break
             with progress.paused():  # the question is asked on a still terminal
                 step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
-    output = {key: snapshot.values.get(key) for key in OUTPUT_KEYS}
+    output = output_of(snapshot.values)
     return output, snapshot.values.get("settings")
 
 

@@ -17,12 +17,10 @@ from typing import Any
 from domain.sources import SourceRegistry
 from evaluation.tasks import EvalTask
 from graph import build_graph
-from graph.threads import advance
+from graph.threads import advance, thread_config
 from settings import Settings
-from state import ResearchOutput, SourceEvidence
+from state import SourceEvidence, output_of
 from tools.checkpoints import open_checkpointer
-
-OUTPUT_KEYS = tuple(ResearchOutput.__annotations__)
 
 
 @dataclass
@@ -38,7 +36,7 @@ class TaskRun:
 
 async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settings) -> TaskRun:
     """Run, resume or read back the task's thread, to its end."""
-    config = {"configurable": {"thread_id": thread_id}}
+    config = thread_config(thread_id)
     snapshot = await graph.aget_state(config)
     started = time.monotonic()
     unfinished = not snapshot.values or bool(snapshot.next)
@@ -51,7 +49,7 @@ async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settin
     return TaskRun(
         task=task,
         thread_id=thread_id,
-        output={key: values.get(key) for key in OUTPUT_KEYS},
+        output=output_of(values),
         evidence=SourceRegistry(values.get("worker_results") or []).sources,
         seconds=time.monotonic() - started if unfinished else 0.0,
     )
