@@ -28,7 +28,7 @@ from tools import endpoint_limits
 from tools.call_stats import CallStats
 from tools.endpoint_limits import Endpoint, endpoint
 from tools.models import chat_base_url
-from tools.search.factory import search_backend
+from tools.search.factory import search_backend, web_provider
 from tools.search_cache import SearchCache
 
 
@@ -100,8 +100,9 @@ def model_endpoint() -> Endpoint:
 
 
 def search_endpoint(settings: Settings) -> Endpoint:
-    """The process-wide gate of the run's search backend."""
-    return endpoint(f"search:{settings.search_backend}")
+    """The process-wide gate of the run's search provider: runs that ask the same web provider
+    (on its own or in hybrid) share it; the local index has its own."""
+    return endpoint(f"search:{web_provider(settings) or 'local'}")
 
 
 _live: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunResources]] = (
