@@ -16,13 +16,13 @@ from nodes.planning import BadQuestion, clean_question
 from settings import Settings
 from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from tools.corpus import CorpusError
+from tools.endpoint_limits import endpoint_id
 from tools.local_search import open_corpus
 from tools.models import MissingCredentials, openai_api_key, openai_base_url
 from tools.search import SearchProviderError
 from tools.search.factory import check_provider, web_provider
 from tools.secrets import redact
 
-OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"  # where the SDK goes without a base URL
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the model server to accept a connection
 
 
@@ -117,7 +117,7 @@ def _proxied(scheme: str, host: str) -> bool:
 
 def model_endpoint() -> str:
     """The chat server's base URL as the SDK will use it."""
-    return openai_base_url() or OPENAI_DEFAULT_BASE_URL
+    return endpoint_id(openai_base_url())
 
 
 def check_model_endpoint(timeout: float = CONNECT_TIMEOUT) -> None:

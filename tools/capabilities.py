@@ -13,6 +13,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from tools.endpoint_limits import endpoint_id
 from tools.secrets import mask_url_passwords
 
 METHODS = ("json_schema", "json_object", "tool_calling", "prompt")  # strongest first
@@ -25,7 +26,7 @@ _store: Path | None = None
 def endpoint_key(base_url: str | None, model: str) -> tuple[str, str]:
     """The memory key: the base URL as the SDK will use it (default OpenAI), any password in it
     masked (the key is written to disk), and the model name."""
-    return (mask_url_passwords((base_url or "https://api.openai.com/v1").rstrip("/")), model)
+    return (mask_url_passwords(endpoint_id(base_url)), model)
 
 
 def remember_on_disk(path: Path | None) -> None:

@@ -21,6 +21,7 @@ import httpx
 
 from settings import ROLES, Settings
 from tools import endpoint_limits
+from tools.endpoint_limits import endpoint_id
 from tools.models import openai_api_key, openai_base_url
 
 PROBE_TIMEOUT = 3.0  # seconds per probe; a server that does not answer quickly tells nothing
@@ -101,7 +102,7 @@ async def context_window(base_url: str | None, model: str, api_key: str = "") ->
     """The context window (tokens) the server reports for `model`; None if it does not tell."""
     if not base_url:
         return None  # OpenAI itself: its models' windows dwarf what a run sends
-    key = (base_url.rstrip("/"), model)
+    key = (endpoint_id(base_url), model)
     if key not in _known:  # two runs asking at once probe twice: harmless
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         gate = endpoint_limits.model_endpoint(base_url)  # probes count against its slots
@@ -133,7 +134,7 @@ async def fitted_to_server(settings: Settings) -> tuple[Settings, int | None]:
 def learn(base_url: str | None, model: str, window: int) -> None:
     """Remember a window the server named in an error (llama-cpp-python tells no other way)."""
     if base_url:
-        _known[(base_url.rstrip("/"), model)] = window
+        _known[(endpoint_id(base_url), model)] = window
 
 
 def forget_all() -> None:

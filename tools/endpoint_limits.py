@@ -223,9 +223,15 @@ def endpoint(name: str, limits: Limits | None = None) -> Endpoint:
     return per_loop[name]
 
 
+def endpoint_id(base_url: str | None) -> str:
+    """What names one chat server, for every per-endpoint memory: its base URL as the SDK will
+    use it (None: OpenAI's own), without a trailing slash."""
+    return (base_url or OPENAI_URL).rstrip("/")
+
+
 def model_endpoint(base_url: str | None) -> Endpoint:
     """The gate of the chat server at `base_url` (None: OpenAI's own)."""
-    return endpoint(base_url or OPENAI_URL)
+    return endpoint(endpoint_id(base_url))
 
 
 def endpoints() -> dict[str, Endpoint]:
