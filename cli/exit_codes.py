@@ -21,17 +21,15 @@ INTERRUPTED = 130
 
 
 def finished_code(output: dict[str, Any], settings: Settings | None) -> int:
-    """0 when the report stands on cited sources; 3 without evidence; 4 when a budget caused that.
+    """0 when the run gathered evidence; 3 when it found none (`no_evidence`); 4 when a budget
+    spent before any evidence caused that.
 
     A rejected plan is the user's own decision, so it counts as done (0).
     """
     from domain.budgets import run_budget_spent  # imported here: the command starts faster
 
-    reason = output.get("stop_reason")
-    if reason == "plan_rejected":
-        return OK
-    if reason != "no_evidence" and output.get("sources"):
-        return OK
+    if output.get("stop_reason") != "no_evidence":  # evidence was gathered (or a plan rejected),
+        return OK  # whether or not one of its citations survived the check
     usage = output.get("usage")
     if settings is not None and usage is not None and run_budget_spent(usage, settings):
         return BUDGET_BEFORE_REPORT
