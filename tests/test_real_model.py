@@ -47,7 +47,9 @@ def test_the_cli_runs_end_to_end_on_a_real_model(tmp_path: Path):
     run += ["--json", str(tmp_path / "run.json"), "--output", str(tmp_path / "report.md")]
     done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=1500)
     print(done.stderr[-4000:])  # shown when the test fails: what the run said
-    assert done.returncode == 0, done.stderr[-2000:]  # exit 0: done (README, "Exit codes")
+    # A documented end (README, "Exit codes"): 0 done, or 3 when the 270M model's own search
+    # queries found nothing in the folder (seen in CI: it searched for "depth_first").
+    assert done.returncode in (0, 3), done.stderr[-2000:]
     method = r"structured output[^\n]*: (json_schema|json_object|tool_calling|prompt)"
     assert re.search(method, done.stderr), "the progress names the method settled on"
     assert "local-model profile (loopback OPENAI_BASE_URL)" in done.stderr
@@ -58,6 +60,8 @@ def test_the_cli_runs_end_to_end_on_a_real_model(tmp_path: Path):
     assert not any(mark in report for mark in SCAFFOLDING), "the prompt came back as the report"
     if output["report_problem"]:  # the model could not write one: the note says so honestly
         assert "No report: the writer model's reply could not be used" in report
+    if done.returncode == 3:  # no evidence: said so, and nothing is cited
+        assert output["stop_reason"] == "no_evidence" and output["sources"] == []
     listed = {source["number"] for source in output["sources"]}  # the report cites by number
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", report)}
     assert cited <= listed, f"citations {sorted(cited - listed)} resolve to no listed source"
