@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from domain.addresses import keep_known_addresses
 from domain.language import detect_language, words_for
 from domain.markup import (
     FULLWIDTH_MARKER,
@@ -22,10 +23,15 @@ from domain.markup import (
     rewrite_markers,
     sources_sections,
 )
+from domain.plain_text import link_address, one_line
 from domain.sources import normalize_url
 from state import CitationCheck, Source
 
-_BARE_URL = re.compile(r"([ \t]*)(?<![\w/.])((?:(?:https?|file)://|www\.)[^\s)\]>，。]+)")
+TITLE_CHARS = 200  # a source's title in the sources list, at most
+_BARE_URL = re.compile(
+    r"([ \t]*)(?<![\w/.])((?:(?:https?|file)://|www\.)[^\s)\]>，。]+)", re.IGNORECASE
+)
+_AUTOLINK = re.compile(r"<((?:https?|file)://[^\s<>]+)>", re.IGNORECASE)
 _SPACED_MARKER = re.compile(rf"([ \t]*){MARKER.pattern}")
 _EMPTY_BRACKETS = re.compile(r"[ \t]?(?:\(\s*\)|（\s*）|<\s*>|\[\s*\])")
 _BRACKETED_MARKERS = re.compile(rf"[ \t]*[(（]\s*((?:{MARKER.pattern}\s*)+)[)）]")
@@ -70,13 +76,18 @@ def clean_citations(report: str, sources: list[Source]) -> tuple[str, list[int]]
 
     def prose(part: str) -> str:
         part = FULLWIDTH_MARKER.sub(lambda m: f"[{m.group(1)}]", part)
-        part = LINK.sub(link, part)
+        part = LINK.sub(link, _AUTOLINK.sub(r"\1", part))
         part = _BARE_URL.sub(bare, part)
         part = _SPACED_MARKER.sub(citation, part)
         part = _BRACKETED_MARKERS.sub(lambda m: " " + m.group(1).strip(), part)
         return _EMPTY_BRACKETS.sub("", part)
 
-    text = outside_code(_drop_own_sources(report), prose)
+    text = keep_known_addresses(
+        _drop_own_sources(report),
+        [s.url for s in sources],
+        label=lambda text: "" if _LINK_WORDS.fullmatch(text.strip()) else text,
+    )
+    text = outside_code(text, prose)
     return text.strip(), [i for i in cited_ids(text) if i in known]
 
 
@@ -98,17 +109,13 @@ def renumber(report: str, cited: list[int]) -> tuple[str, dict[int, int]]:
 
 def sources_section(sources: list[Source], language: str) -> str:
     """The Markdown list of cited sources by their number, headed in the run's language."""
-    lines = [
-        f"- [{s.number or s.id}] {s.title or s.url} — {s.url}"
-        for s in sorted(sources, key=lambda s: s.number or s.id)
-    ]
+    lines = []
+    for s in sorted(sources, key=lambda s: s.number or s.id):
+        title = one_line(s.title, TITLE_CHARS)
+        lines.append(
+            f"- [{s.number or s.id}] " + " — ".join(filter(None, [title, link_address(s.url)]))
+        )
     return f"## {words_for(language).sources}\n\n" + "\n".join(lines)
-
-
-def _cell(text: str, limit: int) -> str:
-    """Text safe inside a Markdown table cell."""
-    text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def evidence_table(
@@ -127,8 +134,9 @@ def evidence_table(
         "| --- | --- | --- | --- | --- |",
     ]
     rows += [
-        f"| {_cell(c.statement, 160)} | [{numbers.get(c.source_id, c.source_id)}] | "
-        f"{c.verdict}{' (rewrite)' if c.rewrite else ''} | {c.method} | {_cell(c.evidence, 200)} |"
+        f"| {one_line(c.statement, 160)} | [{numbers.get(c.source_id, c.source_id)}] | "
+        f"{c.verdict}{' (rewrite)' if c.rewrite else ''} | {c.method} | "
+        f"{one_line(c.evidence, 200)} |"
         for c in checks
     ]
     return heading + "\n\n" + "\n".join(rows) + "\n"

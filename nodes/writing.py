@@ -13,6 +13,7 @@ from domain.fences import without_fences
 from domain.json_reply import strip_reasoning
 from domain.language import is_cjk, run_language, words_for
 from domain.markup import markers
+from domain.plain_text import one_line
 from domain.sources import SourceRegistry
 from nodes import prompts
 from state import ResearchState, Source, Usage, WorkerResult
@@ -97,7 +98,11 @@ def limitations(results: list[WorkerResult], language: str) -> str:
     """A section naming the subtopics no worker could research, and why; empty when none."""
     done = {r.description for r in results if r.status != "failed"}
     missing = {r.description: r.error for r in results if r.status == "failed"}
-    lines = [f"- {d}: {plain_error(error)}" for d, error in missing.items() if d not in done]
+    lines = [
+        f"- {one_line(d, 300)}: {one_line(plain_error(error), 300)}"
+        for d, error in missing.items()
+        if d not in done
+    ]
     if not lines:
         return ""
     return f"## {words_for(language).not_researched}\n\n" + "\n".join(lines)
