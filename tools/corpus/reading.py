@@ -12,14 +12,14 @@ import codecs
 import os
 import re
 import struct
+import time
 import zlib
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 from typing import Literal
 
-from bs4 import BeautifulSoup
-from bs4.element import NavigableString, PreformattedString, Tag
+from lxml import etree
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, PyPdfError
 
@@ -58,6 +58,10 @@ PDF_ERRORS = (
     struct.error,
     zlib.error,
 )
+
+HTML_SECONDS = 10.0  # the longest one HTML file may take to parse
+MAX_HTML_DEPTH = 512  # text nested deeper than this is not page content anyone reads
+_HTML_CHUNK = 64 * 1024  # parse in pieces, to look at the clock between them
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
@@ -156,36 +160,89 @@ def read_plain(text: str, kind: Kind) -> Document:
     return Document(kind=kind, title=title, text=text)
 
 
-def read_html(data: bytes) -> Document:
-    """HTML as heading-led blocks, without script/style/nav; title from <title> or first h1."""
-    soup = BeautifulSoup(data, "html.parser")
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup.find_all(DROPPED_TAGS):
-        tag.decompose()
-    if not title and (h1 := soup.find("h1")):
-        title = h1.get_text(" ", strip=True)
-    blocks: list[Block] = []
-    level, heading, parts = 0, "", []
-    for node in (soup.body or soup).descendants:
-        if isinstance(node, Tag) and node.name in HEADING_TAGS:
-            blocks.append(Block(level, heading, tidy("".join(parts))))
-            level, heading, parts = int(node.name[1]), node.get_text(" ", strip=True), []
-        elif isinstance(node, Tag) and node.name in BLOCK_TAGS:
-            parts.append("\n\n" if node.name not in ("br", "td", "th") else "\n")
-        elif _is_body_text(node):
-            parts.append(str(node))
-    blocks.append(Block(level, heading, tidy("".join(parts))))
-    kept = tuple(block for block in blocks if block.text or block.heading)
-    return Document(kind="html", title=title, blocks=kept)
+def read_html(data: bytes, seconds: float = HTML_SECONDS) -> Document:
+    """HTML as heading-led blocks, without script/style/nav; title from <title> or first h1.
+
+    One pass over libxml2's parse events (lxml), no tree: linear in the page, whatever its
+    nesting. Text nested deeper than `MAX_HTML_DEPTH` is not read; a page that takes longer
+    than `seconds` to parse is SkippedFile.
+    """
+    collector = _HtmlText()
+    parser = etree.HTMLParser(target=collector, no_network=True, recover=True)
+    deadline = time.monotonic() + seconds
+    for offset in range(0, len(data), _HTML_CHUNK):
+        if time.monotonic() > deadline:
+            raise SkippedFile(f"took over {seconds:g} s to parse as HTML")
+        parser.feed(data[offset : offset + _HTML_CHUNK])
+    if data:
+        parser.close()
+    return collector.document()
 
 
-def _is_body_text(node: object) -> bool:
-    """Whether a parsed HTML node is visible text outside headings (not a comment or doctype)."""
-    return (
-        isinstance(node, NavigableString)
-        and not isinstance(node, PreformattedString)
-        and node.find_parent(HEADING_TAGS) is None
-    )
+class _HtmlText:
+    """An lxml parser target that keeps visible text by heading, and the page's title."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.dropped = 0  # open script/style/nav... elements around the current text
+        self.in_heading = 0
+        self.in_title = False
+        self.title, self.first_h1 = [], None
+        self.blocks: list[Block] = []
+        self.level, self.heading, self.parts, self.heading_parts = 0, "", [], []
+
+    def start(self, tag: str, attrib: dict) -> None:
+        self.depth += 1
+        name = tag.lower() if isinstance(tag, str) else ""
+        if name in DROPPED_TAGS:
+            self.dropped += 1
+        if name == "title":
+            self.in_title = True
+        if self.dropped or self.depth > MAX_HTML_DEPTH:
+            return
+        if name in HEADING_TAGS:
+            if not self.in_heading:
+                self.blocks.append(Block(self.level, self.heading, tidy("".join(self.parts))))
+                self.level, self.parts, self.heading_parts = int(name[1]), [], []
+            self.in_heading += 1
+        elif name in BLOCK_TAGS and not self.in_heading:
+            self.parts.append("\n\n" if name not in ("br", "td", "th") else "\n")
+
+    def end(self, tag: str) -> None:
+        self.depth -= 1
+        name = tag.lower() if isinstance(tag, str) else ""
+        if name in DROPPED_TAGS:
+            self.dropped = max(0, self.dropped - 1)
+        if name == "title":
+            self.in_title = False
+        if name in HEADING_TAGS and self.in_heading and not self.dropped:
+            self.in_heading -= 1
+            if not self.in_heading:
+                self.heading = " ".join("".join(self.heading_parts).split())
+                if self.level == 1 and self.first_h1 is None:
+                    self.first_h1 = self.heading
+
+    def data(self, text: str) -> None:
+        if self.in_title:
+            self.title.append(text)
+        elif self.dropped or self.depth > MAX_HTML_DEPTH:
+            return
+        elif self.in_heading:
+            self.heading_parts.append(text)
+        else:
+            self.parts.append(text)
+
+    def close(self) -> None:
+        return None
+
+    def document(self) -> Document:
+        """What was read, as blocks and a title."""
+        if self.in_heading:  # a heading never closed
+            self.heading = " ".join("".join(self.heading_parts).split())
+        blocks = [*self.blocks, Block(self.level, self.heading, tidy("".join(self.parts)))]
+        kept = tuple(block for block in blocks if block.text or block.heading)
+        title = " ".join("".join(self.title).split()) or self.first_h1 or ""
+        return Document(kind="html", title=title, blocks=kept)
 
 
 def read_pdf(data: bytes) -> Document:

@@ -11,6 +11,7 @@ once per run. A page that cannot be read leaves its hit as the provider returned
 from __future__ import annotations
 
 import asyncio
+import time
 import logging
 from urllib.parse import urljoin, urlsplit
 
@@ -51,6 +52,9 @@ class PageTooLarge(SkippedFile):
     """A PDF over the size cap: a truncated PDF cannot be read."""
 
 
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
 def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:
     """One response header's value (case-insensitive), decoded; empty when absent."""
     for key, value in headers:
@@ -59,13 +63,23 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:
     return ""
 
 
-def read_page(data: bytes, content_type: str, url: str) -> Document:
-    """A fetched body as a Document: PDF, HTML or plain text by its type (or its first bytes)."""
+def read_page(data: bytes, content_type: str, url: str, seconds: float = 10.0) -> Document:
+    """A fetched body as a Document: PDF, HTML or plain text by its declared type and its bytes.
+
+    A declared type we do not read (an image, an archive) is refused whatever the body starts
+    with; only an undeclared or generic type is decided by the bytes alone.
+    """
     kind = content_type.split(";")[0].strip().lower()
-    if kind == "application/pdf" or data.startswith(b"%PDF-"):
+    undeclared = kind in ("", "application/octet-stream")
+    if (
+        kind == "application/pdf"
+        or (undeclared or kind == "text/plain")
+        and data.startswith(b"%PDF-")
+    ):
         return read_pdf(data)
-    if kind in ("text/html", "application/xhtml+xml") or data.lstrip()[:1] == b"<":
-        return read_html(data)
+    looks_html = data.lstrip()[:1] == b"<"
+    if kind in HTML_TYPES or (undeclared or kind.startswith("text/")) and looks_html:
+        return read_html(data, seconds)
     if kind.startswith("text/"):
         return Document(kind="text", title="", text=decode_text(data))
     raise SkippedFile(f"{url} is {kind or 'of no stated type'}, not a page we read")
@@ -108,10 +122,13 @@ class PageFetcher:
     async def _read(self, url: str) -> list[str]:
         """Fetch and split, turning every failure into no passages (and a log line)."""
         try:
-            async with asyncio.timeout(self._settings.page_timeout):
+            seconds = self._settings.page_timeout
+            deadline = time.monotonic() + seconds
+            async with asyncio.timeout(seconds):
                 data, content_type, final_url = await self.fetch(url)
+            left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
             return await asyncio.to_thread(  # parsing a big page must not stall the other workers
-                lambda: page_passages(read_page(data, content_type, final_url))
+                lambda: page_passages(read_page(data, content_type, final_url, left))
             )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
