@@ -129,11 +129,11 @@ class Settings(BaseModel):
     request_timeout: float = Field(
         120, gt=0, le=3600, description="Seconds per search call (model calls stream: below)."
     )
-    model_call_timeout: float | None = Field(
-        None,
+    model_call_timeout: float = Field(
+        1800,
         gt=0,
         le=7200,
-        description="Optional cap on one model call's total seconds (unset: no cap).",
+        description="Cap on one model call's total seconds (a slow local writer takes ~6 min).",
     )
     request_idle_timeout: float = Field(
         180,

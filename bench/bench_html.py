@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tools.corpus import LocalCorpus  # noqa: E402
-from tools.corpus.reading import read_html  # noqa: E402
+from tools.corpus import LocalCorpus
+from tools.corpus.reading import read_html
 
 
 def nested(size: int) -> bytes:

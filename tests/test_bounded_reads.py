@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
+from langchain_core.messages import AIMessageChunk, HumanMessage
 
+from settings import Settings
 from tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
 from tools.search.pages import read_page
+from tools.streaming import ReplyTooLong, stream_reply
 
 
 def nested(depth: int, text: str = "deep text") -> bytes:
@@ -54,3 +58,58 @@ def test_a_declared_non_page_type_is_refused_whatever_its_first_byte(declared):
 def test_an_undeclared_or_textual_type_that_starts_with_markup_is_html(declared):
     document = read_page(b"<p>hello</p>", declared, "http://x/a")
     assert document.kind == "html" and document.blocks[0].text == "hello"
+
+
+class EndlessModel:
+    """A chat model whose stream never ends: a chunk of text, forever (issue 20, item 5)."""
+
+    def __init__(self, text: str = "word ") -> None:
+        self.text, self.sent = text, 0
+
+    async def astream(self, messages, **kwargs):
+        while True:
+            self.sent += 1
+            yield AIMessageChunk(content=self.text)
+            await asyncio.sleep(0)
+
+
+def test_an_endless_stream_stops_past_what_max_tokens_allows():
+    model = EndlessModel()
+    with pytest.raises(ReplyTooLong, match="max_tokens"):
+        asyncio.run(
+            stream_reply(model, [HumanMessage("hi")], role="planner", total_cap=60, max_tokens=400)
+        )
+    assert model.sent <= 2 * 400 + 64 + 1
+
+
+def test_an_endless_stream_of_big_chunks_stops_on_characters_not_chunks():
+    model = EndlessModel("x" * 100_000)
+    with pytest.raises(ReplyTooLong):
+        asyncio.run(
+            stream_reply(model, [HumanMessage("hi")], role="writer", total_cap=60, max_tokens=100)
+        )
+    assert model.sent == 1  # 100 tokens hold at most 1,600 characters
+
+
+def test_an_endless_stream_without_a_token_cap_ends_at_the_total_cap():
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        asyncio.run(stream_reply(EndlessModel(), [HumanMessage("hi")], role="x", total_cap=0.5))
+    assert time.monotonic() - start < 3
+
+
+def test_every_model_call_has_a_total_bound_by_default():
+    assert Settings().model_call_timeout == 1800
+
+
+def test_a_reply_within_max_tokens_is_read_whole():
+    class Finite:
+        async def astream(self, messages, **kwargs):
+            for word in ["one ", "two ", "three"]:
+                yield AIMessageChunk(content=word)
+            yield AIMessageChunk(content="", response_metadata={"finish_reason": "stop"})
+
+    reply = asyncio.run(
+        stream_reply(Finite(), [HumanMessage("hi")], role="x", total_cap=5, max_tokens=16)
+    )
+    assert reply.message.content == "one two three" and reply.finish_reason == "stop"

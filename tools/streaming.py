@@ -2,9 +2,11 @@
 
 A small model on a CPU writes a report for minutes, so a total timeout kills honest calls; a
 call fails instead when no chunk has arrived for `request_idle_timeout` seconds
-(`ChatOpenAI.stream_chunk_timeout`, which keepalive comments do not reset). `model_call_timeout`,
-when set, still caps the whole call. Progress events every few seconds show a long call's
-tokens arriving.
+(`ChatOpenAI.stream_chunk_timeout`, which keepalive comments do not reset). `model_call_timeout`
+(default 30 minutes) caps the whole call. A reply longer than the role's `max_tokens` could
+allow is broken (a server that ignores the cap, or never ends): reading stops there. Chunks are
+kept in a list and summed once at the end, never `total + chunk` per chunk, which copies the
+whole reply each time. Progress events every few seconds show a long call's tokens arriving.
 """
 
 from __future__ import annotations
@@ -14,12 +16,19 @@ import time
 from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable
 
 from domain.context import estimate_tokens
 from tools.events import emit
 
 TICK_SECONDS = 2.0  # how often a streaming call reports its progress
+MAX_CHARS_PER_TOKEN = 16  # no tokenizer's token is longer: more text than this is over the cap
+SLACK_CHUNKS = 64  # chunks that carry no token (role, usage, keepalive-like empty deltas)
+
+
+class ReplyTooLong(RuntimeError):
+    """The stream went on past what the role's `max_tokens` allows: the server ignores the cap."""
 
 
 class EmptyStream(RuntimeError):
@@ -50,18 +59,44 @@ def _as_message(total: AIMessageChunk) -> AIMessage:
     )
 
 
+def _size(chunk: AIMessageChunk) -> int:
+    """The characters one chunk adds to the reply (text and tool-call arguments)."""
+    text = chunk.content if isinstance(chunk.content, str) else str(chunk.content)
+    return len(text) + sum(len(c.get("args") or "") for c in chunk.tool_call_chunks)
+
+
 async def stream_reply(
-    model: Runnable, messages: list[BaseMessage], *, role: str, total_cap: float | None, **kwargs
+    model: Runnable,
+    messages: list[BaseMessage],
+    *,
+    role: str,
+    total_cap: float | None,
+    max_tokens: int | None = None,
+    **kwargs,
 ) -> StreamedReply:
-    """Stream one call to its end and return the reply; raises TimeoutError on silence or cap."""
+    """Stream one call to its end and return the reply.
+
+    Raises TimeoutError on silence or past `total_cap` seconds, ReplyTooLong past what
+    `max_tokens` tokens can hold.
+    """
     started = last_tick = time.monotonic()
-    total: AIMessageChunk | None = None
-    chunks = 0
+    parts: list[AIMessageChunk] = []
+    chars = 0
+    max_chars = max_chunks = None
+    if max_tokens:
+        max_chars = max_tokens * MAX_CHARS_PER_TOKEN
+        max_chunks = 2 * max_tokens + SLACK_CHUNKS  # a few servers split a token in two
     try:
         async with asyncio.timeout(total_cap):
             async for chunk in model.astream(messages, **kwargs):
-                total = chunk if total is None else total + chunk
-                chunks += 1
+                parts.append(chunk)
+                chars += _size(chunk)
+                chunks = len(parts)
+                if max_chars is not None and (chars > max_chars or chunks > max_chunks):
+                    raise ReplyTooLong(
+                        f"the {role} reply ran past max_tokens ({max_tokens}): {chars:,} "
+                        f"characters in {chunks:,} chunks; the server ignores the cap"
+                    )
                 now = time.monotonic()
                 if now - last_tick >= TICK_SECONDS:
                     last_tick = now
@@ -71,6 +106,8 @@ async def stream_reply(
             raise
         raise EmptyStream("the server ended the stream without an answer") from error
     seconds = time.monotonic() - started
+    chunks = len(parts)
+    total = add_ai_message_chunks(parts[0], *parts[1:]) if parts else None
     finish = (total.response_metadata.get("finish_reason") if total is not None else None) or ""
     if total is None or (not finish and not total.content and not total.tool_call_chunks):
         raise EmptyStream("the server ended the stream without an answer")

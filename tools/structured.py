@@ -45,14 +45,14 @@ from tools.models import chat_base_url, chat_model
 from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
 from tools.secrets import redact
-from tools.streaming import EmptyStream, StreamedReply, stream_reply
+from tools.streaming import EmptyStream, ReplyTooLong, StreamedReply, stream_reply
 
 Contract = TypeVar("Contract", bound=BaseModel)
 
 MIN_REPLY_TOKENS = 256  # never ask for less room than this, whatever the prompt's size
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, TimeoutError, EmptyStream)
 # What a model call raises once its retries are spent (a silent stream is a TimeoutError).
-MODEL_CALL_ERRORS = (openai.APIError, TimeoutError, EmptyStream)
+MODEL_CALL_ERRORS = (openai.APIError, TimeoutError, EmptyStream, ReplyTooLong)
 _RETRY_STATUS = {408, 409, 429}
 
 
@@ -198,7 +198,14 @@ async def _stream_or_explain(
     """
     cap = run.settings.model_call_timeout
     try:
-        reply = await stream_reply(model, conversation, role=role, total_cap=cap, **kwargs)
+        reply = await stream_reply(
+            model,
+            conversation,
+            role=role,
+            total_cap=cap,
+            max_tokens=run.settings.max_tokens_for(role),
+            **kwargs,
+        )
     except EmptyStream:
         async with asyncio.timeout(cap):
             message = await model.ainvoke(conversation, **kwargs)

@@ -11,8 +11,8 @@ once per run. A page that cannot be read leaves its hit as the provider returned
 from __future__ import annotations
 
 import asyncio
-import time
 import logging
+import time
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
@@ -73,12 +73,12 @@ def read_page(data: bytes, content_type: str, url: str, seconds: float = 10.0) -
     undeclared = kind in ("", "application/octet-stream")
     if (
         kind == "application/pdf"
-        or (undeclared or kind == "text/plain")
-        and data.startswith(b"%PDF-")
+        or ((undeclared or kind == "text/plain")
+        and data.startswith(b"%PDF-"))
     ):
         return read_pdf(data)
     looks_html = data.lstrip()[:1] == b"<"
-    if kind in HTML_TYPES or (undeclared or kind.startswith("text/")) and looks_html:
+    if kind in HTML_TYPES or ((undeclared or kind.startswith("text/")) and looks_html):
         return read_html(data, seconds)
     if kind.startswith("text/"):
         return Document(kind="text", title="", text=decode_text(data))
