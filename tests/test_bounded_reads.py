@@ -5,10 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 
+import httpx
 import pytest
 from langchain_core.messages import AIMessageChunk, HumanMessage
 
 from settings import Settings
+from tools import context_window as context_window_module
+from tools.context_window import context_window
+from tools.search.base import SearchProviderError
+from tools.search.searxng import SearxngSearch
 from tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
 from tools.search.pages import read_page
 from tools.streaming import ReplyTooLong, stream_reply
@@ -113,3 +118,55 @@ def test_a_reply_within_max_tokens_is_read_whole():
         stream_reply(Finite(), [HumanMessage("hi")], role="x", total_cap=5, max_tokens=16)
     )
     assert reply.message.content == "one two three" and reply.finish_reason == "stop"
+
+
+async def endless_server(drip: bool) -> asyncio.Server:
+    """A 127.0.0.1 server whose JSON body never ends: fast, or one byte at a time (issue 20, 6)."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        writer.write(b'Connection: close\r\n\r\n{"results": [')
+        try:
+            while True:
+                writer.write(
+                    b"{" if drip else b'{"url": "http://x.example/a", "title": "t"},' * 500
+                )
+                await writer.drain()
+                await asyncio.sleep(0.05 if drip else 0)
+        except (ConnectionError, asyncio.CancelledError):
+            writer.close()
+
+    return await asyncio.start_server(answer, "127.0.0.1", 0)
+
+
+@pytest.mark.parametrize("drip", [False, True])
+def test_an_endless_context_window_probe_ends(monkeypatch, drip):
+    monkeypatch.setattr(context_window_module, "PROBE_TIMEOUT", 0.5)
+    context_window_module.forget_all()
+
+    async def probe() -> int | None:
+        server = await endless_server(drip)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            return await context_window(f"http://127.0.0.1:{port}/v1", "m")
+
+    start = time.monotonic()
+    assert asyncio.run(probe()) is None
+    assert time.monotonic() - start < len(context_window_module.PROBES) * 0.5 + 3
+
+
+@pytest.mark.parametrize("drip", [False, True])
+def test_an_endless_search_answer_ends(monkeypatch, drip):
+    async def search() -> None:
+        server = await endless_server(drip)
+        port = server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("SEARXNG_URL", f"http://127.0.0.1:{port}")
+        backend = SearxngSearch(Settings(request_timeout=1, search_retries=0))
+        async with server:
+            await backend.search("q", 5)
+
+    start = time.monotonic()
+    with pytest.raises((httpx.HTTPError, SearchProviderError)):
+        asyncio.run(search())
+    assert time.monotonic() - start < 5

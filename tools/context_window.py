@@ -21,6 +21,7 @@ import httpx
 
 from settings import ROLES, Settings
 from tools import endpoint_limits
+from tools.bounded_http import bounded_request
 from tools.endpoint_limits import endpoint_id
 from tools.models import openai_api_key, openai_base_url
 
@@ -44,7 +45,8 @@ def _positive(value: object) -> int | None:
 async def _get(client: httpx.AsyncClient, url: str, **kwargs) -> dict | None:
     """The JSON object a probe returns, or None for any failure (the server does not tell)."""
     try:
-        response = await (client.post(url, **kwargs) if "json" in kwargs else client.get(url))
+        method = "POST" if "json" in kwargs else "GET"
+        response = await bounded_request(client, method, url, seconds=PROBE_TIMEOUT, **kwargs)
         body = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
         return None

@@ -16,6 +16,7 @@ import httpx
 
 from settings import Settings
 from state import SearchHit
+from tools.bounded_http import bounded_request
 from tools.search.base import (
     LoopClients,
     SearchKeyRejected,
@@ -93,6 +94,7 @@ class BochaSearch:
         base = os.environ.get("BOCHA_API_BASE_URL") or DEFAULT_BASE_URL
         self._url = base.rstrip("/") + "/v1/web-search"
         self._clients = LoopClients(timeout=settings.request_timeout)
+        self._seconds = settings.request_timeout
         self._attempts = settings.search_retries + 1
 
     async def _page(self, query: str, count: int, page: int) -> list:
@@ -106,8 +108,13 @@ class BochaSearch:
         }
         async for attempt in retrying(self._attempts):
             with attempt:
-                response = await self._clients.get().post(
-                    self._url, json=payload, headers={"Authorization": f"Bearer {self._key}"}
+                response = await bounded_request(
+                    self._clients.get(),
+                    "POST",
+                    self._url,
+                    seconds=self._seconds,
+                    json=payload,
+                    headers={"Authorization": f"Bearer {self._key}"},
                 )
                 check_status("bocha", response, _message(response))
                 body = _body(response)

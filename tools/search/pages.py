@@ -71,10 +71,8 @@ def read_page(data: bytes, content_type: str, url: str, seconds: float = 10.0) -
     """
     kind = content_type.split(";")[0].strip().lower()
     undeclared = kind in ("", "application/octet-stream")
-    if (
-        kind == "application/pdf"
-        or ((undeclared or kind == "text/plain")
-        and data.startswith(b"%PDF-"))
+    if kind == "application/pdf" or (
+        (undeclared or kind == "text/plain") and data.startswith(b"%PDF-")
     ):
         return read_pdf(data)
     looks_html = data.lstrip()[:1] == b"<"

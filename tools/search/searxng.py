@@ -13,6 +13,7 @@ import httpx
 
 from settings import Settings
 from state import SearchHit
+from tools.bounded_http import bounded_request
 from tools.search.base import (
     LoopClients,
     SearchKeyRejected,
@@ -70,13 +71,20 @@ class SearxngSearch:
         self._base, auth = split_credentials(searxng_url())
         self._clients = LoopClients(timeout=settings.request_timeout, headers=HEADERS, auth=auth)
         self._attempts = settings.search_retries + 1
+        self._seconds = settings.request_timeout
 
     async def _page(self, query: str, pageno: int) -> dict:
         """One page of results, retried on 429/5xx and dropped connections."""
         params = {"q": query, "format": "json", "pageno": pageno}
         async for attempt in retrying(self._attempts):
             with attempt:
-                response = await self._clients.get().get(f"{self._base}/search", params=params)
+                response = await bounded_request(
+                    self._clients.get(),
+                    "GET",
+                    f"{self._base}/search",
+                    seconds=self._seconds,
+                    params=params,
+                )
                 _check(self._base, response)
         try:
             body = response.json()

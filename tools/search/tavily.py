@@ -91,9 +91,10 @@ class TavilySearch:
         try:
             async for attempt in retrying(self._attempts, _is_transient):
                 with attempt:
-                    reply = await self._client().search(
-                        query, max_results=max_results, timeout=self._timeout
-                    )
+                    async with asyncio.timeout(self._timeout):  # its own timeout is per read
+                        reply = await self._client().search(
+                            query, max_results=max_results, timeout=self._timeout
+                        )
         except (tavily_errors.InvalidAPIKeyError, tavily_errors.ForbiddenError) as error:
             raise SearchKeyRejected(f"bad key for tavily ({error})") from error
         return [
