@@ -12,10 +12,10 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from settings import Settings
 from tools import context_window as context_window_module
 from tools.context_window import context_window
-from tools.search.base import SearchProviderError
-from tools.search.searxng import SearxngSearch
 from tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
+from tools.search.base import SearchProviderError
 from tools.search.pages import read_page
+from tools.search.searxng import SearxngSearch
 from tools.streaming import ReplyTooLong, stream_reply
 
 
