@@ -10,7 +10,7 @@ import os
 
 from cli.setting_sources import ResolvedSettings
 from tools.checkpoints import CHECKPOINT_DB_VARIABLE
-from tools.secrets import SECRET_VARIABLES, redact
+from tools.secrets import SECRET_VARIABLES, mask_url_passwords, redact
 
 ENDPOINT_VARIABLES = (  # shown when set, with any password in them masked
     "TAVILY_API_BASE_URL",
@@ -39,13 +39,13 @@ def _environment(target: str) -> list[tuple[str, str, str]]:
         ("model server", model_endpoint(), "$OPENAI_BASE_URL" if base_url else "default"),
         (
             "checkpoint store",
-            target,
+            mask_url_passwords(target),
             f"${CHECKPOINT_DB_VARIABLE}" if os.environ.get(CHECKPOINT_DB_VARIABLE) else "default",
         ),
     ]
     for name in ENDPOINT_VARIABLES:
         if os.environ.get(name):
-            rows.append((name, os.environ[name], "environment"))
+            rows.append((name, mask_url_passwords(os.environ[name]), "environment"))
     for name in SECRET_VARIABLES:
         rows.append((name, "set (hidden)" if os.environ.get(name) else "not set", "environment"))
     return [(name, redact(value), origin) for name, value, origin in rows]

@@ -8,6 +8,7 @@ from cli.runner import UnknownThread
 from graph import build_graph
 from graph.threads import thread_config
 from tools.checkpoints import open_checkpointer
+from tools.secrets import mask_url_passwords
 
 
 def _score(values: dict[str, Any]) -> str:
@@ -21,7 +22,7 @@ async def history(target: str, thread_id: str) -> list[str]:
         graph = build_graph(checkpointer=saver)
         rows = [snapshot async for snapshot in graph.aget_state_history(thread_config(thread_id))]
     if not rows:
-        raise UnknownThread(f"no run with thread id {thread_id!r} in {target}")
+        raise UnknownThread(f"no run with thread id {thread_id!r} in {mask_url_passwords(target)}")
     lines = [f"{'step':>4}  {'next':<40} {'round':>5} {'score':>5}  time"]
     for snapshot in reversed(rows):
         step = (snapshot.metadata or {}).get("step", "")

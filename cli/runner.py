@@ -21,7 +21,8 @@ from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
 from state import output_of
-from tools.checkpoints import StoreMissing, open_checkpointer
+from tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
+from tools.secrets import mask_url_passwords
 
 
 class Progress(Protocol):
@@ -81,7 +82,9 @@ async def execute(
         config = thread_config(thread_id)
         existing = (await graph.aget_state(config)).values
         if graph_input is None and not existing:
-            raise UnknownThread(f"no run with thread id {thread_id!r} in {target}")
+            raise UnknownThread(
+                f"no run with thread id {thread_id!r} in {mask_url_passwords(target)}"
+            )
         if graph_input is not None and existing:
             raise ThreadInUse(
                 f"thread id {thread_id!r} already holds a run: continue it with "
@@ -106,6 +109,8 @@ async def checkpoint_saved(target: str, thread_id: str) -> bool | None:
     try:
         async with open_checkpointer(target, create=False) as saver:
             return await saver.aget_tuple(thread_config(thread_id)) is not None
+    except StoreUnreadable:
+        return None
     except StoreMissing:
         return False
     except Exception:  # a store that cannot be read now: unknown, not "nothing saved"

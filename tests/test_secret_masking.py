@@ -21,6 +21,11 @@ from tools.secrets import mask_url_passwords, redact
         ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),  # a port is no password
         ("postgresql://u@h/db", "postgresql://u@h/db"),
         ("see https://a.b/c?x=y:z@w", "see https://a.b/c?x=y:z@w"),  # past the host: not userinfo
+        ("postgresql://u:pw/x@h/db", "postgresql://u:***@h/db"),  # issue 20: a / in the password
+        ("postgresql://u:pw@x@h/db", "postgresql://u:***@h/db"),  # an @ in the password
+        ("host=h user=u password=s3cret dbname=d", "host=h user=u password=*** dbname=d"),
+        ("host=h password = 'two words' port=1", "host=h password = *** port=1"),
+        ("PGPASSWORD=s3cret psql", "PGPASSWORD=*** psql"),
     ],
 )  # fmt: skip
 def test_url_passwords_are_masked(text, masked):

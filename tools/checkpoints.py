@@ -7,6 +7,8 @@ tampered database cannot make the loader build arbitrary objects.
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -60,9 +62,29 @@ def default_checkpoint_db() -> str:
     return os.environ.get(CHECKPOINT_DB_VARIABLE) or str(data_dir() / "checkpoints.sqlite")
 
 
+_POSTGRES_URL = re.compile(r"^postgres(?:ql)?(?:\+[a-z0-9_]+)?://", re.IGNORECASE)
+_ANY_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
 def is_postgres(target: str) -> bool:
-    """True for a PostgreSQL connection URL."""
-    return target.startswith(("postgresql://", "postgres://"))
+    """True for a PostgreSQL connection URL, in any case, with a driver (`postgresql+psycopg`)."""
+    return bool(_POSTGRES_URL.match(target.strip()))
+
+
+def store_target(target: str) -> str:
+    """The store as we open it: a PostgreSQL URL in the form psycopg reads, else a file path.
+
+    `postgresql+psycopg://` (what SQLAlchemy-minded tools print) and `POSTGRESQL://` mean the
+    same database; any other `scheme://` is refused (masked) rather than made a folder name.
+    """
+    if is_postgres(target):
+        return _POSTGRES_URL.sub("postgresql://", target.strip(), count=1)
+    if _ANY_URL.match(target.strip()):
+        raise StoreUnreadable(
+            f"{mask_url_passwords(target)} is not a checkpoint store we can open: "
+            "give an SQLite file path or a postgresql:// URL"
+        )
+    return target
 
 
 async def _has_checkpoint_table(saver: BaseCheckpointSaver) -> bool:
@@ -77,6 +99,11 @@ class StoreMissing(FileNotFoundError):
     """A command that only reads was pointed at a checkpoint store that does not exist."""
 
 
+class StoreUnreadable(StoreMissing):
+    """The store named cannot be opened as one (not an SQLite database, an unknown URL):
+    reported in one line wherever a missing store is."""
+
+
 @asynccontextmanager
 async def open_checkpointer(
     target: str, *, create: bool = True
@@ -86,6 +113,7 @@ async def open_checkpointer(
     With `create=False` nothing is made: an SQLite file (and its folder) or a PostgreSQL
     database without our tables raises `StoreMissing`, so that a mistyped name is reported.
     """
+    target = store_target(target)
     if is_postgres(target):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
@@ -108,5 +136,14 @@ async def open_checkpointer(
     path.parent.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(str(path)) as connection:
         saver = AsyncSqliteSaver(connection, serde=serializer())
-        await saver.setup()
-        yield saver
+        try:
+            await saver.setup()
+        except sqlite3.DatabaseError as error:
+            raise StoreUnreadable(f"{path} is not a readable checkpoint store ({error})") from None
+        if create:
+            yield saver
+            return
+        try:  # a command that only reads: a page corrupted further in is the same one line
+            yield saver
+        except sqlite3.DatabaseError as error:
+            raise StoreUnreadable(f"{path} is not a readable checkpoint store ({error})") from None

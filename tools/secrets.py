@@ -16,12 +16,16 @@ SECRET_VARIABLES = (
     "DEEP_RESEARCH_JUDGE_API_KEY",
 )
 MIN_SECRET_LENGTH = 8  # shorter values are placeholders, and masking them would garble text
-URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*):[^\s@/]*@")
-QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&\s]*", re.IGNORECASE)
+URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*):\S*@")
+"""`user:password@`: the password runs to the last `@` of the address (it may hold `/` or `@`)."""
+QUERY_PASSWORD = re.compile(
+    r"(?P<head>password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^\s&'\"]+)", re.IGNORECASE
+)
+"""`?password=x`, a keyword DSN's `password=x` or `password='x y'`, `PGPASSWORD=x`."""
 
 
 def mask_url_passwords(text: str) -> str:
-    """The text with every URL password (`user:password@`, `?password=`) replaced by `***`."""
+    """The text with every password (`user:password@`, `password=`) replaced by `***`."""
     text = URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", text)
     return QUERY_PASSWORD.sub(lambda match: f"{match['head']}***", text)
 
