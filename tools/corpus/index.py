@@ -324,6 +324,11 @@ class LocalCorpus:
                 path = os.path.join(directory, name)
                 if name.startswith(".") or kind_of(Path(name)) is None:
                     continue
+                if not _utf8(path):  # the index stores names as UTF-8 text
+                    shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                    logger.warning("Skipping %s: its name is not valid UTF-8", ascii(shown))
+                    refused += 1
+                    continue
                 try:
                     info = os.lstat(path)
                 except OSError as error:
@@ -414,6 +419,15 @@ class LocalCorpus:
                 (passage_id, *_indexed(title, passage.heading, passage.text)),
             )
         return skipped is None
+
+
+def _utf8(path: str) -> bool:
+    """Whether a path from the file system is valid UTF-8 (not bytes smuggled as surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _hit_title(title: str, heading: str) -> str:

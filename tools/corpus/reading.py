@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import stat
 import struct
 import time
 import zlib
@@ -99,11 +100,18 @@ def kind_of(path: Path) -> Kind | None:
 
 
 def read_bytes(path: Path) -> bytes:
-    """A file's bytes, never through a symlink (O_NOFOLLOW), as SkippedFile if the OS refuses."""
+    """A file's bytes, never through a symlink (O_NOFOLLOW), as SkippedFile if the OS refuses.
+
+    Opened without blocking (O_NONBLOCK), and read only if it is still a regular file: a FIFO or
+    device swapped in after the folder walk would otherwise hold the read forever.
+    """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
         with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SkippedFile("is not a regular file (a pipe, socket or device)")
             return handle.read()
     except OSError as error:
         raise SkippedFile(f"cannot be read ({error.strerror or error})") from error
