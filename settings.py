@@ -8,6 +8,7 @@ into state, because LangGraph does not persist `context=`: a resumed run finds i
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -250,6 +251,30 @@ LOCAL_PROFILE: dict[str, object] = {
     "structured_retries": 1,
     "max_results": 4,
 }
+
+
+LOWERS_A_GUARD = ("fetch_private_addresses",)
+"""Settings that switch a security guard off: taken only from the person running the command."""
+GUARD_NOTE = (
+    "fetch_private_addresses is on: page fetches may reach loopback, private and link-local "
+    "addresses"
+)
+
+
+def guards_restored(settings: Settings, environ: Mapping[str, str]) -> tuple[Settings, list[str]]:
+    """`settings` with every guard a remote caller switched off switched on again, and which.
+
+    A caller of the LangGraph API is not the person who runs the server: a setting in
+    `LOWERS_A_GUARD` keeps its default unless the server's own environment
+    (`DEEP_RESEARCH_<NAME>=true`) allows it.
+    """
+    restored = {}
+    for name in LOWERS_A_GUARD:
+        allowed = environ.get(f"DEEP_RESEARCH_{name.upper()}", "").strip().lower()
+        default = Settings.model_fields[name].get_default(call_default_factory=True)
+        if getattr(settings, name) != default and allowed not in ("1", "true", "yes", "on"):
+            restored[name] = default
+    return settings.model_copy(update=restored), sorted(restored)
 
 
 def settings_from(context: Settings | dict | None) -> Settings:

@@ -142,6 +142,10 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
     preflight.check_model_endpoint()
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
+    if settings.fetch_private_addresses:
+        from settings import GUARD_NOTE
+
+        progress.note(f"{GUARD_NOTE} ({resolved.origins['fetch_private_addresses']})")
     if settings.local_model:
         from tools.local_profile import local_profile_note
 

@@ -7,6 +7,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
 from cli.summary import RunSummary, summary_lines
+from settings import GUARD_NOTE
 
 
 def describe(event: dict[str, Any]) -> str | None:
@@ -57,6 +58,10 @@ def describe(event: dict[str, Any]) -> str | None:
             f"server context window: {event['tokens']:,} tokens "
             f"(max_context_tokens {event['max_context_tokens']:,})"
         )
+    if kind == "guard_lowered":
+        return GUARD_NOTE
+    if kind == "guard_kept":
+        return f"{event['setting']} from the caller ignored: only the server's environment sets it"
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from cli.bad_input import BadInput
-from settings import Settings
+from settings import LOWERS_A_GUARD, Settings
 
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
@@ -196,8 +196,17 @@ def config_path(given: Path | None, environ: Mapping[str, str], cwd: Path) -> Pa
     return local if local.is_file() else None
 
 
-def _from_file(path: Path | None) -> dict[str, tuple[Any, str]]:
-    """The settings in a TOML file; unknown keys and bad TOML are BadInput."""
+def _named(args: argparse.Namespace, environ: Mapping[str, str]) -> bool:
+    """Whether the user named the config file (`--config` or `$DEEP_RESEARCH_CONFIG`)."""
+    return getattr(args, "config_file", None) is not None or bool(environ.get(CONFIG_VARIABLE))
+
+
+def _from_file(path: Path | None, found_here: bool = False) -> dict[str, tuple[Any, str]]:
+    """The settings in a TOML file; unknown keys and bad TOML are BadInput.
+
+    A file `found_here` (the `./deep-research.toml` read because it lies in the current folder)
+    may not switch a security guard off: whoever wrote it need not be the person running.
+    """
     if path is None:
         return {}
     try:
@@ -209,6 +218,12 @@ def _from_file(path: Path | None) -> dict[str, tuple[Any, str]]:
     for name in table:
         if name not in Settings.model_fields:
             raise _unknown(name, str(path))
+        if found_here and name in LOWERS_A_GUARD:
+            raise BadInput(
+                f"{name} in {path}: a setting that switches a security guard off is not read "
+                "from a file found in the current folder; give it as a flag, with --set, or "
+                "in a file you name with --config"
+            )
     return {
         name: (_absolute(name, value, path.parent), f"{name} in {path}")
         for name, value in table.items()
@@ -269,7 +284,7 @@ def resolve_settings(
     cwd = cwd or Path.cwd()
     path = config_path(getattr(args, "config_file", None), environ, cwd)
     layers = [  # lowest first: each later layer wins
-        _from_file(path),
+        _from_file(path, found_here=path == cwd / LOCAL_CONFIG and not _named(args, environ)),
         _from_environment(environ, cwd),
         _from_overrides(getattr(args, "setting_overrides", None) or [], cwd),
         _from_flags(args, cwd),

@@ -16,7 +16,7 @@ from graph.routes import (
 from graph.sync_bridge import node
 from graph.worker import build_worker_graph
 from nodes.approval import approve_plan
-from nodes.planning import decompose
+from nodes.planning import decompose, decompose_for_remote_callers
 from nodes.reviewing import analyze_gaps, quality_check
 from nodes.verifying import verify_citations
 from nodes.writing import finalize, refine_report, synthesize
@@ -24,8 +24,14 @@ from settings import Settings
 from state import ResearchInput, ResearchOutput, ResearchState
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    """A fresh compiled research graph; pass a checkpointer to make runs resumable."""
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None, *, remote_callers: bool = False
+) -> CompiledStateGraph:
+    """A fresh compiled research graph; pass a checkpointer to make runs resumable.
+
+    With `remote_callers`, the settings a caller passes cannot switch a security guard off
+    (`fetch_private_addresses`): only the server's own environment can.
+    """
     builder = StateGraph(
         ResearchState,
         context_schema=Settings,
@@ -33,7 +39,9 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
         output_schema=ResearchOutput,
     )
     worker = build_worker_graph()
-    builder.add_node("decompose", node(decompose))
+    builder.add_node(
+        "decompose", node(decompose_for_remote_callers if remote_callers else decompose)
+    )
     builder.add_node("approve_plan", node(approve_plan))
     builder.add_node("research", worker)
     builder.add_node("synthesize", node(synthesize))
@@ -62,5 +70,6 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     return builder.compile(checkpointer=checkpointer, name="deep_research")
 
 
-graph = build_graph()
-"""Compiled without a checkpointer, for Python callers and `langgraph dev` (which has its own)."""
+graph = build_graph(remote_callers=True)
+"""Compiled without a checkpointer, for `langgraph dev` and its API callers (it has its own
+checkpointer); a Python caller who may lower a guard builds its own with `build_graph()`."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import unicodedata
 import uuid
@@ -12,7 +13,7 @@ from langgraph.runtime import get_runtime
 from domain.distinct import distinct, first_of_each
 from domain.language import detect_language
 from nodes import prompts
-from settings import Settings, settings_from
+from settings import Settings, guards_restored, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
 from tools.events import emit
@@ -104,9 +105,19 @@ def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> N
     emit("plan", query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited)
 
 
-async def decompose(state: ResearchState) -> dict:
-    """Start the run: keep its settings in state, then route the question and plan subtasks."""
+async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dict:
+    """Start the run: keep its settings in state, then route the question and plan subtasks.
+
+    With `caller_runs_it` false (the graph LangGraph's server exposes), settings that switch a
+    security guard off are not taken from the caller (`guards_restored`).
+    """
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
+    if not caller_runs_it and not state.get("run_id"):
+        settings, refused = guards_restored(settings, os.environ)
+        for name in refused:
+            emit("guard_kept", setting=name)
+    if settings.fetch_private_addresses and not state.get("run_id"):
+        emit("guard_lowered", setting="fetch_private_addresses")
     question = clean_question(state["question"])
     if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
         language = await asyncio.to_thread(detect_language, question)
@@ -139,3 +150,8 @@ async def decompose(state: ResearchState) -> dict:
         "iteration": 0,
         "usage": usage,
     }
+
+
+async def decompose_for_remote_callers(state: ResearchState) -> dict:
+    """`decompose` for callers of the LangGraph API: they cannot switch a security guard off."""
+    return await decompose(state, caller_runs_it=False)

@@ -1,0 +1,95 @@
+"""A setting that switches a security guard off comes only from the person running (issue 20, 11).
+
+Not from a `./deep-research.toml` found in the current folder, not from a LangGraph API caller's
+settings; and the progress says when it is on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import pytest
+
+import nodes.planning as planning
+from cli.bad_input import BadInput
+from cli.progress import describe
+from cli.setting_sources import add_setting_flags, resolve_settings
+from settings import Settings, guards_restored
+from state import SubTask, TaskPlan, Usage
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_setting_flags(parser)
+    return parser.parse_args(argv)
+
+
+def test_a_toml_found_in_the_current_folder_cannot_switch_the_guard_off(tmp_path):
+    (tmp_path / "deep-research.toml").write_text("fetch_private_addresses = true\n")
+    with pytest.raises(BadInput, match=r"fetch_private_addresses in .*security guard"):
+        resolve_settings(parsed(), environ={}, cwd=tmp_path)
+
+
+def test_the_person_running_can_still_switch_it_on(tmp_path):
+    own = tmp_path / "deep-research.toml"
+    own.write_text("fetch_private_addresses = true\n")
+    named = resolve_settings(parsed("--config", str(own)), environ={}, cwd=tmp_path)
+    assert named.settings.fetch_private_addresses
+    (tmp_path / "elsewhere").mkdir()
+    variable = {"DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true"}
+    assert resolve_settings(
+        parsed(), environ=variable, cwd=tmp_path / "elsewhere"
+    ).settings.fetch_private_addresses
+    overridden = parsed("--set", "fetch_private_addresses=true")
+    assert resolve_settings(
+        overridden, environ={}, cwd=tmp_path / "elsewhere"
+    ).settings.fetch_private_addresses
+
+
+def test_other_settings_in_a_local_toml_still_apply(tmp_path):
+    (tmp_path / "deep-research.toml").write_text("max_workers = 3\n")
+    assert resolve_settings(parsed(), environ={}, cwd=tmp_path).settings.max_workers == 3
+
+
+def test_a_remote_caller_cannot_switch_the_guard_off():
+    asked = Settings(fetch_private_addresses=True)
+    kept, refused = guards_restored(asked, {})
+    assert not kept.fetch_private_addresses and refused == ["fetch_private_addresses"]
+    allowed, none = guards_restored(asked, {"DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true"})
+    assert allowed.fetch_private_addresses and none == []
+
+
+def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
+    from graph.research import build_graph, graph
+
+    assert graph.builder.nodes["decompose"].runnable.name == "decompose_for_remote_callers"
+    assert build_graph().builder.nodes["decompose"].runnable.name == "decompose"
+    events = []
+    plan = TaskPlan(
+        query_type="straightforward",
+        recommended_worker_count=1,
+        subtasks=[SubTask(id=1, description="d", search_queries=["d"], complexity="simple")],
+    )
+
+    async def ask(*args, **kwargs):
+        return plan, Usage()
+
+    async def fitted(settings):
+        return settings, None
+
+    monkeypatch.setattr(planning, "ask", ask)
+    monkeypatch.setattr(planning, "fitted_to_server", fitted)
+    monkeypatch.setattr(planning, "emit", lambda kind, **fields: events.append(kind))
+    monkeypatch.delenv("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES", raising=False)
+    state = {"question": "q?", "settings": {"fetch_private_addresses": True, "language": "en"}}
+    remote = asyncio.run(planning.decompose_for_remote_callers(state))
+    assert not remote["settings"].fetch_private_addresses and "guard_kept" in events
+    events.clear()
+    local = asyncio.run(planning.decompose(state))
+    assert local["settings"].fetch_private_addresses and "guard_lowered" in events
+
+
+def test_progress_says_when_the_guard_is_off():
+    line = describe({"event": "guard_lowered", "setting": "fetch_private_addresses"})
+    assert line and "fetch_private_addresses is on" in line
