@@ -37,6 +37,8 @@ reader may follow: scripts, data, mail, protocol-relative `//host/...`, `www.` a
 addresses under any top-level domain (GitHub links those)."""
 Label = Callable[[str], str]
 """What a foreign link's text becomes (the text itself, or nothing when it only said "link")."""
+HtmlShown = Callable[[str, Callable[[str], bool]], str]
+"""What raw HTML becomes, given the test of allowed addresses."""
 _TRACKED = {"link_open", "image", "html_inline", "code_inline"}
 
 
@@ -154,7 +156,12 @@ def _locator(text: str, lines: list[int], inline: Token) -> Callable[[int], int 
 
 
 def _inline_edits(
-    text: str, lines: list[int], inline: Token, allowed: Callable[[str], bool], label: Label
+    text: str,
+    lines: list[int],
+    inline: Token,
+    allowed: Callable[[str], bool],
+    label: Label,
+    html: HtmlShown,
 ) -> Iterator[Edit]:
     """Edits for one paragraph, heading or cell: foreign links, images, HTML and addresses."""
     locate = _locator(text, lines, inline)
@@ -181,7 +188,7 @@ def _inline_edits(
         elif token.type == "image" and not allowed(str(token.attrs.get("src", ""))):
             new = ""
         elif token.type == "html_inline":
-            new = as_text(raw, allowed)
+            new = html(raw, allowed)
         elif token.type == "code_inline":  # the code between the backticks, as written
             new = raw.replace(token.content, without_addresses(token.content, allowed), 1)
         if new is not None and new != raw and (edit := placed(*span, new)):
@@ -192,16 +199,16 @@ def _inline_edits(
             yield edit
 
 
-def _edits(text: str, allowed: Callable[[str], bool], label: Label) -> list[Edit]:
+def _edits(text: str, allowed: Callable[[str], bool], label: Label, html: HtmlShown) -> list[Edit]:
     """Every edit the document's tokens call for, in order, none overlapping."""
     lines, env, found = _line_starts(text), {}, []
     for token in _MD.parse(text, env):
         if token.type == "inline":
-            found += _inline_edits(text, lines, token, allowed, label)
+            found += _inline_edits(text, lines, token, allowed, label, html)
         elif token.type in ("fence", "code_block", "html_block") and token.map:
             start, end = lines[token.map[0]], lines[min(token.map[1], len(lines) - 1)]
             block = text[start:end]
-            change = as_text if token.type == "html_block" else without_addresses
+            change = html if token.type == "html_block" else without_addresses
             if (new := change(block, allowed)) != block:
                 found.append(Edit(start, end, new))
     edits: list[Edit] = []
@@ -243,11 +250,17 @@ def foreign_addresses(text: str, allowed: Callable[[str], bool]) -> list[str]:
     return [a for a in dict.fromkeys(found) if not allowed(a)]
 
 
-def keep_known_addresses(text: str, urls: list[str], label: Label = lambda text: text) -> str:
-    """`text` carrying no address but `urls`: foreign links become `label(text)`, the rest goes."""
+def keep_known_addresses(
+    text: str, urls: list[str], label: Label = lambda text: text, html: HtmlShown | None = None
+) -> str:
+    """`text` carrying no address but `urls`: foreign links become `label(text)`, the rest goes.
+
+    Raw HTML becomes `html(raw, allowed)`: by default text that shows as written (`as_text`).
+    """
+    html = html or as_text
     allowed = Known(urls)
     for _ in range(3):  # a removal can make a new construct; settle it
-        edits = _edits(text, allowed, label)
+        edits = _edits(text, allowed, label, html)
         if not edits:
             break
         for edit in reversed(edits):

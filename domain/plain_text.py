@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from domain.addresses import without_addresses
+from domain.addresses import keep_known_addresses, without_addresses
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>&|~])")
 """Characters Markdown or HTML may read as syntax inside a line (CommonMark escapes them all)."""
@@ -21,8 +21,13 @@ _BREAKS_URL = re.compile(r"[\s<>\"`\\|\[\]()]")
 
 
 def one_line(text: str, limit: int) -> str:
-    """`text` as one line of inert Markdown: no addresses, at most `limit` characters, escaped."""
-    text = " ".join(without_addresses(text or "").split())
+    """`text` as one line of inert Markdown: no addresses, at most `limit` characters, escaped.
+
+    A link becomes its words (markdown-it finds it); what is left of HTML is escaped to show.
+    """
+    text = " ".join((text or "").split())  # one line first: a title holds no blocks
+    text = keep_known_addresses(text, [], html=without_addresses)  # links become their words
+    text = " ".join(without_addresses(text).split())
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return _MARKUP.sub(r"\\\1", text)

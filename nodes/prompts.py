@@ -117,14 +117,25 @@ def write_in(language: str, what: str = "Write") -> str:
 # ---------------------------------------------------------------- material blocks
 
 
+TITLE_CHARS = 300  # a source's title as a model sees it, at most
+
+
+def _title(title: str) -> str:
+    """A source's title as one line: a title's line breaks would make it look like structure."""
+    text = " ".join(title.split())
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
 def _hits(hits: Iterable[SearchHit]) -> list[str]:
     """Numbered evidence, in the order given (best first)."""
-    return [f"[{n}] {hit.title} — {hit.url}\n{hit.content}" for n, hit in enumerate(hits, 1)]
+    return [
+        f"[{n}] {_title(hit.title)} — {hit.url}\n{hit.content}" for n, hit in enumerate(hits, 1)
+    ]
 
 
 def _sources(sources: Iterable[SourceEvidence], excerpt_chars: int = 600) -> list[str]:
     """Numbered sources with excerpts, in the order given (most relevant first)."""
-    return [f"[{s.id}] {s.title} — {s.url}\n{s.excerpt[:excerpt_chars]}" for s in sources]
+    return [f"[{s.id}] {_title(s.title)} — {s.url}\n{s.excerpt[:excerpt_chars]}" for s in sources]
 
 
 def _notes(results: Iterable[WorkerResult]) -> list[str]:
@@ -310,7 +321,9 @@ def gaps(
 def pair_block(number: int, statement: str, source: SourceEvidence, room: int) -> str:
     """One (statement, source) pair as the checker sees it, within `room` tokens."""
     head = f"Pair {number}\nStatement: {statement}\nSource [{source.id}]:\n"
-    text = clip(f"{source.title}\n{source.excerpt}", max(room - estimate_tokens(head) - 10, 50))
+    text = clip(
+        f"{_title(source.title)}\n{source.excerpt}", max(room - estimate_tokens(head) - 10, 50)
+    )
     return head + data_section(text)
 
 
@@ -332,7 +345,8 @@ def rewrite_statements(
     blocks = [
         f"Statement {n}: {statement}\n"
         + "\n".join(
-            f"Source [{s.id}]:\n" + data_section(s.title + "\n" + s.excerpt) for s in sources
+            f"Source [{s.id}]:\n" + data_section(_title(s.title) + "\n" + s.excerpt)
+            for s in sources
         )
         for n, statement, sources in items
     ]
