@@ -70,6 +70,8 @@ def build_graph(
     return builder.compile(checkpointer=checkpointer, name="deep_research")
 
 
-graph = build_graph(remote_callers=True)
-"""Compiled without a checkpointer, for `langgraph dev` and its API callers (it has its own
-checkpointer); a Python caller who may lower a guard builds its own with `build_graph()`."""
+graph = build_graph()
+"""Compiled without a checkpointer, for Python callers."""
+served = build_graph(remote_callers=True)
+"""What `langgraph.json` serves (`langgraph dev` has its own checkpointer): its API callers'
+settings cannot switch a security guard off."""

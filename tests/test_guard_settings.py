@@ -61,10 +61,15 @@ def test_a_remote_caller_cannot_switch_the_guard_off():
 
 
 def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
-    from graph.research import build_graph, graph
+    import json
+    from pathlib import Path
 
-    assert graph.builder.nodes["decompose"].runnable.name == "decompose_for_remote_callers"
-    assert build_graph().builder.nodes["decompose"].runnable.name == "decompose"
+    from graph.research import graph, served
+
+    assert served.builder.nodes["decompose"].runnable.name == "decompose_for_remote_callers"
+    assert graph.builder.nodes["decompose"].runnable.name == "decompose"
+    config = json.loads((Path(__file__).parents[1] / "langgraph.json").read_text())
+    assert config["graphs"]["deep_research"] == "./graph/research.py:served"
     events = []
     plan = TaskPlan(
         query_type="straightforward",
