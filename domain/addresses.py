@@ -25,11 +25,13 @@ from markdown_it.token import Token
 
 from domain.sources import normalize_url
 
-_LINKIFY = LinkifyIt(options={"fuzzy_link": True, "fuzzy_email": True, "fuzzy_ip": True})
+_LINKIFY = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": True, "fuzzy_ip": False})
+"""Schemed links and e-mail addresses, what GitHub links in text; not a bare `name.tld`, which
+would take `setup.py` and `README.md` for addresses (`.py` and `.md` are country domains)."""
 _SCHEMED = re.compile(
     r"(?<![\w.+-])(?:javascript|vbscript|data|file|mailto|blob|tel|sms|ftp|ws|wss|https?):"
     r"[^\s<>\"'`)\]]+|(?<![\w:/])//[\w-]+(?:\.[\w-]+)+[^\s<>\"'`)\]]*"
-    r"|(?<![\w.])www\.[\w-]+(?:\.[\w-]+)+[^\s<>\"'`)\]]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    r"|(?<![\w.])www\.[\w-]+(?:\.[\w-]+)+[^\s<>\"'`)\]]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b",
     re.IGNORECASE,
 )
 """Addresses linkify-it leaves alone (it knows only common top-level domains) but a renderer or a

@@ -124,6 +124,15 @@ def test_addresses_in_code_html_references_quotes_and_tables_go(report):
     assert seen["links"] == [] and seen["images"] == [] and seen["html"] == []
 
 
+def test_file_names_and_versions_are_not_taken_for_addresses():
+    report = (
+        "Run `python setup.py`, edit README.md and node.js, version 1.2.3, e.g. U.S. data [1].\n\n"
+        "Pin `numpy@1.26.4` and `left-pad@1.3.0` [1].\n\n"
+        "```\npython setup.py install\n```\n"
+    )
+    assert keep_known_addresses(report, [GOOD]) == report
+
+
 def test_links_to_retrieved_sources_keep_working():
     report = f"See [the guide]({GOOD}) and {GOOD.upper().replace('GUIDE', 'guide')} and <{GOOD}>."
     text, cited = clean_citations(report, [SourceEvidence(id=1, url=GOOD, title="Guide")])
