@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 
 PIP_INSTALL = "pip install 'deep-research[pdf]'"
 APT_INSTALL = "apt-get install libpango-1.0-0 libpangoft2-1.0-0 (and fonts-noto-cjk for CJK)"
@@ -46,4 +47,10 @@ def render_pdf(page: str) -> bytes:
     from weasyprint.urls import URLFetcher
 
     nothing = URLFetcher(allowed_protocols=())  # the page is self-contained: fetch no URL
-    return weasyprint.HTML(string=page, url_fetcher=nothing).write_pdf()
+    log = logging.getLogger("weasyprint")
+    level = log.level
+    log.setLevel(logging.ERROR)  # screen-only CSS it skips (media queries, overflow) is no news
+    try:
+        return weasyprint.HTML(string=page, url_fetcher=nothing).write_pdf()
+    finally:
+        log.setLevel(level)
