@@ -198,7 +198,7 @@ def _contents(document: ReportDocument):
         "nav",
         {"class": "toc", "aria-label": "Contents"},
         el("h2", {}, "Contents"),
-        el("ol", {}, *entries),
+        el("ul", {}, *entries),
     )
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from export.facts import RunFacts
 from state import CitationCheck, QualityAssessment, QualityDimensions, Source, Usage
 
-HOSTILE_TITLE = '<script>document.title="pwned"</script><img src=x onerror="alert(1)">'
+HOSTILE_TITLE = '<script>document.title="pwned"</script><img src=x onerror="document.title+=1">'
 QUESTION = "How do zstd and xz compare for log archives?"
 
 REPORT = f"""# {QUESTION}
