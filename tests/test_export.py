@@ -8,6 +8,8 @@ search call (counted at the stand-ins).
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
 import sys
 import zipfile
 
@@ -201,3 +203,18 @@ def test_batch_writes_each_format(chat_server, search_server, store):
         "summary.jsonl",
     ]
     assert main(["batch", "q.txt", "--out-dir", "out", "--format", "md,odt", *flags]) == 2
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+def test_libreoffice_opens_the_word_file(tmp_path):
+    (tmp_path / "r.docx").write_bytes(Rendering(sample_output(), sample_facts()).render("docx"))
+    profile = f"-env:UserInstallation={(tmp_path / 'lo').as_uri()}"
+    subprocess.run(
+        ["soffice", "--headless", "--norestore", profile,
+         "--convert-to", "pdf", "--outdir", str(tmp_path), str(tmp_path / "r.docx")],
+        capture_output=True, timeout=180, check=True,
+    )  # fmt: skip
+    text = " ".join(
+        "".join(p.extract_text() for p in pypdf.PdfReader(tmp_path / "r.pdf").pages).split()
+    )
+    assert QUESTION in text and "674 MiB of memory" in text
