@@ -218,3 +218,18 @@ def test_libreoffice_opens_the_word_file(tmp_path):
         "".join(p.extract_text() for p in pypdf.PdfReader(tmp_path / "r.pdf").pages).split()
     )
     assert QUESTION in text and "674 MiB of memory" in text
+
+
+def test_eval_writes_each_format_next_to_the_markdown(
+    chat_server, search_server, judge_server, tmp_path, monkeypatch
+):
+    from test_eval_cli import run_eval
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "eval"
+    assert run_eval(judge_server, out, "--limit", "1", "--format", "md,html,docx") == 0
+    (task,) = (out / "tasks").iterdir()
+    assert {p.name for p in task.glob("report.*")} == {"report.md", "report.html", "report.docx"}
+    page = BeautifulSoup((task / "report.html").read_text(), "html.parser")
+    assert page.h1.get_text() and page.select("sup.cite a")
+    assert run_eval(judge_server, tmp_path / "other", "--format", "rtf") == 2
