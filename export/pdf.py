@@ -26,7 +26,8 @@ def _weasyprint():
             import weasyprint
     except ImportError as error:
         raise PdfRendererMissing(
-            f"PDF needs WeasyPrint, which is not installed ({error.name}): {PIP_INSTALL}"
+            f"PDF needs WeasyPrint, which is not installed ({error.name}): {PIP_INSTALL}, "
+            f"and on Debian or Ubuntu {APT_INSTALL}"
         ) from None
     except OSError as error:
         raise PdfRendererMissing(

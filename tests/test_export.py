@@ -233,3 +233,29 @@ def test_eval_writes_each_format_next_to_the_markdown(
     page = BeautifulSoup((task / "report.html").read_text(), "html.parser")
     assert page.h1.get_text() and page.select("sup.cite a")
     assert run_eval(judge_server, tmp_path / "other", "--format", "rtf") == 2
+
+
+PANGO_MISSING = """
+import cffi.api
+real = cffi.api.FFI.dlopen
+def dlopen(self, name, *args, **kwargs):  # the system without Pango: the library cannot load
+    if "pango" in str(name):
+        raise OSError(f"cannot load library {name!r}")
+    return real(self, name, *args, **kwargs)
+cffi.api.FFI.dlopen = dlopen
+from export.pdf import PdfRendererMissing, check_pdf_renderer
+try:
+    check_pdf_renderer()
+except PdfRendererMissing as error:
+    print(error)
+"""
+
+
+def test_missing_pango_names_the_system_package():
+    pytest.importorskip("weasyprint")
+    done = subprocess.run(
+        [sys.executable, "-c", PANGO_MISSING], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.startswith("PDF needs the Pango library"), done.stdout + done.stderr
+    assert "apt-get install libpango-1.0-0" in done.stdout
+    assert "-----" not in done.stdout  # WeasyPrint's own help did not reach stdout
