@@ -227,9 +227,9 @@ def _research(args: argparse.Namespace, target: str) -> int:
 
 
 def _stdout_bytes(data: bytes) -> None:
-    """A report's bytes to standard output (text as text, so a terminal shows it)."""
+    """A report's bytes to standard output, as they are (Word and PDF too, for a pipe)."""
     sys.stdout.flush()
-    sys.stdout.buffer.write(data if data.endswith(b"\n") or data[:1] == b"%" else data + b"\n")
+    sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
 

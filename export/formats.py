@@ -129,8 +129,8 @@ def write_reports(
         except PdfRendererMissing as error:
             problems.append(f"{path or 'stdout'}: {error}")
             continue
-        if path is None:
-            stdout(data)
+        if path is None:  # text ends with a newline on a terminal, as print() did
+            stdout(data + b"\n" if format in ("md", "html") and not data.endswith(b"\n") else data)
         else:
             write_file(path, data)
     return problems
