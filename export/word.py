@@ -84,7 +84,9 @@ class _Writer:
             fonts.set(qn("w:eastAsia"), CJK_FONTS.get(document.language, "Noto Sans CJK KR"))
 
     def runs(self, paragraph: DocxParagraph, items: list[Inline], **fmt) -> None:
-        for item in items:
+        for index, item in enumerate(items):
+            if isinstance(item, Cite) and index and isinstance(items[index - 1], Cite):
+                paragraph.add_run(",").font.superscript = True  # ²,³ rather than ²³
             if isinstance(item, Text):
                 self._run(paragraph, item.text, **fmt)
             elif isinstance(item, Styled):

@@ -111,7 +111,7 @@ def test_word_has_headings_lists_tables_superscript_citations_and_evidence():
     links = [item for p in document.paragraphs for item in p.iter_inner_content()]
     runs = [r for item in links for r in getattr(item, "runs", [item])]
     superscripts = [r.text for r in runs if r.font.superscript]
-    assert superscripts[:3] == ["1", "2", "3"]
+    assert superscripts[:4] == ["1", "2", ",", "3"]
     report_table, evidence = document.tables
     assert [c.text for c in report_table.rows[0].cells] == ["tool", "strength", "source"]
     assert len(evidence.rows) == 1 + 10
