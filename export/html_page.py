@@ -17,7 +17,7 @@ from lxml import html as lxml_html
 from lxml.builder import ElementMaker
 from lxml.html import html_parser
 
-from domain.language import words_for
+from domain.language import CJK_CHARACTERS, detect_language, is_cjk, words_for
 from export.document import (
     Block,
     Break,
@@ -44,6 +44,7 @@ from export.document import (
 
 _E = ElementMaker(makeelement=html_parser.makeelement)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+CJK = re.compile(f"[{CJK_CHARACTERS}]")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'"
 VERDICTS = {"supported": "supported", "partial": "partly supported", None: "not checked"}
 
@@ -118,15 +119,29 @@ def _flag_class(items: list[Inline]) -> str | None:
     return f"flagged {kind}" if kind else None
 
 
-def blocks(items: list[Block]) -> list:
-    """Blocks as HTML elements."""
+def own_language(items: list[Inline], page: str) -> str | None:
+    """A paragraph's language when it is Chinese, Japanese or Korean and the page's is not
+    (so the browser picks the right glyphs), else None."""
+    text = plain(items)
+    if not CJK.search(text):
+        return None
+    language = detect_language(text)
+    return language if is_cjk(language) and language != page else None
+
+
+def blocks(items: list[Block], page: str = "") -> list:
+    """Blocks as HTML elements (`page`: the page's language)."""
     out = []
     for block in items:
         if isinstance(block, Heading):
             tag = f"h{min(block.level + 1, 6)}" if block.level == 1 else f"h{block.level}"
             out.append(el(tag, {"id": block.anchor, "dir": "auto"}, *inlines(block.children)))
         elif isinstance(block, Paragraph):
-            attrs = {"dir": "auto", "class": _flag_class(block.children)}
+            attrs = {
+                "dir": "auto",
+                "class": _flag_class(block.children),
+                "lang": own_language(block.children, page),
+            }
             out.append(el("p", attrs, *inlines(block.children)))
         elif isinstance(block, ListBlock):
             start = str(block.start) if block.ordered and block.start != 1 else None
@@ -134,14 +149,14 @@ def blocks(items: list[Block]) -> list:
             for item in block.items:
                 kind = next((flagged(b.children) for b in item if isinstance(b, Paragraph)), None)
                 attrs = {"dir": "auto", "class": f"flagged {kind}" if kind else None}
-                lis.append(el("li", attrs, *blocks(item)))
+                lis.append(el("li", attrs, *blocks(item, page)))
             out.append(el("ol" if block.ordered else "ul", {"start": start}, *lis))
         elif isinstance(block, Table):
             out.append(_table(block))
         elif isinstance(block, CodeBlock):
             out.append(el("pre", {"dir": "ltr"}, el("code", {}, block.text)))
         elif isinstance(block, Quote):
-            out.append(el("blockquote", {}, *blocks(block.blocks)))
+            out.append(el("blockquote", {}, *blocks(block.blocks, page)))
         elif isinstance(block, Rule):
             out.append(el("hr"))
     return out
@@ -274,7 +289,7 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         {},
         header,
         _contents(document),
-        el("main", {}, *blocks(document.blocks)),
+        el("main", {}, *blocks(document.blocks, document.language)),
         sources,
         footer,
     )

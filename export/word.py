@@ -128,8 +128,10 @@ class _Writer:
         if prefix:
             paragraph.add_run(prefix)
         self.runs(paragraph, items)
-        if direction_of(plain(items)) == "rtl":
+        if direction_of(plain(items)) == "rtl":  # right-to-left paragraph and runs
             paragraph._p.get_or_add_pPr().append(OxmlElement("w:bidi"))
+            for run in paragraph._p.iter(qn("w:r")):
+                run.get_or_add_rPr().append(OxmlElement("w:rtl"))
         return paragraph
 
     def blocks(self, items: list[Block], depth: int = 0) -> None:

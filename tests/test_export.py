@@ -97,6 +97,8 @@ def test_marks_headings_facts_language_and_direction():
     assert soup.h1.get_text() == QUESTION and soup.html["lang"] == "en"
     arabic = next(p for p in soup.find_all("p") if "ضغط" in p.get_text())
     assert arabic["dir"] == "auto"
+    chinese = next(p for p in soup.find_all("p") if "压缩日志" in p.get_text())
+    assert chinese["lang"] == "zh-Hans"  # Han glyphs chosen for Chinese in an English page
     output = sample_output()
     output["report"] = "# سؤال\n\nضغط السجلات أسرع باستخدام الأداة [1].\n"
     rtl = build_document(output, sample_facts())
@@ -120,6 +122,7 @@ def test_word_has_headings_lists_tables_superscript_citations_and_evidence():
     assert sources == [f"3. {HOSTILE_TITLE} — https://example.net/xz"]
     xml = zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml").decode()
     assert 'w:anchor="src_3"' in xml and 'w:name="src_3"' in xml  # citation -> source
+    assert xml.count("<w:bidi/>") == 1  # the Arabic paragraph reads right to left
     rels = zipfile.ZipFile(io.BytesIO(data)).read("word/_rels/document.xml.rels").decode()
     assert 'Target="https://example.net/xz" TargetMode="External"' in rels
     assert "javascript" not in rels
