@@ -23,7 +23,16 @@ from cli.main import main
 from export.document import build_document
 from export.formats import Rendering
 from export.html_page import render_html
+from export.pdf import PdfRendererMissing, check_pdf_renderer
 from export.word import render_docx
+
+
+def needs_pdf() -> None:
+    """Skip unless WeasyPrint and the Pango it loads are installed (CI's Debian has them)."""
+    try:
+        check_pdf_renderer()
+    except PdfRendererMissing as error:
+        pytest.skip(str(error))
 
 
 @pytest.fixture
@@ -129,7 +138,7 @@ def test_word_has_headings_lists_tables_superscript_citations_and_evidence():
 
 
 def test_pdf_text_and_links():
-    pytest.importorskip("weasyprint")
+    needs_pdf()
     data = Rendering(sample_output(), sample_facts()).render("pdf")
     reader = pypdf.PdfReader(io.BytesIO(data))
     text = "".join(page.extract_text() for page in reader.pages)
@@ -150,7 +159,7 @@ def run(*args):
 def test_one_run_writes_every_format_and_export_needs_no_model(
     chat_server, search_server, store, capsys
 ):
-    pytest.importorskip("weasyprint")
+    needs_pdf()
     outputs = ["--output", "r.md", "--output", "r.html", "--output", "r.docx", "--output", "r.pdf"]
     assert run("Compare zstd and xz", "--thread-id", "t1", *outputs) == 0
     assert (store / "r.md").read_text().startswith("# Compare zstd and xz")
@@ -255,7 +264,7 @@ except PdfRendererMissing as error:
 
 
 def test_missing_pango_names_the_system_package():
-    pytest.importorskip("weasyprint")
+    needs_pdf()
     done = subprocess.run(
         [sys.executable, "-c", PANGO_MISSING], capture_output=True, text=True, timeout=60
     )
