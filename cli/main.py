@@ -262,6 +262,9 @@ def _export(args: argparse.Namespace, target: str) -> int:
     problems = write_outputs(output, outputs, facts, _stdout_bytes)
     for problem in problems:
         _error(problem)
+    written = [str(p) for p in args.output if not any(x.startswith(f"{p}:") for x in problems)]
+    if written:
+        print(f"written: {', '.join(written)}", file=sys.stderr)
     return exit_codes.BAD_INPUT if problems else exit_codes.OK
 
 
