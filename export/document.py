@@ -19,7 +19,7 @@ from markdown_it.token import Token
 
 from domain.language import WORDS, detect_language
 from domain.markup import MARKER_RUN, body_end, code_spans, ids_in
-from domain.statements import cited_statements
+from domain.statements import CitedStatement, cited_statements
 from export.facts import RunFacts
 from state import CitationCheck, Source
 
@@ -66,28 +66,38 @@ class Citation:
 
 @dataclass(frozen=True)
 class Text:
+    """Plain text."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class Styled:
+    """Strong, emphasised or struck-through inlines."""
+
     style: Literal["strong", "em", "s"]
     children: list[Inline]
 
 
 @dataclass(frozen=True)
 class Code:
+    """Inline code."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class Link:
+    """A link the report made (only http(s) targets are kept)."""
+
     href: str | None  # None: not an http(s) link, shown as text only
     children: list[Inline]
 
 
 @dataclass(frozen=True)
 class Cite:
+    """One citation marker, resolved."""
+
     citation: Citation
 
 
@@ -101,7 +111,7 @@ class Flag:
 
 @dataclass(frozen=True)
 class Break:
-    pass
+    """A hard line break."""
 
 
 Inline = Text | Styled | Code | Link | Cite | Flag | Break
@@ -111,6 +121,8 @@ Inline = Text | Styled | Code | Link | Cite | Flag | Break
 
 @dataclass(frozen=True)
 class Heading:
+    """A heading, with the anchor the table of contents links to."""
+
     level: int
     children: list[Inline]
     anchor: str
@@ -118,11 +130,15 @@ class Heading:
 
 @dataclass(frozen=True)
 class Paragraph:
+    """A paragraph (or a tight list item's text)."""
+
     children: list[Inline]
 
 
 @dataclass(frozen=True)
 class ListBlock:
+    """A bullet or numbered list; each item is a list of blocks."""
+
     ordered: bool
     start: int
     items: list[list[Block]]
@@ -130,6 +146,8 @@ class ListBlock:
 
 @dataclass(frozen=True)
 class Table:
+    """A table: its header cells, body rows and column alignment."""
+
     head: list[list[Inline]]
     rows: list[list[list[Inline]]]
     align: list[str]  # "", "left", "center", "right" per column
@@ -137,17 +155,21 @@ class Table:
 
 @dataclass(frozen=True)
 class CodeBlock:
+    """A fenced or indented code block."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class Quote:
+    """A block quote."""
+
     blocks: list[Block]
 
 
 @dataclass(frozen=True)
 class Rule:
-    pass
+    """A thematic break."""
 
 
 Block = Heading | Paragraph | ListBlock | Table | CodeBlock | Quote | Rule
@@ -208,9 +230,10 @@ def direction_of(text: str) -> Literal["ltr", "rtl"]:
     return "rtl" if rtl > len(kinds) - rtl else "ltr"
 
 
-def _with_sentinels(body: str) -> tuple[str, list]:
-    """The body with each marker run replaced by `\\ue000statement:ids\\ue001` and each mark of
-    the citation check by `\\ue002u|c\\ue003`: private characters markdown leaves alone."""
+def _with_sentinels(body: str) -> tuple[str, list[CitedStatement]]:
+    """The body with each marker run replaced by `\\ue000STATEMENT:IDS\\ue001` (STATEMENT: the
+    index of the cited statement it closes, -1 for none) and each mark of the citation check by
+    `\\ue002MARK\\ue003`: private-use characters that markdown-it leaves alone."""
     statements = cited_statements(body)
     code = code_spans(body)
 
@@ -233,7 +256,9 @@ def _with_sentinels(body: str) -> tuple[str, list]:
 class _Builder:
     """Turns markdown-it tokens into blocks, numbering citations as they come."""
 
-    def __init__(self, statements, sources: list[Source], checks: list[CitationCheck]) -> None:
+    def __init__(
+        self, statements: list[CitedStatement], sources: list[Source], checks: list[CitationCheck]
+    ) -> None:
         self.statements = statements
         self.by_number = {s.number or s.id: s for s in sources}
         self.checks: dict[tuple[str, int], CitationCheck] = {}
