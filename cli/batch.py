@@ -24,6 +24,17 @@ from langgraph.graph.state import CompiledStateGraph
 from cli.batch_file import BatchQuestion, read_batch
 from cli.batch_progress import BatchProgress, BatchRow
 from cli.preflight import BadInput, check_corpus, check_credentials, settings_or_explain
+from export.facts import facts_of
+from export.formats import (
+    Format,
+    Rendering,
+    UnknownFormat,
+    check_formats,
+    format_of,
+    parse_formats,
+    write_file,
+)
+from export.pdf import PdfRendererMissing
 from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
@@ -43,6 +54,7 @@ class BatchPlan:
     out_dir: Path
     target: str
     concurrency: int
+    formats: tuple[Format, ...] = ("md",)  # the report's formats, one file each
 
 
 def plan_batch(
@@ -123,10 +135,20 @@ def write_summary(path: Path, order: list[BatchQuestion], rows: dict[str, dict])
     os.replace(partial, path)
 
 
-def _write_report(path: Path, output: dict) -> None:
-    partial = path.with_suffix(".md.partial")
-    partial.write_text(output.get("report") or "", encoding="utf-8")
-    os.replace(partial, path)
+def report_files(report: Path, formats: tuple[Format, ...]) -> list[Path]:
+    """The report's file in each format: NAME.md, NAME.html, ..."""
+    return [report.with_suffix(f".{format}") for format in formats]
+
+
+def _write_reports(
+    report: Path, values: dict, formats: tuple[Format, ...], thread_id: str, missing_only=False
+) -> None:
+    """The finished run's report in every format (with missing_only, those not written yet)."""
+    output = output_of(values)
+    rendering = Rendering(output, facts_of({**values, **output}, thread_id=thread_id))
+    for path in report_files(report, formats):
+        if not (missing_only and path.exists()):
+            write_file(path, rendering.render(format_of(path)))
 
 
 async def research_one(
@@ -143,12 +165,11 @@ async def research_one(
     snapshot = await graph.aget_state(config)
     if snapshot.values and not snapshot.next:  # finished in an earlier attempt
         output = output_of(snapshot.values)
-        if not report.exists():
-            _write_report(report, output)
+        _write_reports(report, snapshot.values, plan.formats, question.thread_id, True)
         progress.finish(question.line, "skipped", "finished before")
         if previous and previous.get("status") == "done":
             return previous
-        return summary_row(question, output, None, report)
+        return summary_row(question, output, None, report_files(report, plan.formats)[0])
     resumed = bool(snapshot.values)
     progress.start(question.line, resumed)
     started = time.monotonic()
@@ -161,13 +182,13 @@ async def research_one(
         progress.finish(question.line, "failed", redact(str(error))[:80])
         return failed_row(question, error, time.monotonic() - started)
     output = output_of(snapshot.values)
-    _write_report(report, output)
+    _write_reports(report, snapshot.values, plan.formats, question.thread_id)
     seconds = time.monotonic() - started
     quality = output.get("quality")
     progress.finish(
         question.line, "done", output.get("stop_reason") or "", quality and quality.score
     )
-    return summary_row(question, output, seconds, report)
+    return summary_row(question, output, seconds, report_files(report, plan.formats)[0])
 
 
 async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
@@ -197,6 +218,11 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     """The `batch` subcommand: 0 when every question is done, 1 when any failed (rerun the same
     command to resume them), 2 for bad input (raised as BadInput), 130 on Ctrl-C."""
     plan = plan_batch(read_batch(args.file), flags, args.out_dir, target, args.concurrency)
+    try:
+        plan.formats = tuple(parse_formats(args.format))
+        check_formats(list(plan.formats))  # a missing PDF renderer: said before any call
+    except (UnknownFormat, PdfRendererMissing) as error:
+        raise BadInput(str(error)) from None
     rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
     progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
     try:

@@ -33,6 +33,8 @@ from evaluation.tasks import (
     load_criteria,
     load_tasks,
 )
+from export.formats import Format, UnknownFormat, check_formats, parse_formats
+from export.pdf import PdfRendererMissing
 from settings import Settings
 from tools.models import Endpoint, MissingCredentials
 from tools.secrets import redact
@@ -81,6 +83,12 @@ def add_command(
         "a task), where they can be read, not only the text the run retrieved",
     )
     sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sub.add_argument(
+        "--format",
+        default="md",
+        metavar="FORMATS",
+        help="report formats per task, comma-separated: md,html,docx,pdf (default md)",
+    )
     sub.set_defaults(approve_plan=False)  # nobody is there to approve a plan
 
 
@@ -132,6 +140,16 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _formats(args: argparse.Namespace) -> tuple[Format, ...]:
+    """The report formats asked for, checked before any call (BadInput when one cannot be)."""
+    try:
+        formats = tuple(parse_formats(args.format))
+        check_formats(list(formats))
+    except (UnknownFormat, PdfRendererMissing) as error:
+        raise BadInput(str(error)) from None
+    return formats
+
+
 async def _run(
     tasks: list[EvalTask],
     settings: Settings,
@@ -154,6 +172,7 @@ async def _run(
         given_criteria=given,
         note=note,
         refetch=args.refetch,
+        formats=_formats(args),
     )
 
 
@@ -166,6 +185,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         if args.tasks is None or args.out_dir is None:
             raise BadInput("eval needs a task file and --out-dir (or --compare DIR_A DIR_B)")
         settings = settings_or_explain(settings_values)
+        _formats(args)
         tasks = _tasks(args)
         if args.criteria:
             load_criteria(args.criteria)  # a broken criteria file is bad input, found now

@@ -47,7 +47,7 @@ def choose_progress(quiet: bool) -> Any:
     return PlainProgress(quiet=quiet)
 
 
-def run_summary(output: dict, seconds: float, report: Path | None) -> Any:
+def run_summary(output: dict, seconds: float, reports: list[Path]) -> Any:
     """The end-of-run figures from the output state."""
     from cli.summary import RunSummary
 
@@ -62,7 +62,7 @@ def run_summary(output: dict, seconds: float, report: Path | None) -> Any:
         search_calls=usage.search_calls,
         cache_hits=usage.search_cache_hits,
         wall_seconds=seconds,
-        report_path=str(report) if report else None,
+        report_path=", ".join(str(p) for p in reports) or None,
         citation_precision=output.get("citation_precision"),
         cost_usd=output.get("cost_usd"),
         structured_output=output.get("structured_output"),
@@ -123,11 +123,29 @@ def _how_to_go_on(target: str, thread_id: str, checkpoint_db: str | None, lead: 
     return "nothing was saved, so there is nothing to resume"
 
 
+def report_outputs(args: argparse.Namespace) -> Any:
+    """Where `run`, `resume` and `export` write the report; BadInput for a file name whose
+    format is unknown, or a format that cannot be written here (before any work)."""
+    from cli.runner import Outputs
+    from export.formats import UnknownFormat, check_formats
+    from export.pdf import PdfRendererMissing
+
+    outputs = Outputs(
+        args.output, getattr(args, "json", None), args.evidence, stdout_format=args.format
+    )
+    try:
+        check_formats(outputs.formats())
+    except (UnknownFormat, PdfRendererMissing) as error:
+        raise BadInput(str(error)) from None
+    return outputs
+
+
 def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | None:
     """Every check that needs no model call; the new run's input (None for `resume`)."""
     from cli import preflight
     from cli.setting_sources import resolve_settings
 
+    report_outputs(args)
     if args.command == "resume":
         try:
             preflight.check_store(target, create=False)
@@ -159,7 +177,8 @@ def _research(args: argparse.Namespace, target: str) -> int:
     import asyncio
 
     from cli.approval import NoAnswer, decide_plan
-    from cli.runner import Outputs, ThreadInUse, UnknownThread, execute, write_outputs
+    from cli.runner import ThreadInUse, UnknownThread, execute, write_outputs
+    from export.facts import facts_of
 
     progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
@@ -168,7 +187,7 @@ def _research(args: argparse.Namespace, target: str) -> int:
         progress.note(f"thread: {thread_id}" if graph_input else f"resuming thread: {thread_id}")
         started = time.monotonic()
         with progress:
-            output, settings = asyncio.run(
+            output, values = asyncio.run(
                 execute(
                     target=target,
                     thread_id=thread_id,
@@ -196,13 +215,61 @@ def _research(args: argparse.Namespace, target: str) -> int:
         print(_how_to_go_on(target, thread_id, args.checkpoint_db, lead), file=sys.stderr)
         return exit_codes.FAILED
     progress.summary(run_summary(output, time.monotonic() - started, args.output))
-    write_outputs(output, Outputs(args.output, args.json, args.evidence), print)
-    code = exit_codes.finished_code(output, settings)
+    facts = facts_of({**values, **output}, thread_id=thread_id)
+    problems = write_outputs(output, report_outputs(args), facts, _stdout_bytes)
+    for problem in problems:
+        _error(problem)
+    code = exit_codes.finished_code(output, values.get("settings"))
+    if problems:
+        print(f"the run is saved; {_export_hint(thread_id, args.checkpoint_db)}", file=sys.stderr)
+        return exit_codes.BAD_INPUT
     if code == exit_codes.NO_EVIDENCE:
         _error("the run found no evidence; the report says what was tried (exit 3)")
     elif code == exit_codes.BUDGET_BEFORE_REPORT:
         _error("a budget was spent before any evidence was found (exit 4)")
     return code
+
+
+def _stdout_bytes(data: bytes) -> None:
+    """A report's bytes to standard output, as they are (Word and PDF too, for a pipe)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _export_hint(thread_id: str, checkpoint_db: str | None) -> str:
+    """The command that writes a finished run's report again, once what was missing is there."""
+    command = _resume_hint(thread_id, checkpoint_db).replace("resume", "export", 1)
+    return f"once that is fixed, write it with: {command} --output FILE"
+
+
+def _export(args: argparse.Namespace, target: str) -> int:
+    """`export`: a finished run's report from the store, in every format asked for.
+
+    A format that cannot be written here (no PDF renderer) is named with its fix; every other
+    file is still written, and the exit code is 2.
+    """
+    import asyncio
+
+    from cli.export import UnfinishedRun, finished_run
+    from cli.runner import Outputs, UnknownThread, write_outputs
+    from export.formats import UnknownFormat
+    from tools.checkpoints import StoreMissing
+
+    outputs = Outputs(args.output, None, args.evidence, stdout_format=args.format)
+    try:
+        outputs.formats()  # a file name with no known format: said before anything is read
+        output, facts = asyncio.run(finished_run(target, args.thread_id))
+    except (UnknownFormat, UnknownThread, UnfinishedRun, StoreMissing) as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    problems = write_outputs(output, outputs, facts, _stdout_bytes)
+    for problem in problems:
+        _error(problem)
+    written = [str(p) for p in args.output if not any(x.startswith(f"{p}:") for x in problems)]
+    if written:
+        print(f"written: {', '.join(written)}", file=sys.stderr)
+    return exit_codes.BAD_INPUT if problems else exit_codes.OK
 
 
 def _inspect(args: argparse.Namespace, target: str) -> int:
@@ -294,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         return _config(args, target)
     if args.command == "batch":
         return _batch(args, target)
+    if args.command == "export":
+        return _export(args, target)
     return _inspect(args, target)
 
 

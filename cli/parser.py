@@ -11,19 +11,36 @@ from typing import Any
 
 from cli.setting_sources import add_setting_flags
 
+FORMAT_CHOICES = ("md", "html", "docx", "pdf")
 
-def _outputs_flags(sub: argparse.ArgumentParser) -> None:
-    """Where a run's results go: report, JSON, evidence table, quiet."""
+
+def _report_flags(sub: argparse.ArgumentParser) -> None:
+    """Where the report goes: files by extension, stdout in one format, the evidence table."""
     sub.add_argument(
-        "--output", type=Path, metavar="FILE", help="write the report here (default: stdout)"
+        "--output",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="write the report here, in the format of its extension: .md .html .docx .pdf "
+        "(repeat for several; default: Markdown on stdout)",
     )
-    sub.add_argument("--json", type=Path, metavar="FILE", help="write the output state as JSON")
-    sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sub.add_argument(
+        "--format", choices=FORMAT_CHOICES, help="also write the report to stdout in this format"
+    )
     sub.add_argument(
         "--evidence",
         action="store_true",
-        help="append a table statement → source → quote to the report",
+        help="Markdown: append a table statement → source → quote (HTML, Word, PDF always "
+        "show the evidence)",
     )
+
+
+def _outputs_flags(sub: argparse.ArgumentParser) -> None:
+    """Where a run's results go: report, JSON, evidence table, quiet."""
+    _report_flags(sub)
+    sub.add_argument("--json", type=Path, metavar="FILE", help="write the output state as JSON")
+    sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
 def _store_flag(sub: argparse.ArgumentParser) -> None:
@@ -91,6 +108,12 @@ def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
         "--concurrency", type=int, default=3, metavar="N", help="questions researched at once"
     )
     batch.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    batch.add_argument(
+        "--format",
+        default="md",
+        metavar="FORMATS",
+        help="report formats per question, comma-separated: md,html,docx,pdf (default md)",
+    )
     add_setting_flags(batch)
     _store_flag(batch)
 
@@ -100,6 +123,16 @@ def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
     config.add_argument("--json", action="store_true", help="print them as JSON")
     add_setting_flags(config)
     _store_flag(config)
+
+    export = commands.add_parser(
+        "export",
+        help="write a finished run's report from the store (no model or search call)",
+        epilog="exit codes: 0 written; 2 unknown or unfinished thread, bad file name, or a "
+        "format that cannot be written here (the others are still written)",
+    )
+    export.add_argument("thread_id", help="the thread id of a finished run")
+    _report_flags(export)
+    _store_flag(export)
 
     history = commands.add_parser("history", help="the checkpoints of a run")
     history.add_argument("thread_id", help="the thread id of the run")

@@ -9,17 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
-from domain.citations import evidence_table
+from export.facts import RunFacts
+from export.formats import Format, Rendering, format_of, write_reports
 from graph import build_graph
 from graph.threads import advance, thread_config
-from settings import Settings
 from state import output_of
 from tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from tools.secrets import mask_url_passwords
@@ -43,29 +43,34 @@ class ThreadInUse(ValueError):
 
 @dataclass
 class Outputs:
-    """Where the results go: the report to a file (else stdout), the output state as JSON."""
+    """Where the results go: the report to files (format by extension) and/or stdout in one
+    format (Markdown when no file is named), the output state as JSON."""
 
-    report: Path | None = None
+    reports: list[Path] = field(default_factory=list)
     json: Path | None = None
     evidence: bool = False
+    stdout_format: Format | None = None
+
+    def formats(self) -> list[Format]:
+        """Every format asked for (an unknown extension raises UnknownFormat)."""
+        return [format_of(p) for p in self.reports] + [f for f in [self.to_stdout()] if f]
+
+    def to_stdout(self) -> Format | None:
+        """The format standard output gets, if any."""
+        return self.stdout_format or (None if self.reports else "md")
 
 
-def write_outputs(output: dict[str, Any], outputs: Outputs, stdout: Callable[[str], None]) -> None:
-    """The report to its file or stdout (with the evidence table if asked), the state as JSON."""
-    report = output.get("report") or ""
-    if outputs.evidence:
-        report += "\n" + evidence_table(
-            output.get("citations") or [], output.get("report") or "", output.get("sources")
-        )
-    if outputs.report:
-        outputs.report.parent.mkdir(parents=True, exist_ok=True)
-        outputs.report.write_text(report, encoding="utf-8")
-    else:
-        stdout(report)
+def write_outputs(
+    output: dict[str, Any], outputs: Outputs, facts: RunFacts, stdout: Callable[[bytes], None]
+) -> list[str]:
+    """The report in every format asked for, the state as JSON; returns what failed, why."""
+    rendering = Rendering(output, facts, evidence=outputs.evidence)
+    problems = write_reports(rendering, outputs.reports, outputs.to_stdout(), stdout)
     if outputs.json:
         outputs.json.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(to_jsonable_python(output), ensure_ascii=False, indent=2)
         outputs.json.write_text(text + "\n", encoding="utf-8")
+    return problems
 
 
 async def execute(
@@ -75,8 +80,9 @@ async def execute(
     graph_input: dict | None,
     progress: Progress,
     decide_plan: Callable[[dict], dict],
-) -> tuple[dict[str, Any], Settings | None]:
-    """Run (or, with no input, resume) a thread to its end; returns the output and settings."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run (or, with no input, resume) a thread to its end; returns the output and the state
+    values (settings, question) it ended with."""
     async with open_checkpointer(target) as saver:
         graph = build_graph(checkpointer=saver)
         config = thread_config(thread_id)
@@ -97,8 +103,7 @@ async def execute(
                 break
             with progress.paused():  # the question is asked on a still terminal
                 step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
-    output = output_of(snapshot.values)
-    return output, snapshot.values.get("settings")
+    return output_of(snapshot.values), snapshot.values
 
 
 async def checkpoint_saved(target: str, thread_id: str) -> bool | None:

@@ -23,6 +23,8 @@ from evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
 from evaluation.running import TaskRun, run_tasks
 from evaluation.summary import write_summary
 from evaluation.tasks import EvalTask, criteria_for
+from export.facts import facts_of
+from export.formats import Format, Rendering, write_file
 from settings import Settings
 from state import Usage
 from tools.search.pages import PageFetcher
@@ -80,6 +82,17 @@ def claim_tasks(layout: EvalDir, tasks: list[EvalTask]) -> None:
 def _total(usage: list[Usage]) -> Usage:
     """The usage of several calls, added up."""
     return reduce(lambda a, b: a + b, usage, Usage())
+
+
+def _write_formats(
+    run: TaskRun, settings: Settings, folder: Path, formats: tuple[Format, ...]
+) -> None:
+    """The report in the other formats asked for (report.html, ...) next to report.md."""
+    values = {**run.output, "question": run.task.prompt, "settings": settings}
+    rendering = Rendering(run.output, facts_of(values, thread_id=run.thread_id))
+    for format in formats:
+        if format != "md":
+            write_file(folder / f"report.{format}", rendering.render(format))
 
 
 async def _judge_run(
@@ -162,6 +175,7 @@ async def evaluate(
     given_criteria: list[TaskCriteria],
     note: Callable[[str], None],
     refetch: bool = False,
+    formats: tuple[Format, ...] = ("md",),
 ) -> Outcome:
     """Run and score every task not yet done, then write the summary of all that are."""
     outcome = Outcome()
@@ -177,6 +191,7 @@ async def evaluate(
         live_page = PageFetcher(settings).text if refetch else None  # guarded, per-task budget
         result = await _judge_run(run, layout, judge, given_criteria, live_page)
         folder = layout.task(run.task.id)
+        _write_formats(run, settings, folder, formats)
         write_json(folder / "result.json", result)
         (folder / "error.txt").unlink(missing_ok=True)
         outcome.scored.append(str(run.task.id))

@@ -1,0 +1,136 @@
+"""Which format a file gets (by its extension), and writing a finished run in several at once.
+
+A format that cannot be written (the PDF renderer missing) is reported, never in the way of the
+others: every other file is still written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from domain.citations import evidence_table
+from export.facts import RunFacts
+
+Format = Literal["md", "html", "docx", "pdf"]
+FORMATS: tuple[Format, ...] = ("md", "html", "docx", "pdf")
+_EXTENSIONS: dict[str, Format] = {
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".docx": "docx",
+    ".pdf": "pdf",
+}
+
+
+class UnknownFormat(ValueError):
+    """A file name whose extension names no format we write."""
+
+
+def format_of(path: Path) -> Format:
+    """The format a file gets from its extension (.md, .html, .docx, .pdf)."""
+    found = _EXTENSIONS.get(path.suffix.lower())
+    if found is None:
+        raise UnknownFormat(
+            f"--output {path}: the extension {path.suffix or '(none)'!r} names no format; "
+            "use .md, .html, .docx or .pdf"
+        )
+    return found
+
+
+def parse_formats(text: str) -> list[Format]:
+    """`md,html` as a list of formats (for --format of batch and eval)."""
+    names = [name.strip().lower().lstrip(".") for name in text.split(",") if name.strip()]
+    wrong = [name for name in names if name not in FORMATS]
+    if wrong or not names:
+        raise UnknownFormat(f"--format {text!r}: choose from {', '.join(FORMATS)}")
+    return list(dict.fromkeys(names))  # type: ignore[arg-type]
+
+
+def check_formats(formats: list[Format]) -> None:
+    """Raise now (before any work) when a requested format cannot be written here."""
+    if "pdf" in formats:
+        from export.pdf import check_pdf_renderer
+
+        check_pdf_renderer()
+
+
+@dataclass
+class Rendering:
+    """One finished run, rendered lazily: the structure and the HTML are built at most once."""
+
+    output: dict[str, Any]
+    facts: RunFacts
+    evidence: bool = False  # Markdown: append the evidence table (the other formats always show it)
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def document(self):
+        if "document" not in self._cache:
+            from export.document import build_document
+
+            self._cache["document"] = build_document(self.output, self.facts)
+        return self._cache["document"]
+
+    def html(self) -> str:
+        if "html" not in self._cache:
+            from export.html_page import render_html
+
+            self._cache["html"] = render_html(self.document())
+        return self._cache["html"]
+
+    def render(self, format: Format) -> bytes:
+        """The bytes of the report in `format`."""
+        if format == "md":
+            report = self.output.get("report") or ""
+            if self.evidence:
+                report += "\n" + evidence_table(
+                    self.output.get("citations") or [], report, self.output.get("sources")
+                )
+            return report.encode("utf-8")
+        if format == "html":
+            return self.html().encode("utf-8")
+        if format == "docx":
+            from export.word import render_docx
+
+            return render_docx(self.document())
+        from export.pdf import render_pdf
+
+        return render_pdf(self.html())
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write a file whole: a crash leaves the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+def write_reports(
+    rendering: Rendering,
+    paths: list[Path],
+    stdout_format: Format | None = None,
+    stdout: Callable[[bytes], None] | None = None,
+) -> list[str]:
+    """Every file in its format (and stdout in one); returns what could not be written, why."""
+    from export.pdf import PdfRendererMissing
+
+    problems = []
+    targets: list[tuple[Format, Path | None]] = [(format_of(p), p) for p in paths]
+    if stdout_format:
+        targets.append((stdout_format, None))
+    for format, path in targets:
+        try:
+            data = rendering.render(format)
+        except PdfRendererMissing as error:
+            problems.append(f"{path or 'stdout'}: {error}")
+            continue
+        if path is None:  # text ends with a newline on a terminal, as print() did
+            stdout(data + b"\n" if format in ("md", "html") and not data.endswith(b"\n") else data)
+        else:
+            write_file(path, data)
+    return problems
