@@ -267,6 +267,17 @@ def _batch(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _serve_mcp(args: argparse.Namespace, target: str) -> int:
+    """`mcp`: serve research to agents until stopped; 2 when it cannot start."""
+    from cli import serve_mcp
+
+    try:
+        return serve_mcp.command(args, target)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
@@ -290,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         return _config(args, target)
     if args.command == "batch":
         return _batch(args, target)
+    if args.command == "mcp":
+        return _serve_mcp(args, target)
     return _inspect(args, target)
 
 
