@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from typing import Any
 
@@ -89,8 +90,6 @@ def command(args: argparse.Namespace, target: str) -> int:
     preflight.check_model_endpoint()
     preflight.check_store(target)
     defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
         asyncio.run(serve(args, target, defaults))
-    except KeyboardInterrupt:
-        pass  # unfinished runs stay in the store; the next start resumes them
     return 0
