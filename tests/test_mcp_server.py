@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -252,3 +253,36 @@ def test_a_server_killed_mid_run_finishes_the_run_when_started_again(
     key = lambda r: json.dumps(r["body"], sort_keys=True)  # noqa: E731
     assert {key(r) for r in answered} & {key(r) for r in after} == set()
     assert chat_server.brain.calls["WorkerFindings"] == 3  # each worker's report answered once
+
+
+def config_snippets() -> list[dict]:
+    """Every `mcpServers` JSON block of the README and docs/mcp.md."""
+    blocks = []
+    for doc in (ROOT / "README.md", ROOT / "docs" / "mcp.md"):
+        for block in re.findall(r"```json\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
+            if "mcpServers" in block:
+                blocks.append(json.loads(block))
+    return blocks
+
+
+def test_the_documented_desktop_config_starts_a_working_server(
+    chat_server, search_server, tmp_path
+):
+    snippets = config_snippets()
+    assert len(snippets) == 2
+    command = shutil.which("deep-research", path=str(Path(sys.executable).parent))
+    assert command, "the console script is not installed (pip install -e '.[dev]')"
+
+    async def try_config(entry: dict) -> set[str]:
+        assert shutil.which(entry["command"], path=str(Path(command).parent))
+        env = {**server_env(str(tmp_path / "runs.sqlite")), **entry["env"]}
+        params = StdioServerParameters(command=command, args=entry["args"], env=env)
+        async with Client(params) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            unknown = await client.call_tool("research_progress", {"run_id": "mcp-none"})
+            assert "no run with id" in error_text(unknown)
+            return tools
+
+    for snippet in snippets:
+        tools = asyncio.run(try_config(snippet["mcpServers"]["deep-research"]))
+        assert "start_research" in tools
