@@ -142,6 +142,7 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
     preflight.check_model_endpoint()
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
+    preflight.check_mcp_config(settings)
     if settings.local_model:
         from tools.local_profile import local_profile_note
 

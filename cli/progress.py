@@ -57,6 +57,8 @@ def describe(event: dict[str, Any]) -> str | None:
             f"server context window: {event['tokens']:,} tokens "
             f"(max_context_tokens {event['max_context_tokens']:,})"
         )
+    if kind == "source_failed":
+        return f"source failed, the run goes on without it: {event['source']}: {event['error']}"
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None

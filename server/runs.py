@@ -22,7 +22,13 @@ from langgraph.types import StateSnapshot
 
 from cli.bad_input import BadInput
 from cli.inspect import recent_threads, thread_status
-from cli.preflight import check_corpus, check_credentials, check_question, settings_or_explain
+from cli.preflight import (
+    check_corpus,
+    check_credentials,
+    check_mcp_config,
+    check_question,
+    settings_or_explain,
+)
 from cli.progress import describe
 from graph import build_graph
 from graph.threads import advance, thread_config
@@ -140,6 +146,7 @@ class ResearchRuns:
             self.checked_providers.add(web_provider(settings))
         if settings.corpus_dir:
             await asyncio.to_thread(check_corpus, settings, self.notes)
+        check_mcp_config(settings)
         run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
         self._launch(run_id, {"question": question, "settings": settings})
         return run_id
