@@ -46,9 +46,9 @@ class McpServerEntry(BaseModel):
 
 
 class McpSources(BaseModel):
-    """The whole file: servers by name."""
+    """The whole file: servers by name (other keys a client keeps there are ignored)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore")
 
     servers: dict[str, McpServerEntry] = Field(alias="mcpServers")
 
