@@ -260,7 +260,7 @@ def config_snippets() -> list[dict]:
     blocks = []
     for doc in (ROOT / "README.md", ROOT / "docs" / "mcp.md"):
         for block in re.findall(r"```json\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
-            if "mcpServers" in block:
+            if "mcpServers" in block and "deep-research" in json.loads(block)["mcpServers"]:
                 blocks.append(json.loads(block))
     return blocks
 
