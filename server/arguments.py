@@ -65,7 +65,7 @@ def corpus_inside(asked: str | None, server_root: str | None) -> str | None:
         return None
     if server_root is None:
         raise CorpusOutside(
-            "corpus_dir: this server has no corpus folder (start it with --corpus-dir DIR)"
+            "corpus_dir: this server has no corpus folder (start it with --corpus DIR)"
         )
     root = Path(server_root).resolve()
     path = (root / asked).resolve()

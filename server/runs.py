@@ -55,6 +55,7 @@ class LiveRun:
     """What the server knows of a run while it runs: its task and its latest progress."""
 
     run_id: str
+    question: str = ""
     lines: deque[str] = field(default_factory=lambda: deque(maxlen=PROGRESS_LINES))
     events: int = 0
     queued: bool = True
@@ -148,7 +149,7 @@ class ResearchRuns:
             await asyncio.to_thread(check_corpus, settings, self.notes)
         check_mcp_config(settings)
         run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
-        self._launch(run_id, {"question": question, "settings": settings})
+        self._launch(run_id, {"question": question, "settings": settings}).question = question
         return run_id
 
     async def resume(self, run_id: str) -> None:

@@ -82,7 +82,7 @@ def progress_view(
     return RunProgress(
         run_id=run_id,
         status=status,
-        question=values.get("question", ""),
+        question=values.get("question") or (live.question if live else ""),
         round=values.get("iteration") or 0,
         next_steps=sorted(set(snapshot.next)),
         recent_progress=list(live.lines) if live else [],

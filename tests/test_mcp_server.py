@@ -286,3 +286,12 @@ def test_the_documented_desktop_config_starts_a_working_server(
     for snippet in snippets:
         tools = asyncio.run(try_config(snippet["mcpServers"]["deep-research"]))
         assert "start_research" in tools
+
+
+def test_without_the_mcp_extra_the_command_says_how_to_install_it(monkeypatch, capsys):
+    from cli.main import main
+
+    for name in ("mcp", "mcp.server", "mcp.server.mcpserver"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    assert main(["mcp"]) == 2
+    assert "pip install 'deep-research[mcp]'" in capsys.readouterr().err
