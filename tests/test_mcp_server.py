@@ -53,14 +53,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(store: str, log: Path):
+def http_server(store: str, log: Path, *flags: str, **env: str):
     """`deep-research mcp --http` in its own process; yields (its /mcp URL, the process)."""
     port = free_port()
     with log.open("ab") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "mcp", "--http", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "cli", "mcp", "--http", f"127.0.0.1:{port}", *flags],
             cwd=ROOT,
-            env=server_env(store),
+            env={**server_env(store), **env},
             stdout=sink,
             stderr=sink,
         )
@@ -295,3 +295,35 @@ def test_without_the_mcp_extra_the_command_says_how_to_install_it(monkeypatch, c
         monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
     assert main(["mcp"]) == 2
     assert "pip install 'deep-research[mcp]'" in capsys.readouterr().err
+
+
+def test_runs_from_two_clients_share_the_servers_endpoint_limit(
+    chat_server, search_server, tmp_path
+):
+    chat_server.latency = 0.1  # long enough for the two runs' calls to overlap
+    store = str(tmp_path / "runs.sqlite")
+
+    async def one_client(url: str, question: str) -> dict:
+        async with Client(url) as client:
+            answer = await client.call_tool(
+                "start_research", {"question": question, "options": QUICK}
+            )
+            run_id = data(answer)["run_id"]
+            answer = await client.call_tool(
+                "wait_for_research", {"run_id": run_id, "timeout_seconds": 120}
+            )
+            return data(answer)
+
+    async def two_clients(url: str) -> list[dict]:
+        questions = ("Compare zstd and xz", "Compare gzip and brotli")
+        return await asyncio.gather(*(one_client(url, q) for q in questions))
+
+    with http_server(store, tmp_path / "server.log", DEEP_RESEARCH_MAX_MODEL_CONCURRENCY="1") as (
+        url,
+        _,
+    ):
+        results = asyncio.run(two_clients(url))
+
+    for result in results:
+        assert_cited_report(result)
+    assert chat_server.peak_concurrency == 1  # one limit for every run of the server process
