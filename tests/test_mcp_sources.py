@@ -153,3 +153,38 @@ def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server,
     assert ran.returncode == 2
     assert "mcpServers.wiki" in ran.stderr and "command" in ran.stderr
     assert chat_server.chat_requests == []
+
+
+def test_a_dropped_tool_search_closes_its_servers(tmp_path):
+    import asyncio
+    import gc
+
+    from tools.mcp_config import McpSources
+    from tools.search.tool_sources import ToolSearch
+
+    log = tmp_path / "wiki.log"
+    sources = McpSources.model_validate(
+        {
+            "mcpServers": {
+                "wiki": {
+                    "command": sys.executable,
+                    "args": [str(WIKI), "--log", str(log)],
+                    "allowedTools": ["search_wiki"],
+                }
+            }
+        }
+    )
+
+    async def scenario():
+        search = ToolSearch(sources, timeout=10)
+        hits = await search.search("zstd", 5)
+        holder = search.connections[0]._task
+        del search
+        gc.collect()  # the run's resources are gone: its backend with them
+        await asyncio.wait_for(holder, 10)
+        return hits, holder
+
+    hits, holder = asyncio.run(scenario())
+    assert [hit.url for hit in hits] == ["mcp://wiki/search_wiki?query=zstd"]
+    assert "zstd level 19" in hits[0].content
+    assert holder.done() and not holder.cancelled()  # it ended by itself, closing the server
