@@ -158,6 +158,7 @@ def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server,
 def test_a_dropped_tool_search_closes_its_servers(tmp_path):
     import asyncio
     import gc
+    import weakref
 
     from tools.mcp_config import McpSources
     from tools.search.tool_sources import ToolSearch
@@ -179,9 +180,11 @@ def test_a_dropped_tool_search_closes_its_servers(tmp_path):
         search = ToolSearch(sources, timeout=10)
         hits = await search.search("zstd", 5)
         holder = search.connections[0]._task
+        dropped = weakref.ref(search)
         del search
         gc.collect()  # the run's resources are gone: its backend with them
-        await asyncio.wait_for(holder, 10)
+        assert dropped() is None, gc.get_referrers(dropped())
+        await asyncio.wait_for(holder, 30)
         return hits, holder
 
     hits, holder = asyncio.run(scenario())
