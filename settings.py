@@ -101,6 +101,11 @@ class Settings(BaseModel):
     corpus_dir: str | None = Field(
         None, description="The folder that local and hybrid search read (recursively)."
     )
+    mcp_config: str | None = Field(
+        None,
+        description="A JSON file of MCP servers (the mcpServers shape, with allowedTools) "
+        "whose allowed tools are asked every query beside the search backend.",
+    )
     model: str = Field(
         default_factory=_default_model,
         min_length=1,

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
 from cli.runner import UnknownThread
 from graph import build_graph
 from graph.threads import thread_config
@@ -35,29 +39,37 @@ async def history(target: str, thread_id: str) -> list[str]:
     return lines
 
 
+def thread_status(snapshot: StateSnapshot) -> str:
+    """done, waiting (for a person's answer) or unfinished, as the store says."""
+    if snapshot.interrupts:
+        return "waiting"
+    return "unfinished" if snapshot.next else "done"
+
+
+async def recent_threads(
+    saver: BaseCheckpointSaver, graph: Pregel, limit: int = 20
+) -> list[tuple[str, StateSnapshot]]:
+    """The most recent threads (at most `limit`; 0 means all), newest first, with their state."""
+    seen: list[str] = []
+    async for item in saver.alist(None):
+        if limit and len(seen) >= limit:
+            break
+        thread_id = item.config["configurable"]["thread_id"]
+        if thread_id not in seen:
+            seen.append(thread_id)
+    return [(t, await graph.aget_state(thread_config(t))) for t in seen]
+
+
 async def threads(target: str, limit: int = 20) -> list[str]:
     """The most recent threads (at most `limit`; 0 means all): id, status, rounds, stop reason."""
     async with open_checkpointer(target, create=False) as saver:
         graph = build_graph(checkpointer=saver)
-        seen: list[str] = []
-        async for item in saver.alist(None):
-            if limit and len(seen) >= limit:
-                break
-            thread_id = item.config["configurable"]["thread_id"]
-            if thread_id not in seen:
-                seen.append(thread_id)
-        lines = [f"{'thread':<34} {'status':<11} {'rounds':>6}  {'stop_reason':<17} question"]
-        for thread_id in seen:
-            snapshot = await graph.aget_state(thread_config(thread_id))
-            values = snapshot.values
-            if snapshot.interrupts:
-                status = "waiting"
-            elif snapshot.next:
-                status = "unfinished"
-            else:
-                status = "done"
-            lines.append(
-                f"{thread_id:<34} {status:<11} {values.get('iteration', 0):>6}  "
-                f"{values.get('stop_reason') or '-':<17} {values.get('question', '')[:60]}"
-            )
+        rows = await recent_threads(saver, graph, limit)
+    lines = [f"{'thread':<34} {'status':<11} {'rounds':>6}  {'stop_reason':<17} question"]
+    for thread_id, snapshot in rows:
+        values = snapshot.values
+        lines.append(
+            f"{thread_id:<34} {thread_status(snapshot):<11} {values.get('iteration', 0):>6}  "
+            f"{values.get('stop_reason') or '-':<17} {values.get('question', '')[:60]}"
+        )
     return lines

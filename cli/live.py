@@ -136,6 +136,9 @@ class ProgressModel:
     def _on_degenerate(self, event: dict[str, Any]) -> None:
         self.model_notes.append(f"{event['role']} reply unusable: {event['problem']}")
 
+    def _on_source_failed(self, event: dict[str, Any]) -> None:
+        self.model_notes.append(f"source failed, going on without it: {event['source']}")
+
     def _on_done(self, event: dict[str, Any]) -> None:
         self.stop_reason = event.get("stop_reason")
         self.total_rounds, self.cited_sources = event.get("rounds"), event.get("sources")

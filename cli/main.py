@@ -164,6 +164,7 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
         from settings import GUARD_NOTE
 
         progress.note(f"{GUARD_NOTE} ({resolved.origins['fetch_private_addresses']})")
+    preflight.check_mcp_config(settings)
     if settings.local_model:
         from tools.local_profile import local_profile_note
 
@@ -338,6 +339,17 @@ def _batch(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _serve_mcp(args: argparse.Namespace, target: str) -> int:
+    """`mcp`: serve research to agents until stopped; 2 when it cannot start."""
+    from cli import serve_mcp
+
+    try:
+        return serve_mcp.command(args, target)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
@@ -363,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         return _batch(args, target)
     if args.command == "export":
         return _export(args, target)
+    if args.command == "mcp":
+        return _serve_mcp(args, target)
     return _inspect(args, target)
 
 

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cli import serve_mcp
 from cli.setting_sources import add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
@@ -148,6 +149,7 @@ def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
     )
     _store_flag(threads)
     _eval_command(commands, full_eval)
+    serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     return parser
 
 

@@ -18,6 +18,7 @@ from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from tools.corpus import CorpusError
 from tools.endpoint_limits import endpoint_id
 from tools.local_search import open_corpus
+from tools.mcp_config import McpConfigError, read_mcp_config
 from tools.models import MissingCredentials, openai_api_key, openai_base_url
 from tools.search import SearchProviderError
 from tools.search.factory import check_provider, web_provider
@@ -78,6 +79,19 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
         f"({stats.files_added} added, {stats.files_updated} updated, "
         f"{stats.files_skipped} skipped, {stats.seconds:.2f} s)"
     )
+
+
+def check_mcp_config(settings: Settings) -> None:
+    """The MCP sources file reads as `mcpServers` and the MCP SDK is installed, or BadInput."""
+    if not settings.mcp_config:
+        return
+    try:
+        read_mcp_config(settings.mcp_config)
+        import mcp.client.client  # noqa: F401
+    except McpConfigError as error:
+        raise BadInput(str(error)) from None
+    except ModuleNotFoundError:
+        raise BadInput("mcp_config needs the MCP extra: pip install 'deep-research[mcp]'") from None
 
 
 def _one_line(error: BaseException) -> str:

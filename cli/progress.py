@@ -62,6 +62,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return GUARD_NOTE
     if kind == "guard_kept":
         return f"{event['setting']} from the caller ignored: only the server's environment sets it"
+    if kind == "source_failed":
+        return f"source failed, the run goes on without it: {event['source']}: {event['error']}"
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None

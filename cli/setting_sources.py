@@ -30,7 +30,10 @@ from settings import LOWERS_A_GUARD, Settings
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
 LOCAL_CONFIG = "deep-research.toml"
-PATH_FIELDS = ("corpus_dir",)  # read relative to the working folder, or to the config file
+PATH_FIELDS = (
+    "corpus_dir",
+    "mcp_config",
+)  # read relative to the working folder, or to the config file
 DEFAULT = "default"
 ADAPTED = "default, adapted to the settings given"
 
@@ -54,6 +57,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--language", "language", metavar="CODE"),
     Flag("--search", "search_backend"),
     Flag("--corpus", "corpus_dir", metavar="DIR"),
+    Flag("--mcp-config", "mcp_config", metavar="FILE"),
     Flag("--approve-plan", "approve_plan", switch=True),
     Flag("--max-cost", "max_cost_usd", metavar="USD"),
     Flag("--max-tokens", "max_total_tokens", metavar="N"),

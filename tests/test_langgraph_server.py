@@ -138,3 +138,28 @@ def test_12_concurrent_runs_on_the_server_share_the_endpoint_limit_and_keep_budg
     for question in questions:
         sent = [q for q in search_server.queries if q.startswith(question)]
         assert 0 < len(sent) <= 6
+
+
+def test_mcp_endpoint_lists_the_graph_with_its_description_and_runs_it(server):
+    mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
+
+    async def scenario():
+        async with mcp.Client(f"{server}/mcp") as client:
+            tools = (await client.list_tools()).tools
+            answer = await client.call_tool(
+                "deep_research",
+                {
+                    "question": "Compare zstd and xz",
+                    "settings": {"max_iterations": 1, "min_iterations": 1, "model_retries": 0},
+                },
+            )
+            return tools, answer
+
+    tools, answer = asyncio.run(scenario())
+    assert [tool.name for tool in tools] == ["deep_research"]
+    description = tools[0].description or ""
+    assert "[n] citation" in description and "deep-research mcp" in description
+    assert "question" in tools[0].input_schema["properties"]
+    assert not answer.is_error, answer.content[0].text
+    text = answer.content[0].text
+    assert "## Sources" in text and "max_iterations" in text

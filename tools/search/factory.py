@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from settings import Settings
+from tools.events import emit
 from tools.local_search import HybridSearch, LocalSearch
+from tools.mcp_config import McpConfigError, read_mcp_config
 from tools.search.base import SearchBackend
 from tools.search.bocha import BochaSearch, probe_bocha
 from tools.search.duckduckgo import DuckDuckGoSearch
@@ -37,7 +39,23 @@ def web_search(settings: Settings, name: str) -> SearchBackend:
 
 
 def search_backend(settings: Settings) -> SearchBackend:
-    """The backend the settings choose: a web provider, the user's folder, or both."""
+    """The backend the settings choose (a web provider, the user's folder, or both), with the
+    allowed tools of the MCP servers of `mcp_config` beside it."""
+    backend = _base_backend(settings)
+    if not settings.mcp_config:
+        return backend
+    from tools.search.tool_sources import ToolSearch, WithToolSources
+
+    try:
+        sources = read_mcp_config(settings.mcp_config)
+    except McpConfigError as error:  # unreadable since the run started: a failed source
+        emit("source_failed", source="mcp", error=str(error))
+        return backend
+    return WithToolSources(backend, ToolSearch(sources, settings.request_timeout))
+
+
+def _base_backend(settings: Settings) -> SearchBackend:
+    """A web provider, the user's folder, or both."""
     if settings.search_backend == "local":
         return LocalSearch(settings.corpus_dir or "")
     if settings.search_backend == "hybrid":

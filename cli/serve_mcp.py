@@ -1,0 +1,95 @@
+"""`deep-research mcp`: serve the engine to agents over MCP, on stdio or streamable HTTP.
+
+The server's settings come from the same sources as `run` (flags, config file, environment);
+a caller may narrow them per run (`server.arguments`). The MCP SDK is an optional extra, so
+without it the command says how to install it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from typing import Any
+
+from cli.bad_input import BadInput
+
+INSTALL_HINT = "`deep-research mcp` needs the MCP extra: pip install 'deep-research[mcp]'"
+
+
+class StderrNotes:
+    """Server notes on stderr: stdout belongs to the stdio transport."""
+
+    def note(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+
+def http_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT` for `--http` (an argparse type)."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:8765, not {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
+    """The `mcp` subcommand and its flags."""
+    sub = commands.add_parser(
+        "mcp",
+        help="serve research to agents over MCP (stdio, or --http HOST:PORT)",
+        description="Serve research as MCP tools: start_research, research_progress, "
+        "research_result, wait_for_research, resume_research, list_research; reports as "
+        "resources research://RUN_ID/report. Runs are checkpointed like `run`'s.",
+    )
+    sub.add_argument(
+        "--http",
+        type=http_address,
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp (default: stdio)",
+    )
+    sub.add_argument(
+        "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
+    )
+    add_setting_flags(sub)
+    store_flag(sub)
+
+
+def _check_sdk() -> None:
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ModuleNotFoundError:
+        raise BadInput(INSTALL_HINT) from None
+
+
+async def serve(args: argparse.Namespace, target: str, defaults: dict[str, Any]) -> None:
+    """Open the run store (resuming the server's unfinished runs), then serve until stopped."""
+    from server.app import build_server
+    from server.runs import ResearchRuns
+
+    async with ResearchRuns(target, defaults, args.max_runs, StderrNotes()) as runs:
+        server = build_server(runs)
+        if args.http:
+            host, port = args.http
+            await server.run_streamable_http_async(host=host, port=port)
+        else:
+            await server.run_stdio_async()
+
+
+def command(args: argparse.Namespace, target: str) -> int:
+    """The `mcp` subcommand: checks (exit 2 with the cause), then serves until stopped."""
+    from cli import preflight
+    from cli.setting_sources import resolve_settings
+
+    _check_sdk()
+    if args.max_runs < 1:
+        raise BadInput(f"--max-runs must be at least 1, not {args.max_runs}")
+    settings = resolve_settings(args).settings
+    if settings.approve_plan:
+        raise BadInput("an MCP server runs unattended: approve_plan cannot be on")
+    preflight.check_model_endpoint()
+    preflight.check_store(target)
+    defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+    with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
+        asyncio.run(serve(args, target, defaults))
+    return 0

@@ -1,0 +1,1 @@
+"""The engine as an MCP server (`deep-research mcp`): tools to start, watch and read runs."""

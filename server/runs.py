@@ -1,0 +1,231 @@
+"""The research runs an MCP server owns: started at once, run in the server, kept in the store.
+
+Each run is the engine's normal checkpointed thread (`graph.threads.advance`, as `run`, `resume`
+and `batch` use), so it shows in `deep-research history` and survives the server: a server that
+starts again resumes the unfinished runs it owns (thread ids `mcp-…`) from their last finished
+step, and nothing finished is paid for twice. All runs share the process's endpoint limits;
+each keeps its own budgets; at most `max_runs` run at once, the others queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
+from cli.bad_input import BadInput
+from cli.inspect import recent_threads, thread_status
+from cli.preflight import (
+    check_corpus,
+    check_credentials,
+    check_mcp_config,
+    check_question,
+    settings_or_explain,
+)
+from cli.progress import describe
+from graph import build_graph
+from graph.threads import advance, thread_config
+from server.arguments import CorpusOutside, ResearchOptions, corpus_inside
+from tools.checkpoints import open_checkpointer
+from tools.search.factory import web_provider
+from tools.secrets import redact
+
+RUN_PREFIX = "mcp-"  # the threads this server started, and so resumes when it starts again
+PROGRESS_LINES = 40  # the latest progress lines kept per live run
+
+
+def progress_line(event: Any) -> str | None:
+    """The one place that reads the graph's progress events: one line, or None for no line."""
+    return describe(event)
+
+
+class UnknownRun(LookupError):
+    """No run with that id is in the checkpoint store."""
+
+
+@dataclass
+class LiveRun:
+    """What the server knows of a run while it runs: its task and its latest progress."""
+
+    run_id: str
+    question: str = ""
+    lines: deque[str] = field(default_factory=lambda: deque(maxlen=PROGRESS_LINES))
+    events: int = 0
+    queued: bool = True
+    error: str | None = None
+    task: asyncio.Task | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def on_event(self, event: Any) -> None:
+        """Keep a progress event's line and wake whoever waits for news."""
+        self.events += 1
+        line = progress_line(event)
+        if line:
+            self.lines.append(line)
+        self.changed()
+
+    def changed(self) -> None:
+        """Wake every waiter (each holds the event it started waiting on)."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def news(self, timeout: float) -> None:
+        """Return at the next event or after `timeout` seconds, whichever comes first."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+class ResearchRuns:
+    """Start, resume, watch and read the server's runs against one checkpoint store."""
+
+    def __init__(self, target: str, defaults: dict[str, Any], max_runs: int, notes: Any) -> None:
+        self.target, self.defaults, self.notes = target, defaults, notes
+        self.slots = asyncio.Semaphore(max_runs)
+        self.live: dict[str, LiveRun] = {}
+        self.checked_providers: set[str | None] = set()
+        self._stack = contextlib.AsyncExitStack()
+        self.graph: Pregel | None = None
+        self.saver: Any = None
+
+    async def __aenter__(self) -> ResearchRuns:
+        self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
+        self.graph = build_graph(checkpointer=self.saver)
+        for run_id in await self.unfinished_own_runs():
+            self.notes.note(f"resuming run {run_id}")
+            self._launch(run_id, None)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        """Stop the runs still going (each stays resumable from its last step), close the store."""
+        tasks = [run.task for run in self.live.values() if run.running and run.task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._stack.aclose()
+
+    async def unfinished_own_runs(self) -> list[str]:
+        """The runs this server started that neither finished nor wait for a person."""
+        rows = await recent_threads(self.saver, self._graph, limit=0)
+        return [
+            thread_id
+            for thread_id, snapshot in rows
+            if thread_id.startswith(RUN_PREFIX) and thread_status(snapshot) == "unfinished"
+        ]
+
+    @property
+    def _graph(self) -> Pregel:
+        if self.graph is None:
+            raise RuntimeError("the run store is not open")
+        return self.graph
+
+    async def start(self, question: str, options: ResearchOptions) -> str:
+        """Check the request (no paid call), then start the run; returns its id at once."""
+        question = check_question(question)
+        overrides = options.overrides()
+        try:
+            if "corpus_dir" in overrides:
+                root = self.defaults.get("corpus_dir")
+                overrides["corpus_dir"] = corpus_inside(overrides["corpus_dir"], root)
+        except CorpusOutside as error:
+            raise BadInput(str(error)) from None
+        settings = settings_or_explain({**self.defaults, **overrides})
+        if settings.approve_plan:
+            raise BadInput("an MCP server runs unattended: approve_plan cannot be on")
+        if web_provider(settings) not in self.checked_providers:
+            await asyncio.to_thread(check_credentials, settings)
+            self.checked_providers.add(web_provider(settings))
+        if settings.corpus_dir:
+            await asyncio.to_thread(check_corpus, settings, self.notes)
+        check_mcp_config(settings)
+        run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
+        self._launch(run_id, {"question": question, "settings": settings}).question = question
+        return run_id
+
+    async def resume(self, run_id: str) -> None:
+        """Continue a run that stopped (failed, or left by a server that stopped)."""
+        snapshot = await self.snapshot(run_id)
+        live = self.live.get(run_id)
+        if live and live.running:
+            return
+        if thread_status(snapshot) != "unfinished":
+            raise BadInput(f"run {run_id!r} is {thread_status(snapshot)}: nothing to resume")
+        self._launch(run_id, None)
+
+    def _launch(self, run_id: str, graph_input: dict | None) -> LiveRun:
+        run = self.live[run_id] = LiveRun(run_id)
+        run.task = asyncio.create_task(self._drive(run, graph_input), name=run_id)
+        return run
+
+    async def _drive(self, run: LiveRun, graph_input: dict | None) -> None:
+        """Run (or resume) one thread to its end; a failure is kept as the run's error."""
+        try:
+            async with self.slots:
+                run.queued = False
+                run.changed()
+                await advance(self._graph, run.run_id, graph_input, run.on_event)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the run failed; the server and other runs go on
+            run.error = redact(f"{type(error).__name__}: {error}")[:500]
+            self.notes.note(f"run {run.run_id} failed: {run.error}")
+        finally:
+            run.changed()
+
+    async def snapshot(self, run_id: str) -> StateSnapshot:
+        """The run's latest checkpoint; UnknownRun when the store has none (or none yet)."""
+        snapshot = await self._graph.aget_state(thread_config(run_id))
+        if not snapshot.values:
+            live = self.live.get(run_id)
+            if live is None or not (live.running or live.error):
+                raise UnknownRun(f"no run with id {run_id!r}")
+        return snapshot
+
+    async def status(self, run_id: str) -> tuple[str, StateSnapshot, LiveRun | None]:
+        """queued, running, failed, done, waiting or unfinished; with the snapshot and live run."""
+        snapshot = await self.snapshot(run_id)
+        live = self.live.get(run_id)
+        if live and live.running:
+            return ("queued" if live.queued else "running"), snapshot, live
+        if snapshot.values and not snapshot.next:
+            return "done", snapshot, live
+        if live and live.error:
+            return "failed", snapshot, live
+        return thread_status(snapshot), snapshot, live
+
+    async def wait(
+        self,
+        run_id: str,
+        timeout: float,
+        on_news: Callable[[LiveRun], Awaitable[None]],
+        tick: float = 1.0,
+    ) -> None:
+        """Return once the run stops running or after `timeout` s, calling `on_news` as it goes."""
+        await self.snapshot(run_id)
+        live = self.live.get(run_id)
+        if live is None:
+            return
+        deadline = asyncio.get_running_loop().time() + timeout
+        seen = -1
+        while live.running:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
+            if live.events != seen:
+                seen = live.events
+                await on_news(live)
+            await live.news(min(tick, left))
+
+    async def recent(self, limit: int) -> list[tuple[str, StateSnapshot]]:
+        """The store's most recent runs (any started from the CLI too), newest first."""
+        return await recent_threads(self.saver, self._graph, limit)

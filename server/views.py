@@ -1,0 +1,129 @@
+"""What the MCP tools answer: typed views of a run, built from its checkpoint and live progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import StateSnapshot
+from pydantic import BaseModel, Field
+
+from server.runs import LiveRun
+from state import Usage, output_of
+
+REPORT_URI = "research://{run_id}/report"
+
+
+class RunProgress(BaseModel):
+    """Where a run stands."""
+
+    run_id: str
+    status: str = Field(
+        description="queued, running, done, failed (resume_research continues it), unfinished "
+        "(stopped with its server; resume_research continues it) or waiting"
+    )
+    question: str = ""
+    round: int = Field(0, description="Research rounds finished so far.")
+    next_steps: list[str] = Field(default_factory=list, description="The graph's next nodes.")
+    recent_progress: list[str] = Field(
+        default_factory=list, description="The latest progress lines, oldest first."
+    )
+    error: str | None = None
+    usage: dict[str, Any] = Field(default_factory=dict, description="Calls and tokens so far.")
+
+
+class CitedSource(BaseModel):
+    """A source the report cites as [number]."""
+
+    number: int
+    title: str
+    url: str
+
+
+class RunResult(BaseModel):
+    """A finished run: its report with citations, the sources they resolve to, and its figures."""
+
+    run_id: str
+    status: str
+    question: str = ""
+    report: str = Field("", description="Markdown; every [n] is a source listed in `sources`.")
+    report_uri: str = ""
+    sources: list[CitedSource] = Field(default_factory=list)
+    quality_score: float | None = Field(None, description="The reviewer's last score, 0-100.")
+    stop_reason: str | None = None
+    rounds: int = 0
+    citation_precision: float | None = Field(
+        None, description="Checked citations found supported (0-1); None when none were checked."
+    )
+    usage: dict[str, Any] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    report_problem: str = ""
+
+
+class RunRow(BaseModel):
+    """One line of the run list."""
+
+    run_id: str
+    status: str
+    question: str
+    rounds: int
+    stop_reason: str | None
+
+
+def _usage(values: dict) -> dict[str, Any]:
+    usage = values.get("usage") or Usage()
+    return usage.model_dump(exclude={"by_role"})
+
+
+def progress_view(
+    status: str, snapshot: StateSnapshot, live: LiveRun | None, run_id: str
+) -> RunProgress:
+    """A run's progress from its checkpoint and, while it runs here, its live lines."""
+    values = snapshot.values or {}
+    return RunProgress(
+        run_id=run_id,
+        status=status,
+        question=values.get("question") or (live.question if live else ""),
+        round=values.get("iteration") or 0,
+        next_steps=sorted(set(snapshot.next)),
+        recent_progress=list(live.lines) if live else [],
+        error=live.error if live else None,
+        usage=_usage(values),
+    )
+
+
+def result_view(status: str, snapshot: StateSnapshot, run_id: str) -> RunResult:
+    """A finished run's output (the same keys the CLI's --json writes, in short)."""
+    values = snapshot.values or {}
+    output = output_of(values) if status == "done" else {}  # a draft's citations are unchecked
+    quality = output.get("quality")
+    return RunResult(
+        run_id=run_id,
+        status=status,
+        question=values.get("question", ""),
+        report=output.get("report") or "",
+        report_uri=REPORT_URI.format(run_id=run_id),
+        sources=[
+            CitedSource(number=s.number, title=s.title, url=s.url)
+            for s in output.get("sources") or []
+            if s.number is not None
+        ],
+        quality_score=None if quality is None else quality.score,
+        stop_reason=output.get("stop_reason"),
+        rounds=output.get("iteration") or 0,
+        citation_precision=output.get("citation_precision"),
+        usage=_usage(values),
+        cost_usd=output.get("cost_usd"),
+        report_problem=output.get("report_problem") or "",
+    )
+
+
+def row_view(run_id: str, status: str, snapshot: StateSnapshot) -> RunRow:
+    """One run of the list."""
+    values = snapshot.values or {}
+    return RunRow(
+        run_id=run_id,
+        status=status,
+        question=values.get("question", "")[:200],
+        rounds=values.get("iteration") or 0,
+        stop_reason=values.get("stop_reason"),
+    )

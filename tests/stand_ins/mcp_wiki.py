@@ -1,0 +1,59 @@
+"""A stand-in MCP server (written with the SDK's MCPServer) that plays an internal wiki, on stdio.
+
+Every tool call is appended to the `--log` file, so a test can tell which tools were called.
+`--die-on-call` makes the process exit at its first tool call (a server that dies mid-run).
+
+python tests/stand_ins/mcp_wiki.py --log /tmp/wiki-calls.log [--http-port 9000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+FACTS = {
+    "wiki": "The internal wiki says: our archive cluster compresses logs with zstd level 19.",
+    "tickets": "Ticket OPS-812 says: xz was dropped from the backup job for being too slow.",
+}
+
+
+def build(log: Path, die_on_call: bool, name: str = "wiki") -> MCPServer:
+    server = MCPServer(name)
+
+    def record(tool: str, argument: str) -> None:
+        with log.open("a", encoding="utf-8") as sink:
+            sink.write(json.dumps({"tool": tool, "argument": argument}) + "\n")
+        if die_on_call:
+            os._exit(1)
+
+    @server.tool()
+    def search_wiki(query: str) -> str:
+        """Search the internal wiki."""
+        record("search_wiki", query)
+        return f"{FACTS[name]} (asked: {query})"
+
+    @server.tool()
+    def delete_page(title: str) -> str:
+        """Delete a wiki page (never on the allow-list)."""
+        record("delete_page", title)
+        return "deleted"
+
+    return server
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--die-on-call", action="store_true")
+    parser.add_argument("--http-port", type=int, help="serve streamable HTTP on 127.0.0.1")
+    parser.add_argument("--name", choices=sorted(FACTS), default="wiki")
+    args = parser.parse_args()
+    server = build(args.log, args.die_on_call, args.name)
+    if args.http_port:
+        server.run("streamable-http", host="127.0.0.1", port=args.http_port)
+    else:
+        server.run()

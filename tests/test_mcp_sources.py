@@ -1,0 +1,193 @@
+"""MCP servers as sources (`--mcp-config`): allowed tools answer beside web search, and are cited.
+
+A stand-in MCP server written with the SDK (tests/stand_ins/mcp_wiki.py) plays an internal wiki
+over stdio and over streamable HTTP; one server never starts and one dies at its first call,
+and the run goes on with the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP extra is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+WIKI = ROOT / "tests" / "stand_ins" / "mcp_wiki.py"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def wiki_over_http(log: Path):
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(WIKI),
+            "--log",
+            str(log),
+            "--http-port",
+            str(port),
+            "--name",
+            "tickets",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.TransportError):
+            httpx.get(url, timeout=1)
+            break
+        time.sleep(0.1)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def calls(log: Path) -> list[dict]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leave_the_run_going(
+    chat_server, search_server, tmp_path
+):
+    logs = {name: tmp_path / f"{name}.log" for name in ("wiki", "tickets", "dying")}
+
+    def a_finding_per_evidence_item(call):  # the stand-in model keeps every item, not three
+        findings = [{"claim": f"Finding {i}", "source_ids": [i]} for i in call.evidence_ids()]
+        return {"findings": findings, "summary": "Summary.", "gaps": [], "confidence": 0.8}
+
+    chat_server.brain.on_WorkerFindings = a_finding_per_evidence_item
+    with wiki_over_http(logs["tickets"]) as tickets_url:
+        config = {
+            "mcpServers": {
+                "wiki": {
+                    "command": sys.executable,
+                    "args": [str(WIKI), "--log", str(logs["wiki"])],
+                    "allowedTools": ["search_wiki"],
+                },
+                "tickets": {"url": tickets_url, "allowedTools": ["search_wiki"]},
+                "broken": {
+                    "command": sys.executable,
+                    "args": ["-c", "import sys; sys.exit(3)"],
+                    "allowedTools": ["search_wiki"],
+                },
+                "dying": {
+                    "command": sys.executable,
+                    "args": [str(WIKI), "--log", str(logs["dying"]), "--die-on-call"],
+                    "allowedTools": ["search_wiki"],
+                },
+            }
+        }
+        config_file = tmp_path / "mcp.json"
+        config_file.write_text(json.dumps(config))
+        out = tmp_path / "out.json"
+        ran = subprocess.run(
+            [
+                *(sys.executable, "-m", "cli", "run", "Compare zstd and xz"),
+                *("--mcp-config", str(config_file), "--json", str(out)),
+                *("--max-iterations", "1", "--min-iterations", "1", "--max-workers", "1"),
+                *("--checkpoint-db", str(tmp_path / "runs.sqlite"), "--set", "request_timeout=10"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    assert ran.returncode == 0, ran.stderr
+    output = json.loads(out.read_text())
+    urls = {s["url"]: s["number"] for s in output["sources"]}
+    body = output["report"].split("## Sources")[0]
+    for server in ("wiki", "tickets"):
+        cited = [n for url, n in urls.items() if url.startswith(f"mcp://{server}/search_wiki?")]
+        assert cited, (server, urls, ran.stderr)
+        assert all(f"[{n}]" in body or re.search(rf"\[[\d, ]*\b{n}\b", body) for n in cited)
+    assert any(url.startswith("https://example.com/") for url in urls)  # the web went on too
+    assert {c["tool"] for c in calls(logs["wiki"]) + calls(logs["tickets"])} == {"search_wiki"}
+    assert len(calls(logs["dying"])) == 1  # it died at its first call and was not asked again
+    assert "source failed, the run goes on without it: mcp:broken" in ran.stderr
+    assert "mcp:dying" in ran.stderr
+    tool_ids = {s["id"] for s in output["sources"] if s["url"].startswith("mcp://")}
+    checked = [c for c in output["citations"] if c["source_id"] in tool_ids]
+    assert checked and all(c["verdict"] == "supported" for c in checked)  # checked like any other
+    judged = [json.dumps(r["body"]) for r in chat_server.chat_requests]
+    judged = [body for body in judged if "PairVerdicts" in body]
+    for fact in ("zstd level 19", "OPS-812"):  # the check read the tool's own text, fenced
+        assert any(re.search(rf"<data>[^<]*{fact}", body) for body in judged), fact
+
+
+def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server, tmp_path):
+    config_file = tmp_path / "mcp.json"
+    config_file.write_text(json.dumps({"mcpServers": {"wiki": {"allowedTools": ["x"]}}}))
+    ran = subprocess.run(
+        [
+            *(sys.executable, "-m", "cli", "run", "Compare zstd and xz"),
+            *("--mcp-config", str(config_file), "--checkpoint-db", str(tmp_path / "r.sqlite")),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 2
+    assert "mcpServers.wiki" in ran.stderr and "command" in ran.stderr
+    assert chat_server.chat_requests == []
+
+
+def test_a_dropped_tool_search_closes_its_servers(tmp_path):
+    import asyncio
+    import gc
+    import weakref
+
+    from tools.mcp_config import McpSources
+    from tools.search.tool_sources import ToolSearch
+
+    log = tmp_path / "wiki.log"
+    sources = McpSources.model_validate(
+        {
+            "mcpServers": {
+                "wiki": {
+                    "command": sys.executable,
+                    "args": [str(WIKI), "--log", str(log)],
+                    "allowedTools": ["search_wiki"],
+                }
+            }
+        }
+    )
+
+    async def scenario():
+        search = ToolSearch(sources, timeout=10)
+        hits = await search.search("zstd", 5)
+        holder = search.connections[0]._task
+        dropped = weakref.ref(search)
+        del search
+        gc.collect()  # the run's resources are gone: its backend with them
+        assert dropped() is None, gc.get_referrers(dropped())
+        await asyncio.wait_for(holder, 30)
+        return hits, holder
+
+    hits, holder = asyncio.run(scenario())
+    assert [hit.url for hit in hits] == ["mcp://wiki/search_wiki?query=zstd"]
+    assert "zstd level 19" in hits[0].content
+    assert holder.done() and not holder.cancelled()  # it ended by itself, closing the server

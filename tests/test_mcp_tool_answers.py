@@ -1,0 +1,99 @@
+"""Reading MCP tools and their answers: the query argument, the locator, the text, the config."""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from tools.mcp_config import McpConfigError, read_mcp_config
+from tools.search.tool_sources import (
+    MAX_TOOL_TEXT,
+    answer_text,
+    answer_url,
+    locator,
+    query_argument,
+)
+
+
+@pytest.mark.parametrize(
+    ("schema", "argument"),
+    [
+        ({"properties": {"query": {"type": "string"}}, "required": ["query"]}, "query"),
+        ({"properties": {"q": {"type": "string"}, "limit": {"type": "integer"}}}, "q"),
+        ({"properties": {"title": {"type": "string"}}, "required": ["title"]}, "title"),
+        ({"properties": {"text": {"type": "string"}, "lang": {"type": "string"}}}, "text"),
+        ({"properties": {"a": {"type": "string"}, "b": {"type": "string"}}}, None),
+        ({"properties": {"query": {"type": "string"}, "n": {"type": "integer"}},
+          "required": ["query", "n"]}, None),
+        ({"properties": {"n": {"type": "integer"}}}, None),
+        ({}, None),
+    ],
+)  # fmt: skip
+def test_the_query_goes_to_the_one_text_argument_a_tool_needs(schema, argument):
+    assert query_argument(schema) == argument
+
+
+def block(**fields):
+    return SimpleNamespace(**fields)
+
+
+def test_answer_text_joins_text_and_embedded_resources_and_is_capped():
+    result = block(
+        content=[
+            block(type="text", text="first"),
+            block(type="image", data="..."),
+            block(type="resource", resource=block(text="second")),
+        ],
+        structured_content=None,
+    )
+    assert answer_text(result) == "first\nsecond"
+    long = block(content=[block(type="text", text="x" * (MAX_TOOL_TEXT + 10))])
+    assert len(answer_text(long)) == MAX_TOOL_TEXT
+
+
+def test_a_tool_answer_is_located_by_its_own_url_else_by_a_stable_mcp_address():
+    structured = block(content=[], structured_content={"url": "https://wiki.example/p/1"})
+    linked = block(
+        content=[block(type="resource_link", uri="https://tickets.example/OPS-812")],
+        structured_content=None,
+    )
+    unsafe = block(content=[], structured_content={"url": "javascript:alert(1)"})
+    assert answer_url(structured) == "https://wiki.example/p/1"
+    assert answer_url(linked) == "https://tickets.example/OPS-812"
+    assert answer_url(unsafe) is None
+    assert locator("wiki", "search", "query", "zstd & xz") == (
+        "mcp://wiki/search?query=zstd+%26+xz"
+    )
+
+
+def test_the_config_reads_stdio_and_http_entries_and_refuses_what_is_unusable(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "wiki": {"command": "python", "args": ["w.py"], "allowedTools": ["s"]},
+                    "tickets": {"url": "http://127.0.0.1:9000/mcp"},
+                },
+                "otherClientKey": True,
+            }
+        )
+    )
+    sources = read_mcp_config(good)
+    assert sources.servers["wiki"].allowed_tools == ["s"]
+    assert sources.servers["tickets"].allowed_tools == []  # nothing allowed: nothing called
+    for text, expected in [
+        ("{", "not JSON"),
+        ('{"servers": {}}', "mcpServers"),
+        ('{"mcpServers": {"x": {"command": "a", "url": "http://h"}}}', "either command"),
+        ('{"mcpServers": {"x": {"url": "file:///etc/passwd"}}}', "http(s)"),
+    ]:
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        with pytest.raises(McpConfigError, match=re.escape(expected)):
+            read_mcp_config(bad)
+    with pytest.raises(McpConfigError, match=r"missing\.json"):
+        read_mcp_config(tmp_path / "missing.json")

@@ -1,0 +1,221 @@
+"""MCP tools as a search backend: each allowed tool is asked every query beside the web.
+
+What a tool returns is untrusted text, like a web page: capped, compacted and later fenced in
+every prompt, never executed. It becomes a hit whose URL is the one the tool names, else the
+stable locator `mcp://SERVER/TOOL?ARG=QUERY`, so it is registered, cited and checked like any
+other source. Only tools on the server's allow-list are ever called. A server that fails to
+start or dies is a failed source, not a failed run: its hits are empty and a `source_failed`
+progress event says why. Each server is held open by a task of its own on the run's event
+loop, opened at the first search and closed when the run's backend is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from itertools import zip_longest
+from typing import Any
+from urllib.parse import urlencode
+
+from domain.sources import normalize_url
+from state import SearchHit
+from tools.events import emit
+from tools.mcp_config import McpServerEntry, McpSources
+from tools.search.base import SearchBackend, compact, rank_score
+
+MAX_TOOL_TEXT = 200_000  # characters of one tool answer read at most, before compacting
+OPEN_TIMEOUT = 30.0  # seconds for a server to start and list its tools
+QUERY_NAMES = ("query", "q", "question", "search", "text", "prompt")
+
+
+class ToolFailed(RuntimeError):
+    """A tool answered with an error, or could not be asked."""
+
+
+def query_argument(schema: dict[str, Any]) -> str | None:
+    """The argument a tool takes the query in: a well-known name, else its one text argument.
+
+    None when the tool needs anything else (another required argument, no text argument).
+    """
+    properties = schema.get("properties") or {}
+    texts = [name for name, spec in properties.items() if spec.get("type") == "string"]
+    required = set(schema.get("required") or [])
+    chosen = next((name for name in QUERY_NAMES if name in texts), None)
+    if chosen is None and len(texts) == 1:
+        chosen = texts[0]
+    if chosen is None or required - {chosen}:
+        return None
+    return chosen
+
+
+def answer_text(result: Any) -> str:
+    """The text blocks of a tool's answer, joined and capped."""
+    parts = []
+    for block in result.content:
+        text = getattr(block, "text", None)
+        resource = getattr(block, "resource", None)
+        if text is None and resource is not None:
+            text = getattr(resource, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+    return "\n".join(parts)[:MAX_TOOL_TEXT]
+
+
+def answer_url(result: Any) -> str | None:
+    """An http(s) URL the answer names as its own: structured `url`, or a resource link."""
+    structured = result.structured_content
+    if isinstance(structured, dict) and isinstance(structured.get("url"), str):
+        url = structured["url"]
+        if url.startswith(("http://", "https://")):
+            return url
+    for block in result.content:
+        uri = str(getattr(block, "uri", "") or "")
+        if getattr(block, "type", "") == "resource_link" and uri.startswith(("http://", "https")):
+            return uri
+    return None
+
+
+def locator(server: str, tool: str, argument: str, query: str) -> str:
+    """The stable address of one tool answer: `mcp://server/tool?argument=query`."""
+    return f"mcp://{server}/{tool}?{urlencode({argument: query})}"
+
+
+class ServerConnection:
+    """One MCP server held open on the running loop by its own task, until told to stop."""
+
+    def __init__(self, name: str, entry: McpServerEntry) -> None:
+        self.name, self.entry = name, entry
+        self.client: Any = None
+        self.tools: dict[str, str] = {}  # allowed tool -> the argument it takes the query in
+        self.failure: str | None = None
+        self._ready: asyncio.Event | None = None
+        self.stop: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+
+    def _target(self) -> Any:
+        from mcp import StdioServerParameters
+
+        if self.entry.url:
+            return self.entry.url
+        return StdioServerParameters(
+            command=self.entry.command or "",
+            args=self.entry.args,
+            env=self.entry.env,
+            cwd=self.entry.cwd,
+        )
+
+    async def open(self) -> bool:
+        """True once the server is up with its allowed tools listed; False when it failed."""
+        if self._task is None:
+            self._ready, self.stop = asyncio.Event(), asyncio.Event()
+            self._task = asyncio.create_task(self._hold(), name=f"mcp-source-{self.name}")
+        if self._ready is not None and not self._ready.is_set():
+            try:
+                await asyncio.wait_for(self._ready.wait(), OPEN_TIMEOUT)
+            except TimeoutError:
+                self.fail(f"did not start within {OPEN_TIMEOUT:g} s")
+        return self.failure is None
+
+    async def _hold(self) -> None:
+        from mcp import Client
+
+        try:
+            async with Client(self._target()) as client:
+                listed = (await client.list_tools()).tools
+                allowed = set(self.entry.allowed_tools)
+                for tool in listed:
+                    argument = query_argument(tool.input_schema) if tool.name in allowed else None
+                    if argument:
+                        self.tools[tool.name] = argument
+                self.client = client
+                if self._ready:
+                    self._ready.set()
+                if self.stop:
+                    await self.stop.wait()
+        except Exception as error:  # it failed to start or died: a failed source, said so
+            self.fail(f"{type(error).__name__}: {error}")
+        finally:
+            self.client = None
+            if self._ready:
+                self._ready.set()
+
+    def fail(self, why: str) -> None:
+        """Mark the server failed (once) and say so on the progress stream."""
+        if self.failure is None:
+            self.failure = why[:300]
+            emit("source_failed", source=f"mcp:{self.name}", error=self.failure)
+        if self.stop:
+            self.stop.set()
+
+    async def ask(self, tool: str, query: str, timeout: float) -> SearchHit:
+        """One allowed tool's answer to a query, as a hit; ToolFailed when it has none."""
+        argument = self.tools[tool]
+        client = self.client
+        if client is None:
+            raise ToolFailed("the server is not running")
+        result = await asyncio.wait_for(client.call_tool(tool, {argument: query}), timeout)
+        text = answer_text(result)
+        if result.is_error:
+            raise ToolFailed(f"{tool} answered with an error: {compact(text)[:200]}")
+        return SearchHit(
+            url=answer_url(result) or locator(self.name, tool, argument, query),
+            title=f"{self.name} · {tool}: {query}"[:200],
+            content=compact(text),
+            query=query,
+        )
+
+
+def _stop_all(connections: list[ServerConnection]) -> None:
+    for connection in connections:
+        if connection.stop is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has closed: nothing to stop
+                connection.stop.set()
+
+
+class ToolSearch:
+    """Every allowed tool of every configured server, asked each query at once."""
+
+    def __init__(self, sources: McpSources, timeout: float) -> None:
+        self.timeout = timeout
+        self.connections = [ServerConnection(n, e) for n, e in sources.servers.items()]
+        weakref.finalize(self, _stop_all, self.connections)
+
+    async def _ask_server(self, connection: ServerConnection, query: str) -> list[SearchHit]:
+        if not await connection.open():
+            return []
+        hits = []
+        for tool in list(connection.tools):
+            try:
+                hits.append(await connection.ask(tool, query, self.timeout))
+            except (ToolFailed, TimeoutError) as error:
+                emit("source_failed", source=f"mcp:{connection.name}/{tool}", error=str(error))
+            except Exception as error:  # the connection broke mid-run: a failed source
+                connection.fail(f"{type(error).__name__}: {error}")
+                break
+        return [hit for hit in hits if hit.content]
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """One hit per allowed tool that answered, server by server."""
+        answers = await asyncio.gather(*(self._ask_server(c, query) for c in self.connections))
+        return [hit for hits in answers for hit in hits][:max_results]
+
+
+class WithToolSources:
+    """A search backend and the MCP tools together: tool answers first, then alternately."""
+
+    def __init__(self, base: SearchBackend, tools: ToolSearch) -> None:
+        self._base, self._tools = base, tools
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """Both asked at once; hits interleaved, URLs unique, scored by position."""
+        tools, base = await asyncio.gather(
+            self._tools.search(query, max_results), self._base.search(query, max_results)
+        )
+        hits, seen = [], set()
+        for pair in zip_longest(tools, base):
+            for hit in pair:
+                if hit is not None and normalize_url(hit.url) not in seen:
+                    seen.add(normalize_url(hit.url))
+                    hits.append(hit.model_copy(update={"score": rank_score(len(hits))}))
+        return hits[: max_results + len(tools)]
