@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from cli.progress import citation_counts
+from cli.progress import citation_counts, partial_reply_line
 from cli.summary import RunSummary, render_summary, score_text
 
 DESCRIPTION_WIDTH = 40
@@ -135,6 +135,9 @@ class ProgressModel:
 
     def _on_degenerate(self, event: dict[str, Any]) -> None:
         self.model_notes.append(f"{event['role']} reply unusable: {event['problem']}")
+
+    def _on_partial_reply(self, event: dict[str, Any]) -> None:
+        self.model_notes.append(partial_reply_line(event))
 
     def _on_done(self, event: dict[str, Any]) -> None:
         self.stop_reason = event.get("stop_reason")

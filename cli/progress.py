@@ -50,6 +50,8 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "degenerate":
         then = "marked as such" if event.get("final") else "asked again"
         return f"{event['role']} reply unusable ({event['problem']}); {then}"
+    if kind == "partial_reply":
+        return partial_reply_line(event)
     if kind == "shrunk":
         return f"{event['role']} prompt was too long for the server; sent again shorter"
     if kind == "context_window":
@@ -60,6 +62,15 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "done":
         return f"done after {event['rounds']} rounds: {event['stop_reason']}"
     return None
+
+
+def partial_reply_line(event: dict[str, Any]) -> str:
+    """A reply kept without the non-essential fields that stayed invalid after a re-ask."""
+    dropped = ", ".join(event["dropped"])
+    return (
+        f"{event['role']} reply kept without {dropped}, still invalid after a re-ask "
+        f"({event['problem']}); {dropped} left unset, not clamped"
+    )
 
 
 def _settled(methods: dict[str, int]) -> str:

@@ -91,7 +91,7 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
         subtasks = [question_itself(question).model_copy(update={"id": 1})]
     if straightforward:
         subtasks = [task.model_copy(update={"complexity": "simple"}) for task in subtasks]
-    workers = min(max(plan.recommended_worker_count, 1), len(subtasks))
+    workers = min(plan.recommended_worker_count or len(subtasks), len(subtasks))
     return TaskPlan(query_type=plan.query_type, subtasks=subtasks, recommended_worker_count=workers)
 
 

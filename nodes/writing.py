@@ -66,12 +66,13 @@ def failed_report(question: str, problem: str, results: list[WorkerResult], lang
 
 
 async def written_report(
-    messages: list[BaseMessage], run: RunResources, current: str = ""
+    messages: list[BaseMessage], run: RunResources, sources: list[Source], current: str = ""
 ) -> tuple[str, Usage, str]:
     """The writer's report, asked again once with the failure named when it is degenerate.
 
     Returns the report, its usage, and "" — or "", the usage, and the problem when the second
-    reply is degenerate too (empty, cut off, echoing the prompt, looping): never such a reply.
+    reply is degenerate too (empty, cut off, echoing the prompt, looping, or citing none of
+    `sources`, the ones it may cite): never such a reply.
     """
     usage = Usage()
     conversation = messages
@@ -80,7 +81,7 @@ async def written_report(
         text, cost, finish = await write_raw(conversation, role="writer", run=run)
         usage += cost
         text = strip_reasoning(text)
-        problem = prose_problem(text, finish, messages, own=current, cites=True)
+        problem = prose_problem(text, finish, messages, own=current, sources=sources)
         if problem is None:
             return without_fences(text), usage, ""
         stats.degenerate += 1
@@ -114,7 +115,7 @@ async def synthesize(state: ResearchState) -> dict:
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage, problem = await written_report(messages, for_step(state))
+    report, usage, problem = await written_report(messages, for_step(state), sources)
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit("report", round=1, chars=len(report), problem=problem)
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
@@ -123,7 +124,8 @@ async def synthesize(state: ResearchState) -> dict:
 async def refine_report(state: ResearchState) -> dict:
     """Revise the report with the gap round's research: only the new findings are sent."""
     round_ = state["iteration"] + 1
-    results, new_sources = SourceRegistry(state["worker_results"]).from_round(round_)
+    registry = SourceRegistry(state["worker_results"])
+    results, new_sources = registry.from_round(round_)
     gaps = state["gap_analysis"].gaps
     limit = state["settings"].max_context_tokens
     messages = prompts.refine(
@@ -135,7 +137,8 @@ async def refine_report(state: ResearchState) -> dict:
         limit,
         language=_language(state),
     )
-    report, usage, problem = await written_report(messages, for_step(state), state["report"])
+    run = for_step(state)  # a revision may cite every source so far, not only the new ones
+    report, usage, problem = await written_report(messages, run, registry.sources, state["report"])
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
         problem = f"revision {round_}: {problem}"
