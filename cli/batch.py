@@ -23,7 +23,13 @@ from langgraph.graph.state import CompiledStateGraph
 
 from cli.batch_file import BatchQuestion, read_batch
 from cli.batch_progress import BatchProgress, BatchRow
-from cli.preflight import BadInput, check_corpus, check_credentials, settings_or_explain
+from cli.preflight import (
+    BadInput,
+    check_corpus,
+    check_credentials,
+    check_store,
+    settings_or_explain,
+)
 from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
@@ -197,6 +203,7 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     """The `batch` subcommand: 0 when every question is done, 1 when any failed (rerun the same
     command to resume them), 2 for bad input (raised as BadInput), 130 on Ctrl-C."""
     plan = plan_batch(read_batch(args.file), flags, args.out_dir, target, args.concurrency)
+    check_store(target)  # an unusable store is bad input, before any question is paid for
     rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
     progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
     try:

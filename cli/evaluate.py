@@ -18,6 +18,7 @@ from cli.preflight import (
     check_corpus,
     check_credentials,
     check_question,
+    check_store,
     settings_or_explain,
 )
 from cli.progress import PlainProgress
@@ -170,10 +171,11 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         if args.criteria:
             load_criteria(args.criteria)  # a broken criteria file is bad input, found now
         check_credentials(settings)
+        layout = EvalDir(args.out_dir)
+        check_store(args.checkpoint_db or str(layout.checkpoints))  # before any task is paid
         check_corpus(settings, progress)
         model = _judge_model(args, settings, progress.note)
         judge = (_judge_settings(args, settings, model), judge_endpoint(args.judge_base_url))
-        layout = EvalDir(args.out_dir)
         eval_id = open_manifest(layout, settings, model, args.tasks)
         progress.note(f"eval {eval_id}: {len(tasks)} tasks, judge {model}, into {layout.root}")
         outcome = asyncio.run(

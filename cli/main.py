@@ -205,16 +205,17 @@ def _inspect(args: argparse.Namespace, target: str) -> int:
     """`history` and `threads`: read the store, never create it."""
     import asyncio
 
-    from cli import inspect
+    from cli import inspect, preflight
     from cli.runner import UnknownThread
     from tools.checkpoints import StoreMissing
 
     try:
+        preflight.check_store(target, create=False)
         if args.command == "history":
             lines = asyncio.run(inspect.history(target, args.thread_id))
         else:
             lines = asyncio.run(inspect.threads(target, args.limit))
-    except (UnknownThread, StoreMissing) as error:
+    except (BadInput, UnknownThread, StoreMissing) as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
     print("\n".join(lines))
