@@ -6,8 +6,6 @@ reaches a real service.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from cli.main import main
@@ -56,3 +54,32 @@ def test_every_command_that_opens_an_unreachable_store_says_so_in_one_line(
     assert "cannot open the checkpoint store postgresql://alice:***@127.0.0.1:1/db" in line
     assert "pw-4d1" not in line and "resume" not in line
     assert chat_server.requests == [] and search_server.searches == []
+
+
+# ---------------------------------------------------------------- 5: a batch file checked first
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "message"),
+    [
+        ("\x01\x02\x03\x1c\x1d", "line 2: the question is empty"),
+        ("x" * 5000, "line 2: the question is 5000 characters long; the limit is 4000"),
+    ],
+)
+def test_a_bad_batch_line_is_refused_before_the_first_question_is_paid_for(
+    bad_line, message, chat_server, search_server, home, capsys
+):
+    (home / "q.txt").write_text(f"{QUESTION}\n{bad_line}\n", encoding="utf-8")
+    assert main(["batch", "q.txt", "--out-dir", "out"]) == 2
+    assert one_line_error(capsys.readouterr().err) == f"error: {message}"
+    assert chat_server.requests == [] and search_server.searches == []
+
+
+def test_a_question_repeated_in_a_batch_is_researched_once(
+    chat_server, search_server, home, capsys
+):
+    (home / "q.txt").write_text(f"{QUESTION}\n\n{QUESTION.upper()}\n", encoding="utf-8")
+    assert main(["batch", "q.txt", "--out-dir", "out", "--max-iterations", "1"]) == 0
+    assert "line 3 repeats line 1: researched once" in capsys.readouterr().err
+    assert chat_server.brain.calls["TaskPlan"] == 1
+    assert [p.name for p in (home / "out").glob("*.md")] == ["0001-compare-zstd-and-xz.md"]
