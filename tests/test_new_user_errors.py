@@ -83,3 +83,22 @@ def test_a_question_repeated_in_a_batch_is_researched_once(
     assert "line 3 repeats line 1: researched once" in capsys.readouterr().err
     assert chat_server.brain.calls["TaskPlan"] == 1
     assert [p.name for p in (home / "out").glob("*.md")] == ["0001-compare-zstd-and-xz.md"]
+
+
+# ---------------------------------------------------------------- 6: --corpus is used or refused
+
+
+def test_a_corpus_without_a_search_backend_is_the_folder_searched(home, capsys):
+    (home / "docs").mkdir()
+    (home / "docs" / "zstd.md").write_text("# zstd\n\nzstd is fast.\n", encoding="utf-8")
+    assert main(["config", "--corpus", "docs"]) == 0
+    shown = capsys.readouterr().out
+    assert "search_backend               local" in shown
+
+
+def test_a_corpus_with_a_web_backend_is_refused_naming_both(chat_server, home, capsys):
+    (home / "docs").mkdir()
+    assert main(["run", QUESTION, "--corpus", "docs", "--search", "tavily"]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert "--corpus is set but --search 'tavily' never reads it" in line
+    assert chat_server.requests == []
