@@ -350,6 +350,7 @@ class ResearchOutput(TypedDict):
     stop_reason: StopReason
     report_problem: str  # "" or why the writer's reply could not be the report (then a note is)
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
+    sources_found: int  # distinct sources the searches returned (0: no evidence at all)
 
 
 def output_of(values: dict) -> dict:

@@ -37,10 +37,15 @@ def plain_error(error: str) -> str:
     return " ".join(_URL_PHRASE.sub("", error or "").split()).rstrip(" :;,") or "failed"
 
 
-def no_evidence_report(question: str, results: list[WorkerResult], language: str) -> str:
-    """The honest report of a run in which no search returned anything."""
+def no_evidence_report(
+    question: str, results: list[WorkerResult], language: str, budget: bool = False
+) -> str:
+    """The honest report of a run in which no search returned anything (`budget`: because the
+    run's budget ran out first, not because the searches failed)."""
+    words = words_for(language)
     failures = "\n".join(f"- {r.description}: {plain_error(r.error)}" for r in results)
-    return f"# {question}\n\n{words_for(language).no_evidence}\n\n{failures}"
+    lead = words.budget_before_evidence if budget else words.no_evidence
+    return f"# {question}\n\n{lead}\n\n{failures}"
 
 
 def notes_report(question: str, results: list[WorkerResult]) -> str:
@@ -108,9 +113,14 @@ async def synthesize(state: ResearchState) -> dict:
     """Write the first report from every worker's findings, citing run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
     results, sources = registry.from_round(1)
-    if not registry.sources:
-        report = no_evidence_report(state["question"], results, _language(state))
-        return {"report": report, "iteration": 1, "stop_reason": "no_evidence"}
+    if not registry.sources:  # nothing to write from: say why, by what stopped the searches
+        spent = for_step(state).budget_spent()
+        report = no_evidence_report(state["question"], results, _language(state), spent)
+        return {
+            "report": report,
+            "iteration": 1,
+            "stop_reason": "budget" if spent else "no_evidence",
+        }
     limit = state["settings"].max_context_tokens
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
@@ -178,4 +188,5 @@ async def finalize(state: ResearchState) -> dict:
         "cost_usd": cost,
         "report_problem": state.get("report_problem", ""),
         "structured_output": methods,
+        "sources_found": len(registry.sources),
     }

@@ -6,6 +6,8 @@ reaches a real service.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cli.main import main
@@ -102,3 +104,18 @@ def test_a_corpus_with_a_web_backend_is_refused_naming_both(chat_server, home, c
     line = one_line_error(capsys.readouterr().err)
     assert "--corpus is set but --search 'tavily' never reads it" in line
     assert chat_server.requests == []
+
+
+# ---------------------------------------------------------------- 7: a budget spent first
+
+
+def test_a_budget_spent_before_any_search_says_budget_not_failed_searches(
+    chat_server, search_server, home, capsys
+):
+    assert main(["run", QUESTION, "--max-tokens", "1", "--json", "r.json", "--quiet"]) == 4
+    output = json.loads((home / "r.json").read_text())
+    assert output["stop_reason"] == "budget" and output["sources_found"] == 0
+    assert "the run's budget was spent before any search returned anything" in output["report"]
+    assert "every search failed" not in output["report"]
+    assert search_server.searches == []
+    assert "a budget was spent before any evidence was found (exit 4)" in capsys.readouterr().err
