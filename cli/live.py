@@ -68,6 +68,7 @@ class ProgressModel:
     subtasks: list[tuple[int, str]] = field(default_factory=list)
     edited: bool = False
     fallback: str = ""
+    dropped: str = ""  # what of an edited plan could not be kept
     workers: dict[tuple[int, int], WorkerRow] = field(default_factory=dict)
     rounds: dict[int, RoundLine] = field(default_factory=dict)
     stop_reason: str | None = None
@@ -94,6 +95,7 @@ class ProgressModel:
         self.edited = bool(event.get("edited"))
         fallback = event.get("fallback")
         self.fallback = fallback if isinstance(fallback, str) else ""
+        self.dropped = str(event.get("dropped") or "")
 
     def _on_worker(self, event: dict[str, Any]) -> None:
         key = (event["round"], event["subtask_id"])
@@ -152,6 +154,8 @@ def render_plan(model: ProgressModel) -> RenderableType:
     lines: list[RenderableType] = [head]
     if model.fallback:
         lines.append(Text(f"⚠ fallback plan: {model.fallback}", style="yellow"))
+    if model.dropped:
+        lines.append(Text(f"⚠ {model.dropped}", style="yellow"))
     lines += [Text(f"  {number}. {text}") for number, text in model.subtasks]
     return Group(*lines)
 

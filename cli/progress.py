@@ -14,6 +14,8 @@ def describe(event: dict[str, Any]) -> str | None:
     kind = event.get("event")
     if kind == "plan":
         note = f" (fallback plan: {event['fallback']})" if event.get("fallback") else ""
+        note += " (edited)" if event.get("edited") else ""
+        note += f" ({event['dropped']})" if event.get("dropped") else ""
         tasks = "; ".join(f"{t['id']}. {t['description']}" for t in event["subtasks"])
         return f"plan: {event['query_type']}, {len(event['subtasks'])} subtasks{note}: {tasks}"
     if kind == "worker":

@@ -6,12 +6,20 @@ reaches a real service.
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from cli.main import main
 
+ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Compare zstd and xz"
 STORE = "postgresql://alice:pw-4d1@127.0.0.1:1/db"  # nothing listens on port 1
 
@@ -119,3 +127,85 @@ def test_a_budget_spent_before_any_search_says_budget_not_failed_searches(
     assert "every search failed" not in output["report"]
     assert search_server.searches == []
     assert "a budget was spent before any evidence was found (exit 4)" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- 8, 9, 15: plan approval
+
+
+def editor(tmp_path, monkeypatch, body: str) -> None:
+    """$EDITOR: a script that changes the plan file it is given."""
+    script = tmp_path / "editor.py"
+    script.write_text(
+        f"import json, sys\nplan = json.load(open(sys.argv[1]))\n{body}\n"
+        "json.dump(plan, open(sys.argv[1], 'w'))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+
+
+def answers(monkeypatch, *lines: str) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
+
+
+def test_an_edited_straightforward_plan_runs_the_subtasks_the_person_wrote(
+    chat_server, search_server, home, monkeypatch, capsys
+):
+    chat_server.brain.query_type, chat_server.brain.subtasks = "straightforward", 1
+    editor(
+        home,
+        monkeypatch,
+        "plan['subtasks'] = [dict(plan['subtasks'][0], description=f'Part {n}', "
+        "search_queries=[f'edited {n}']) for n in (1, 2, 3)]",
+    )
+    answers(monkeypatch, "e")
+    assert main(["run", QUESTION, "--approve-plan", "--max-iterations", "1"]) == 0
+    assert "(edited)" in capsys.readouterr().err
+    assert sorted(search_server.queries) == ["edited 1", "edited 2", "edited 3"]
+    assert chat_server.brain.calls["WorkerFindings"] == 3
+
+
+def test_an_edit_that_cannot_be_kept_whole_says_what_was_dropped(
+    chat_server, search_server, home, monkeypatch, capsys
+):
+    editor(
+        home,
+        monkeypatch,
+        "plan['subtasks'] = [dict(plan['subtasks'][0], description=f'Part {n}') "
+        "for n in range(1, 9)]",
+    )
+    answers(monkeypatch, "e")
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_SUBTASKS", "2")
+    assert main(["run", QUESTION, "--approve-plan"]) == 0
+    err = capsys.readouterr().err
+    assert "6 of the 8 edited subtasks dropped (repeats, blanks, or over max_subtasks 2)" in err
+
+
+def test_an_unusable_edit_is_explained_without_a_library_link(
+    chat_server, search_server, home, monkeypatch, capsys
+):
+    editor(home, monkeypatch, "plan['subtasks'][0]['complexity'] = 'huge'")
+    answers(monkeypatch, "e", "r")
+    assert main(["run", QUESTION, "--approve-plan"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "the edited plan is not usable: subtasks.0.complexity: Input should be 'simple', "
+        "'medium' or 'complex'" in err
+    )
+    assert "pydantic.dev" not in err and "http" not in err
+
+
+def test_ctrl_c_at_the_approval_question_exits_130_at_once(chat_server, search_server, home):
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "cli", "run", QUESTION, "--approve-plan"]
+    with subprocess.Popen(
+        command, cwd=home, env=environ, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:  # stdin stays open: nobody ever presses Enter
+        seen = ""
+        while "Approve this plan?" not in seen:
+            seen += process.stderr.read(1) or pytest.fail(f"no question asked: {seen}")
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=20)
+        rest = process.stderr.read()
+    assert code == 130 and time.monotonic() - started < 10
+    assert "interrupted; resume with: deep-research resume" in rest
