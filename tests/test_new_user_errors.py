@@ -9,9 +9,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -209,3 +211,45 @@ def test_ctrl_c_at_the_approval_question_exits_130_at_once(chat_server, search_s
         rest = process.stderr.read()
     assert code == 130 and time.monotonic() - started < 10
     assert "interrupted; resume with: deep-research resume" in rest
+
+
+# ---------------------------------------------------------------- 10: an unreachable provider
+
+
+def test_an_unreachable_duckduckgo_exits_2_before_the_planner_is_paid(
+    chat_server, home, monkeypatch, capsys
+):
+    for name in ("TAVILY_API_KEY", "BOCHA_API_KEY", "SEARXNG_URL"):
+        monkeypatch.delenv(name, raising=False)
+    # conftest points DUCKDUCKGO_BASE_URL at 127.0.0.1:9, where nothing listens
+    assert main(["run", QUESTION]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert line == "error: duckduckgo at http://127.0.0.1:9 cannot be reached: Connection refused"
+    assert chat_server.requests == []
+
+
+def test_a_reachable_duckduckgo_passes_the_probe_with_nothing_searched(duckduckgo_server):
+    from cli.preflight import check_reachable
+
+    check_reachable("duckduckgo", duckduckgo_server.url)
+    assert duckduckgo_server.requests == []  # a connection only: no search, no rate limit
+
+
+def test_the_probe_is_bounded_even_when_the_name_lookup_hangs(monkeypatch):
+    from cli.bad_input import BadInput
+    from cli.preflight import check_reachable
+
+    release = threading.Event()
+
+    def hanging_lookup(*args, **kwargs):  # a resolver with no route: it hangs, then gives up
+        release.wait(30)
+        raise OSError("name lookup gave up")
+
+    monkeypatch.setattr("socket.create_connection", hanging_lookup)
+    started = time.monotonic()
+    with pytest.raises(
+        BadInput, match=re.escape("duckduckgo at https://html.example did not answer within 0.3 s")
+    ):
+        check_reachable("duckduckgo", "https://html.example/html/", timeout=0.3)
+    assert time.monotonic() - started < 2
+    release.set()
