@@ -253,3 +253,24 @@ def test_the_probe_is_bounded_even_when_the_name_lookup_hangs(monkeypatch):
         check_reachable("duckduckgo", "https://html.example/html/", timeout=0.3)
     assert time.monotonic() - started < 2
     release.set()
+
+
+# ---------------------------------------------------------------- 11: a mistyped variable
+
+
+def test_a_mistyped_setting_variable_gets_the_hint_a_mistyped_toml_key_gets(
+    home, monkeypatch, capsys
+):
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_ITERATION", "1")
+    assert main(["config"]) == 2
+    assert one_line_error(capsys.readouterr().err) == (
+        "error: $DEEP_RESEARCH_MAX_ITERATION: there is no setting named 'max_iteration' "
+        "(did you mean $DEEP_RESEARCH_MAX_ITERATIONS?)"
+    )
+
+
+def test_the_projects_other_variables_are_not_mistaken_for_typos(home, monkeypatch, capsys):
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "60")
+    monkeypatch.setenv("DEEP_RESEARCH_JUDGE_MODEL", "judge")
+    monkeypatch.setenv("DEEP_RESEARCH_SOMETHING_ELSE", "x")  # close to no setting: left alone
+    assert main(["config"]) == 0
