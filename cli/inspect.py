@@ -12,7 +12,7 @@ from tools.checkpoints import open_checkpointer
 
 def _score(values: dict[str, Any]) -> str:
     quality = values.get("quality")
-    return "-" if quality is None else f"{quality.score:g}"
+    return "-" if quality is None else f"{quality.score:.0f}"
 
 
 async def history(target: str, thread_id: str) -> list[str]:

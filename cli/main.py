@@ -18,7 +18,9 @@ from typing import Any
 
 from cli import exit_codes
 from cli.bad_input import BadInput
-from cli.parser import build_parser
+from cli.parser import build_parser, parse_command_line
+
+__all__ = ["build_parser", "entry_point", "main"]  # build_parser: what tests and tools import
 
 CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per server and model
 
@@ -271,7 +273,7 @@ def _batch(args: argparse.Namespace, target: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(full_eval=argv[:1] == ["eval"]).parse_args(argv)  # --help ends here
+    args = parse_command_line(argv)  # --help ends here
     from dotenv import load_dotenv
 
     load_dotenv(Path.cwd() / ".env", override=False)

@@ -7,6 +7,7 @@ import os
 import socket
 import threading
 import urllib.request
+from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -138,12 +139,24 @@ async def _open_store(target: str, create: bool) -> None:
         pass
 
 
+def _file_in_the_way(target: str) -> Path | None:
+    """The first folder on a store's path that exists as a file (so nothing can go in it)."""
+    for folder in reversed(Path(target).expanduser().parents):
+        if folder.exists() and not folder.is_dir():
+            return folder
+    return None
+
+
 def check_store(target: str, *, create: bool = True) -> None:
     """The checkpoint store opens (its tables made if `create`), or BadInput saying why not."""
     try:
         asyncio.run(_open_store(target, create))
     except StoreMissing as error:
         raise BadInput(str(error)) from None
+    except (FileExistsError, NotADirectoryError) as error:
+        blocking = _file_in_the_way(target)
+        why = f"{blocking} is a file, not a folder" if blocking else _one_line(error)
+        raise BadInput(redact(f"cannot open the checkpoint store {target}: {why}")) from None
     except ModuleNotFoundError as error:
         if not is_postgres(target):
             raise

@@ -6,7 +6,7 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
-from cli.summary import RunSummary, summary_lines
+from cli.summary import RunSummary, rounds_text, score_text, summary_lines
 
 
 def describe(event: dict[str, Any]) -> str | None:
@@ -34,7 +34,7 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "report":
         return f"round {event['round']}: report written ({event['chars']} characters)"
     if kind == "quality":
-        score = "unknown" if event["score"] is None else f"{event['score']:g}/100"
+        score = score_text(event["score"])
         return f"round {event['round']}: quality {score}"
     if kind == "gaps":
         tasks = "; ".join(event["tasks"]) or "nothing more to research"
@@ -62,7 +62,7 @@ def describe(event: dict[str, Any]) -> str | None:
             f"(max_context_tokens {event['max_context_tokens']:,})"
         )
     if kind == "done":
-        return f"done after {event['rounds']} rounds: {event['stop_reason']}"
+        return f"done after {rounds_text(event['rounds'])}: {event['stop_reason']}"
     return None
 
 

@@ -106,10 +106,13 @@ def _choices(name: str) -> list[str] | None:
     return None
 
 
-def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """Add `--config`, `--set` and every setting flag to a (sub)command's parser."""
+def add_setting_flags(parser: argparse.ArgumentParser, unattended: bool = False) -> None:
+    """Add `--config`, `--set` and every setting flag to a (sub)command's parser; an
+    `unattended` command (batch, eval) gets no `--approve-plan`, which it would refuse."""
     group = parser.add_argument_group("settings (flag > --set > environment > config file)")
     for flag in FLAGS:
+        if unattended and flag.field == "approve_plan":
+            continue
         description = Settings.model_fields[flag.field].description or ""
         help_text = f"{description} (setting {flag.field})".replace("%", "%%")
         if flag.switch:

@@ -217,7 +217,8 @@ def test_an_eval_folder_refuses_other_settings(
 ):
     assert run_eval(judge_server, folder, "--limit", "1") == 0
     assert run_eval(judge_server, folder, "--limit", "1", "--max-workers", "3") == 2
-    assert "was started with other settings" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "was started with other settings: max_workers (" in err and len(err) < 300
 
 
 def test_benchmark_style_criteria_and_references_files_are_used(

@@ -274,3 +274,106 @@ def test_the_projects_other_variables_are_not_mistaken_for_typos(home, monkeypat
     monkeypatch.setenv("DEEP_RESEARCH_JUDGE_MODEL", "judge")
     monkeypatch.setenv("DEEP_RESEARCH_SOMETHING_ELSE", "x")  # close to no setting: left alone
     assert main(["config"]) == 0
+
+
+# ---------------------------------------------------------------- 12: eval --help at once
+
+
+def test_eval_help_imports_nothing_heavy():
+    code = (
+        "import sys\nfrom cli.main import main\n"
+        "try:\n    main(['eval', '--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langchain_core', 'langgraph', 'openai', 'evaluation', 'graph', 'nodes'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert "--judge-model" in done.stdout and "HEAVY []" in done.stdout, done.stdout[-500:]
+
+
+def test_the_eval_help_names_the_variable_the_judge_reads():
+    from cli.eval_parser import JUDGE_MODEL_VARIABLE as shown
+    from evaluation.judge import JUDGE_MODEL_VARIABLE as read
+
+    assert shown == read
+
+
+# ---------------------------------------------------------------- 14: which setting differs
+
+
+def test_an_eval_folder_started_with_other_settings_names_the_one_that_differs(tmp_path):
+    from evaluation.layout import EvalDir
+    from evaluation.pipeline import ManifestMismatch, open_manifest
+    from settings import Settings
+
+    layout = EvalDir(tmp_path / "out")
+    tasks = tmp_path / "tasks.jsonl"
+    open_manifest(layout, Settings(model="m", max_workers=2), "judge", tasks)
+    with pytest.raises(ManifestMismatch) as refused:
+        open_manifest(layout, Settings(model="m", max_workers=3), "judge", tasks)
+    message = str(refused.value)
+    assert message == (
+        f"{layout.root} was started with other settings: max_workers (2 then, 3 now); "
+        "use another --out-dir, or the same flags"
+    )
+
+
+# ---------------------------------------------------------------- 15: the smaller ones
+
+
+def test_scores_are_whole_numbers_and_one_round_is_singular():
+    from cli.progress import describe
+    from cli.summary import score_text
+
+    assert score_text(86.858) == "87/100"
+    quality = {"event": "quality", "round": 1, "score": 86.858}
+    assert describe(quality) == "round 1: quality 87/100"
+    done = {"event": "done", "rounds": 1, "stop_reason": "max_iterations"}
+    assert describe(done) == "done after 1 round: max_iterations"
+
+
+def test_the_live_view_says_one_round(capsys):
+    from rich.console import Console
+
+    from cli.live import ProgressModel, render
+
+    model = ProgressModel()
+    model.apply({"event": "done", "rounds": 1, "stop_reason": "max_iterations", "sources": 2})
+    console = Console(width=100, record=True)
+    console.print(render(model))
+    assert "Done after 1 round: max_iterations" in console.export_text()
+
+
+def test_an_unknown_flag_gets_its_commands_usage(capsys):
+    with pytest.raises(SystemExit) as ended:
+        main(["run", QUESTION, "--bogus"])
+    err = capsys.readouterr().err
+    assert ended.value.code == 2 and err.startswith("usage: deep-research run ")
+    assert "deep-research run: error: unrecognized arguments: --bogus" in err
+
+
+def test_a_bad_limit_is_explained_in_words(capsys):
+    with pytest.raises(SystemExit):
+        main(["threads", "--limit", "abc"])
+    err = capsys.readouterr().err
+    assert "argument --limit: must be a whole number, 0 or more, not 'abc'" in err
+    assert "_non_negative" not in err
+
+
+def test_a_store_under_a_file_names_the_file(chat_server, search_server, home, capsys):
+    (home / "notes").write_text("")
+    store = str(home / "notes" / "ck.sqlite")
+    assert main(["run", QUESTION, "--checkpoint-db", store]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert line == (
+        f"error: cannot open the checkpoint store {store}: {home / 'notes'} is a file, not a folder"
+    )
+
+
+@pytest.mark.parametrize("command", ["eval", "batch"])
+def test_unattended_commands_do_not_offer_approve_plan(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "--approve-plan" not in capsys.readouterr().out
