@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.progress import citation_counts, partial_reply_line
-from cli.summary import RunSummary, render_summary, rounds_text, score_text
+from cli.summary import RunSummary, counted, render_summary, rounds_text, score_text
 
 DESCRIPTION_WIDTH = 40
 ERROR_WIDTH = 30
@@ -218,7 +218,7 @@ def render(model: ProgressModel) -> RenderableType:
         done = Text("Done", style="bold green")
         done.append(f" after {rounds_text(model.total_rounds)}: {model.stop_reason}", style="bold")
         if model.cited_sources is not None:
-            done.append(f" ({model.cited_sources} sources cited)")
+            done.append(f" ({counted(model.cited_sources, 'source')} cited)")
         parts.append(done)
     return Group(*parts)
 

@@ -6,7 +6,7 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
-from cli.summary import RunSummary, rounds_text, score_text, summary_lines
+from cli.summary import RunSummary, counted, rounds_text, score_text, summary_lines
 
 
 def describe(event: dict[str, Any]) -> str | None:
@@ -17,7 +17,8 @@ def describe(event: dict[str, Any]) -> str | None:
         note += " (edited)" if event.get("edited") else ""
         note += f" ({event['dropped']})" if event.get("dropped") else ""
         tasks = "; ".join(f"{t['id']}. {t['description']}" for t in event["subtasks"])
-        return f"plan: {event['query_type']}, {len(event['subtasks'])} subtasks{note}: {tasks}"
+        subtasks = counted(len(event["subtasks"]), "subtask")
+        return f"plan: {event['query_type']}, {subtasks}{note}: {tasks}"
     if kind == "worker":
         head = f"worker {event['subtask_id']} (round {event['round']})"
         budget = (
@@ -27,8 +28,8 @@ def describe(event: dict[str, Any]) -> str | None:
         if event["phase"] == "done":
             error = f" — {event['error']}" if event.get("error") else ""
             return (
-                f"{head} {event['status']}: {event['findings']} findings, "
-                f"{event['sources']} sources, {budget}{error}"
+                f"{head} {event['status']}: {counted(event['findings'], 'finding')}, "
+                f"{counted(event['sources'], 'source')}, {budget}{error}"
             )
         return f"{head} searching: {budget}"
     if kind == "report":

@@ -332,6 +332,12 @@ def test_scores_are_whole_numbers_and_one_round_is_singular():
     assert describe(quality) == "round 1: quality 87/100"
     done = {"event": "done", "rounds": 1, "stop_reason": "max_iterations"}
     assert describe(done) == "done after 1 round: max_iterations"
+    plan = {
+        "event": "plan",
+        "query_type": "straightforward",
+        "subtasks": [{"id": 1, "description": "q"}],
+    }
+    assert describe(plan) == "plan: straightforward, 1 subtask: 1. q"
 
 
 def test_the_live_view_says_one_round(capsys):
