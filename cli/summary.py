@@ -13,9 +13,14 @@ def score_text(score: float | None) -> str:
     return "unknown" if score is None else f"{score:.0f}/100"
 
 
+def counted(number: int | None, noun: str) -> str:
+    """A count with its noun, plural unless the count is one: "1 round", "3 rounds"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def rounds_text(rounds: int | None) -> str:
-    """ "1 round", "3 rounds"."""
-    return f"{rounds} round" if rounds == 1 else f"{rounds} rounds"
+    """A number of rounds: "1 round", "3 rounds"."""
+    return counted(rounds, "round")
 
 
 @dataclass
