@@ -15,6 +15,7 @@ import httpx
 from pydantic import ValidationError
 
 from cli.bad_input import BadInput
+from cli.summary import counted
 from nodes.planning import BadQuestion, clean_question
 from settings import Settings
 from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
@@ -122,7 +123,7 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
     except CorpusError as error:
         raise BadInput(str(error)) from None
     progress.note(
-        f"corpus: {stats.passages} passages from {settings.corpus_dir} "
+        f"corpus: {counted(stats.passages, 'passage')} from {settings.corpus_dir} "
         f"({stats.files_added} added, {stats.files_updated} updated, "
         f"{stats.files_skipped} skipped, {stats.seconds:.2f} s)"
     )
