@@ -203,9 +203,12 @@ class Settings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _local_profile(cls, values: object) -> object:
-        """With `local_model`, the profile's values fill what the caller did not set."""
+        """With `local_model`, the profile's values fill what the caller did not set; a
+        `corpus_dir` without a search backend means searching that folder."""
         if isinstance(values, dict) and values.get("local_model"):
-            return {**LOCAL_PROFILE, **values}
+            values = {**LOCAL_PROFILE, **values}
+        if isinstance(values, dict) and values.get("corpus_dir") and "search_backend" not in values:
+            values = {**values, "search_backend": "local"}  # a folder given is a folder searched
         return values
 
     @model_validator(mode="after")
@@ -231,6 +234,11 @@ class Settings(BaseModel):
             raise ValueError(f"max_cost_usd needs prices for every model used: {unpriced}")
         if self.search_backend in ("local", "hybrid") and not self.corpus_dir:
             raise ValueError(f"search_backend {self.search_backend!r} needs corpus_dir")
+        if self.corpus_dir and self.search_backend not in ("local", "hybrid"):
+            raise ValueError(
+                f"corpus_dir is set but search_backend {self.search_backend!r} never reads it: "
+                "use search_backend local or hybrid, or drop corpus_dir"
+            )
         return self
 
     def model_for(self, role: Role) -> str:

@@ -63,8 +63,14 @@ class TaskPlan(BaseModel):
         description="straightforward: one focused lookup; breadth_first: independent "
         "sub-questions; depth_first: several perspectives on one core question.",
     )
+    # A worker count out of range (0) does not cost the plan: it is asked again, and left unset
+    # (one worker per subtask) when the second answer is wrong too; never clamped in silence.
+    NON_ESSENTIAL: ClassVar[tuple[str, ...]] = ("recommended_worker_count",)
+
     subtasks: list[SubTask] = Field(min_length=1)
-    recommended_worker_count: int = Field(ge=1, description="Workers worth running in parallel.")
+    recommended_worker_count: int | None = Field(
+        None, ge=1, description="Workers worth running in parallel."
+    )
 
 
 class PlanDecision(BaseModel):
@@ -122,10 +128,14 @@ class Finding(BaseModel):
 class WorkerFindings(BaseModel):
     """What the researcher model is asked for at the end of a worker's loop (findings needed)."""
 
+    # A self-rated confidence out of range (4 on a 0-1 scale) does not cost valid findings: it
+    # is asked again, and recorded as unknown (None) when still wrong; never clamped.
+    NON_ESSENTIAL: ClassVar[tuple[str, ...]] = ("confidence",)
+
     findings: list[Finding] = Field(min_length=1)
     summary: str = Field(min_length=1)
     gaps: list[str] = Field(description="What is still unknown (may be empty).")
-    confidence: float = Field(ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1, description="How sure you are, 0-1.")
 
 
 class GapCheck(BaseModel):
@@ -146,7 +156,7 @@ class WorkerResult(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     summary: str = ""
     gaps: list[str] = Field(default_factory=list)
-    confidence: float = 0.0
+    confidence: float | None = 0.0  # None: the researcher gave no valid one
     queries_used: int = 0
     cycles_used: int = 0
     termination_reason: str = ""
@@ -340,6 +350,7 @@ class ResearchOutput(TypedDict):
     stop_reason: StopReason
     report_problem: str  # "" or why the writer's reply could not be the report (then a note is)
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
+    sources_found: int  # distinct sources the searches returned (0: no evidence at all)
 
 
 def output_of(values: dict) -> dict:

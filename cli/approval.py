@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -32,8 +36,41 @@ def _edit_plan(plan: dict) -> dict:
         os.unlink(handle.name)
 
 
+def _plan_error(error: Exception) -> str:
+    """Why an edited plan cannot be used, in a line or two (no library links)."""
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in item['loc']) or 'plan'}: {item['msg']}"
+            for item in error.errors()[:5]
+        )
+    return str(error)
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C ends a wait for input at once (KeyboardInterrupt), not after Enter.
+
+    Inside `asyncio.run` the SIGINT handler only cancels the main task, which cannot happen
+    while this thread blocks reading the terminal; the default handler raises right there.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def decide_plan(request: dict) -> dict:
     """Ask on the terminal whether to approve, edit or reject the plan."""
+    with _interruptible():
+        return _ask(request)
+
+
+def _ask(request: dict) -> dict:
+    """The question and its answer, asked again until it is one of a, e or r."""
     plan = request["plan"]
     print(f"\nPlan ({plan['query_type']}):", file=sys.stderr)
     for task in plan["subtasks"]:
@@ -53,4 +90,4 @@ def decide_plan(request: dict) -> dict:
             try:
                 return {"action": "edit", "plan": _edit_plan(plan)}
             except (ValidationError, subprocess.CalledProcessError, OSError) as error:
-                print(f"the edited plan is not usable: {error}", file=sys.stderr)
+                print(f"the edited plan is not usable: {_plan_error(error)}", file=sys.stderr)

@@ -21,9 +21,15 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from cli.batch_file import BatchQuestion, read_batch
+from cli.batch_file import BatchQuestion, read_batch, without_repeats
 from cli.batch_progress import BatchProgress, BatchRow
-from cli.preflight import BadInput, check_corpus, check_credentials, settings_or_explain
+from cli.preflight import (
+    BadInput,
+    check_corpus,
+    check_credentials,
+    check_store,
+    settings_or_explain,
+)
 from export.facts import facts_of
 from export.formats import (
     Format,
@@ -217,7 +223,9 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
 def batch_command(args: Any, target: str, flags: dict) -> int:
     """The `batch` subcommand: 0 when every question is done, 1 when any failed (rerun the same
     command to resume them), 2 for bad input (raised as BadInput), 130 on Ctrl-C."""
-    plan = plan_batch(read_batch(args.file), flags, args.out_dir, target, args.concurrency)
+    questions, repeats = without_repeats(read_batch(args.file))
+    plan = plan_batch(questions, flags, args.out_dir, target, args.concurrency)
+    check_store(target)  # an unusable store is bad input, before any question is paid for
     try:
         plan.formats = tuple(parse_formats(args.format))
         check_formats(list(plan.formats))  # a missing PDF renderer: said before any call
@@ -225,6 +233,8 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
         raise BadInput(str(error)) from None
     rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
     progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
+    for note in repeats:
+        progress.note(note)
     try:
         with progress:
             rows = asyncio.run(run_batch(plan, progress))

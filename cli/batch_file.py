@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli.preflight import BadInput
+from cli.preflight import BadInput, check_question
+
+_LINE_BREAK = re.compile(r"\r?\n")  # only real line ends: str.splitlines also splits on \x1c-\x1e
 
 
 @dataclass(frozen=True)
@@ -56,23 +58,46 @@ def _parse_json_line(text: str, line: int) -> tuple[str, dict]:
 
 
 def read_batch(path: Path) -> list[BatchQuestion]:
-    """The file's questions, blank lines and `#` comments skipped; BadInput names a bad line."""
+    """The file's questions, blank lines and `#` comments skipped; BadInput names a bad line.
+
+    Every question is checked as `run` checks one (control characters, length) before the
+    first is researched: a bad line 7 never costs lines 1-6 again on every rerun.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"cannot read {path}: {error}") from None
     questions = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
+    for number, raw in enumerate(_LINE_BREAK.split(text), start=1):
+        stripped = raw.strip(" \t")
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("{"):
             question, settings = _parse_json_line(stripped, number)
         else:
             question, settings = stripped, {}
+        try:
+            question = check_question(question)
+        except BadInput as error:
+            raise BadInput(f"line {number}: {error}") from None
         questions.append(
             BatchQuestion(number, question, thread_id_for(path, number, question), settings)
         )
     if not questions:
         raise BadInput(f"{path} holds no questions")
     return questions
+
+
+def without_repeats(questions: list[BatchQuestion]) -> tuple[list[BatchQuestion], list[str]]:
+    """Each question researched once: the first of each (same question, same settings), and
+    a note per repeat naming both lines."""
+    first: dict[str, int] = {}
+    kept, notes = [], []
+    for question in questions:
+        key = json.dumps([question.question.casefold(), question.settings], sort_keys=True)
+        if key in first:
+            notes.append(f"line {question.line} repeats line {first[key]}: researched once")
+            continue
+        first[key] = question.line
+        kept.append(question)
+    return kept, notes

@@ -28,6 +28,8 @@ def finished_code(output: dict[str, Any], settings: Settings | None) -> int:
     """
     from domain.budgets import run_budget_spent  # imported here: the command starts faster
 
+    if output.get("stop_reason") == "budget" and output.get("sources_found") == 0:
+        return BUDGET_BEFORE_REPORT
     if output.get("stop_reason") != "no_evidence":  # evidence was gathered (or a plan rejected),
         return OK  # whether or not one of its citations survived the check
     usage = output.get("usage")

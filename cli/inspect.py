@@ -17,7 +17,7 @@ from tools.secrets import mask_url_passwords
 
 def _score(values: dict[str, Any]) -> str:
     quality = values.get("quality")
-    return "-" if quality is None else f"{quality.score:g}"
+    return "-" if quality is None else f"{quality.score:.0f}"
 
 
 async def history(target: str, thread_id: str) -> list[str]:

@@ -17,8 +17,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from cli.progress import citation_counts
-from cli.summary import RunSummary, render_summary, score_text
+from cli.progress import citation_counts, partial_reply_line
+from cli.summary import RunSummary, counted, render_summary, rounds_text, score_text
 
 DESCRIPTION_WIDTH = 40
 ERROR_WIDTH = 30
@@ -68,6 +68,7 @@ class ProgressModel:
     subtasks: list[tuple[int, str]] = field(default_factory=list)
     edited: bool = False
     fallback: str = ""
+    dropped: str = ""  # what of an edited plan could not be kept
     workers: dict[tuple[int, int], WorkerRow] = field(default_factory=dict)
     rounds: dict[int, RoundLine] = field(default_factory=dict)
     stop_reason: str | None = None
@@ -94,6 +95,7 @@ class ProgressModel:
         self.edited = bool(event.get("edited"))
         fallback = event.get("fallback")
         self.fallback = fallback if isinstance(fallback, str) else ""
+        self.dropped = str(event.get("dropped") or "")
 
     def _on_worker(self, event: dict[str, Any]) -> None:
         key = (event["round"], event["subtask_id"])
@@ -139,6 +141,9 @@ class ProgressModel:
     def _on_source_failed(self, event: dict[str, Any]) -> None:
         self.model_notes.append(f"source failed, going on without it: {event['source']}")
 
+    def _on_partial_reply(self, event: dict[str, Any]) -> None:
+        self.model_notes.append(partial_reply_line(event))
+
     def _on_done(self, event: dict[str, Any]) -> None:
         self.stop_reason = event.get("stop_reason")
         self.total_rounds, self.cited_sources = event.get("rounds"), event.get("sources")
@@ -152,6 +157,8 @@ def render_plan(model: ProgressModel) -> RenderableType:
     lines: list[RenderableType] = [head]
     if model.fallback:
         lines.append(Text(f"⚠ fallback plan: {model.fallback}", style="yellow"))
+    if model.dropped:
+        lines.append(Text(f"⚠ {model.dropped}", style="yellow"))
     lines += [Text(f"  {number}. {text}") for number, text in model.subtasks]
     return Group(*lines)
 
@@ -212,9 +219,9 @@ def render(model: ProgressModel) -> RenderableType:
         parts.append(Text(model.citations))
     if model.stop_reason is not None:
         done = Text("Done", style="bold green")
-        done.append(f" after {model.total_rounds} rounds: {model.stop_reason}", style="bold")
+        done.append(f" after {rounds_text(model.total_rounds)}: {model.stop_reason}", style="bold")
         if model.cited_sources is not None:
-            done.append(f" ({model.cited_sources} sources cited)")
+            done.append(f" ({counted(model.cited_sources, 'source')} cited)")
         parts.append(done)
     return Group(*parts)
 

@@ -18,7 +18,9 @@ from typing import Any
 
 from cli import exit_codes
 from cli.bad_input import BadInput
-from cli.parser import build_parser
+from cli.parser import build_parser, parse_command_line
+
+__all__ = ["build_parser", "entry_point", "main"]  # build_parser: what tests and tools import
 
 CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per server and model
 
@@ -277,16 +279,17 @@ def _inspect(args: argparse.Namespace, target: str) -> int:
     """`history` and `threads`: read the store, never create it."""
     import asyncio
 
-    from cli import inspect
+    from cli import inspect, preflight
     from cli.runner import UnknownThread
     from tools.checkpoints import StoreMissing
 
     try:
+        preflight.check_store(target, create=False)
         if args.command == "history":
             lines = asyncio.run(inspect.history(target, args.thread_id))
         else:
             lines = asyncio.run(inspect.threads(target, args.limit))
-    except (UnknownThread, StoreMissing) as error:
+    except (BadInput, UnknownThread, StoreMissing) as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
     print("\n".join(lines))
@@ -353,7 +356,7 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(full_eval=argv[:1] == ["eval"]).parse_args(argv)  # --help ends here
+    args = parse_command_line(argv)  # --help ends here
     from dotenv import load_dotenv
 
     load_dotenv(Path.cwd() / ".env", override=False)

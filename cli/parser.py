@@ -1,15 +1,11 @@
-"""The `deep-research` parser: every command and flag, built without importing anything heavy.
-
-`eval`'s full parser is built only when `eval` is the command: its module imports the graph.
-"""
+"""The `deep-research` parser: every command and flag, built without importing anything heavy."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from cli import serve_mcp
+from cli import eval_parser, serve_mcp
 from cli.setting_sources import add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
@@ -62,17 +58,7 @@ EXIT_CODES_HELP = (
 )
 
 
-def _eval_command(commands: Any, full: bool) -> None:
-    """`eval`: its full parser only when it is the command (its module imports the graph)."""
-    if full:
-        from cli import evaluate
-
-        evaluate.add_command(commands, add_setting_flags)
-    else:
-        commands.add_parser("eval", help="run a task file and score the reports", add_help=False)
-
-
-def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; cheap to build (it imports nothing heavy)."""
     parser = argparse.ArgumentParser(
         prog="deep-research",
@@ -115,7 +101,7 @@ def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
         metavar="FORMATS",
         help="report formats per question, comma-separated: md,html,docx,pdf (default md)",
     )
-    add_setting_flags(batch)
+    add_setting_flags(batch, unattended=True)
     _store_flag(batch)
 
     config = commands.add_parser(
@@ -148,14 +134,29 @@ def build_parser(full_eval: bool = False) -> argparse.ArgumentParser:
         help="list at most N runs, newest first (0: all; default 20)",
     )
     _store_flag(threads)
-    _eval_command(commands, full_eval)
+    eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     return parser
 
 
 def _non_negative(text: str) -> int:
-    """An argparse type: a whole number, 0 or more."""
-    value = int(text)
+    """An argparse type: a whole number, 0 or more (the error says so, not the type's name)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number, 0 or more, not {text!r}"
+        ) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
+
+
+def parse_command_line(argv: list[str]) -> argparse.Namespace:
+    """The parsed command line; an unknown flag is named with the usage of its own command."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args

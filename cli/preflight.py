@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import threading
 import urllib.request
+from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -12,6 +15,7 @@ import httpx
 from pydantic import ValidationError
 
 from cli.bad_input import BadInput
+from cli.summary import counted
 from nodes.planning import BadQuestion, clean_question
 from settings import Settings
 from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
@@ -52,8 +56,51 @@ def check_question(question: str) -> str:
         raise BadInput(str(error)) from None
 
 
+def duckduckgo_address() -> str:
+    """Where DuckDuckGo searches go: `DUCKDUCKGO_BASE_URL`, else ddgs' own HTML endpoint."""
+    from ddgs.engines.duckduckgo import Duckduckgo
+
+    return os.environ.get("DUCKDUCKGO_BASE_URL") or Duckduckgo.search_url
+
+
+def check_reachable(name: str, url: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """The provider's host resolves and accepts a connection within `timeout` seconds (nothing
+    is sent, so nothing is searched), or BadInput naming it; skipped behind a proxy.
+
+    The name lookup is bounded too: a resolver with no route can hang far longer than a socket
+    timeout, so the attempt runs in a daemon thread that is left behind if it does not answer.
+    """
+    parts = urlsplit(url)
+    if not parts.hostname or _proxied(parts.scheme, parts.hostname):
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    outcome: list[BaseException | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((parts.hostname, port), timeout=timeout).close()
+            outcome.append(None)
+        except OSError as error:
+            outcome.append(error)
+
+    attempt = threading.Thread(target=connect, name=f"probe {name}", daemon=True)
+    attempt.start()
+    attempt.join(timeout)
+    shown = redact(f"{parts.scheme}://{parts.netloc}")
+    if not outcome:
+        raise BadInput(f"{name} at {shown} did not answer within {timeout:g} s")
+    error = outcome[0]
+    if error is not None:
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        raise BadInput(f"{name} at {shown} cannot be reached: {reason}")
+
+
 def check_credentials(settings: Settings) -> None:
-    """The keys the model server and search provider need are set; checked where that is free."""
+    """The keys the model server and search provider need are set; checked where that is free.
+
+    DuckDuckGo needs no key: it is checked by connecting to it (no search is sent), so that a
+    machine without a route to it stops here, not after the planner was paid for.
+    """
     try:
         openai_api_key()
         check_provider(settings)
@@ -64,6 +111,8 @@ def check_credentials(settings: Settings) -> None:
         raise BadInput(
             redact(f"{name} is not reachable ({type(error).__name__}: {error})")
         ) from None
+    if web_provider(settings) == "duckduckgo" and not os.environ.get("DDGS_PROXY"):
+        check_reachable("duckduckgo", duckduckgo_address())
 
 
 def check_corpus(settings: Settings, progress: Notes) -> None:
@@ -75,7 +124,7 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
     except CorpusError as error:
         raise BadInput(str(error)) from None
     progress.note(
-        f"corpus: {stats.passages} passages from {settings.corpus_dir} "
+        f"corpus: {counted(stats.passages, 'passage')} from {settings.corpus_dir} "
         f"({stats.files_added} added, {stats.files_updated} updated, "
         f"{stats.files_skipped} skipped, {stats.seconds:.2f} s)"
     )
@@ -105,12 +154,24 @@ async def _open_store(target: str, create: bool) -> None:
         pass
 
 
+def _file_in_the_way(target: str) -> Path | None:
+    """The first folder on a store's path that exists as a file (so nothing can go in it)."""
+    for folder in reversed(Path(target).expanduser().parents):
+        if folder.exists() and not folder.is_dir():
+            return folder
+    return None
+
+
 def check_store(target: str, *, create: bool = True) -> None:
     """The checkpoint store opens (its tables made if `create`), or BadInput saying why not."""
     try:
         asyncio.run(_open_store(target, create))
     except StoreMissing as error:
         raise BadInput(str(error)) from None
+    except (FileExistsError, NotADirectoryError) as error:
+        blocking = _file_in_the_way(target)
+        why = f"{blocking} is a file, not a folder" if blocking else _one_line(error)
+        raise BadInput(redact(f"cannot open the checkpoint store {target}: {why}")) from None
     except ModuleNotFoundError as error:
         if not is_postgres(target):
             raise

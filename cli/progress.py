@@ -6,7 +6,7 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
-from cli.summary import RunSummary, summary_lines
+from cli.summary import RunSummary, counted, rounds_text, score_text, summary_lines
 from settings import GUARD_NOTE
 
 
@@ -15,8 +15,11 @@ def describe(event: dict[str, Any]) -> str | None:
     kind = event.get("event")
     if kind == "plan":
         note = f" (fallback plan: {event['fallback']})" if event.get("fallback") else ""
+        note += " (edited)" if event.get("edited") else ""
+        note += f" ({event['dropped']})" if event.get("dropped") else ""
         tasks = "; ".join(f"{t['id']}. {t['description']}" for t in event["subtasks"])
-        return f"plan: {event['query_type']}, {len(event['subtasks'])} subtasks{note}: {tasks}"
+        subtasks = counted(len(event["subtasks"]), "subtask")
+        return f"plan: {event['query_type']}, {subtasks}{note}: {tasks}"
     if kind == "worker":
         head = f"worker {event['subtask_id']} (round {event['round']})"
         budget = (
@@ -26,14 +29,14 @@ def describe(event: dict[str, Any]) -> str | None:
         if event["phase"] == "done":
             error = f" — {event['error']}" if event.get("error") else ""
             return (
-                f"{head} {event['status']}: {event['findings']} findings, "
-                f"{event['sources']} sources, {budget}{error}"
+                f"{head} {event['status']}: {counted(event['findings'], 'finding')}, "
+                f"{counted(event['sources'], 'source')}, {budget}{error}"
             )
         return f"{head} searching: {budget}"
     if kind == "report":
         return f"round {event['round']}: report written ({event['chars']} characters)"
     if kind == "quality":
-        score = "unknown" if event["score"] is None else f"{event['score']:g}/100"
+        score = score_text(event["score"])
         return f"round {event['round']}: quality {score}"
     if kind == "gaps":
         tasks = "; ".join(event["tasks"]) or "nothing more to research"
@@ -51,6 +54,8 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "degenerate":
         then = "marked as such" if event.get("final") else "asked again"
         return f"{event['role']} reply unusable ({event['problem']}); {then}"
+    if kind == "partial_reply":
+        return partial_reply_line(event)
     if kind == "shrunk":
         return f"{event['role']} prompt was too long for the server; sent again shorter"
     if kind == "context_window":
@@ -65,8 +70,17 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "source_failed":
         return f"source failed, the run goes on without it: {event['source']}: {event['error']}"
     if kind == "done":
-        return f"done after {event['rounds']} rounds: {event['stop_reason']}"
+        return f"done after {rounds_text(event['rounds'])}: {event['stop_reason']}"
     return None
+
+
+def partial_reply_line(event: dict[str, Any]) -> str:
+    """A reply kept without the non-essential fields that stayed invalid after a re-ask."""
+    dropped = ", ".join(event["dropped"])
+    return (
+        f"{event['role']} reply kept without {dropped}, still invalid after a re-ask "
+        f"({event['problem']}); {dropped} left unset, not clamped"
+    )
 
 
 def _settled(methods: dict[str, int]) -> str:

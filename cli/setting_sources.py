@@ -35,6 +35,25 @@ PATH_FIELDS = (
     "mcp_config",
 )  # read relative to the working folder, or to the config file
 DEFAULT = "default"
+OTHER_VARIABLES = frozenset(  # the project's variables that are not settings
+    ENV_PREFIX + name
+    for name in (
+        "CONFIG",
+        "CHECKPOINT_DB",
+        "DATA_DIR",
+        "JUDGE_MODEL",
+        "JUDGE_BASE_URL",
+        "JUDGE_API_KEY",
+        "MAX_MODEL_CONCURRENCY",
+        "MODEL_RPM",
+        "MODEL_TPM",
+        "MAX_SEARCH_CONCURRENCY",
+        "SEARCH_RPM",
+        "TEST_POSTGRES_URL",
+        "REAL_MODEL",
+        "REAL_MODEL_URL",
+    )
+)
 ADAPTED = "default, adapted to the settings given"
 
 
@@ -91,10 +110,13 @@ def _choices(name: str) -> list[str] | None:
     return None
 
 
-def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """Add `--config`, `--set` and every setting flag to a (sub)command's parser."""
+def add_setting_flags(parser: argparse.ArgumentParser, unattended: bool = False) -> None:
+    """Add `--config`, `--set` and every setting flag to a (sub)command's parser; an
+    `unattended` command (batch, eval) gets no `--approve-plan`, which it would refuse."""
     group = parser.add_argument_group("settings (flag > --set > environment > config file)")
     for flag in FLAGS:
+        if unattended and flag.field == "approve_plan":
+            continue
         description = Settings.model_fields[flag.field].description or ""
         help_text = f"{description} (setting {flag.field})".replace("%", "%%")
         if flag.switch:
@@ -179,8 +201,28 @@ def _from_overrides(pairs: list[str], cwd: Path) -> dict[str, tuple[Any, str]]:
     return values
 
 
+def _check_variable_names(environ: Mapping[str, str]) -> None:
+    """A `DEEP_RESEARCH_` variable that names no setting but nearly names one is a typo: said,
+    with the hint the config file gets, never ignored in silence. Other variables of the
+    project (`OTHER_VARIABLES`) and names close to no setting are left alone."""
+    settings = [ENV_PREFIX + name.upper() for name in Settings.model_fields]
+    for variable in sorted(environ):
+        if not variable.startswith(ENV_PREFIX) or variable in settings:
+            continue
+        if variable in OTHER_VARIABLES or not environ[variable].strip():
+            continue
+        known = [*settings, *sorted(OTHER_VARIABLES)]
+        close = difflib.get_close_matches(variable, known, n=1, cutoff=0.85)
+        if close:
+            raise BadInput(
+                f"${variable}: there is no setting named "
+                f"{variable.removeprefix(ENV_PREFIX).lower()!r} (did you mean ${close[0]}?)"
+            )
+
+
 def _from_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, tuple[Any, str]]:
     """`DEEP_RESEARCH_<SETTING>` variables; an empty one counts as not set."""
+    _check_variable_names(environ)
     values: dict[str, tuple[Any, str]] = {}
     for name in Settings.model_fields:
         variable = ENV_PREFIX + name.upper()

@@ -14,11 +14,17 @@ from collections import Counter
 from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import BaseModel
 
+from domain.citations import clean_citations
+from state import Source
+
 # A prompt line that starts with a label: "Question: ...", "Research notes:", "Evidence:".
 _LABEL = re.compile(r"^([A-Z][A-Za-z ]{2,40}):(?:[ \t]|$)", re.M)
 _MARKERS = ("<data>", "</data>", "Schema name:", "<schema>", "</schema>")
 _WORD = re.compile(r"\w+", re.U)
-_CITATION = re.compile(r"\[\d+\]")
+_DATA = re.compile(r"<data>\n.*?\n</data>", re.S)
+# A numbered source as the writer is shown it: "[3] Title — https://...".
+_SOURCE_LINE = re.compile(r"^\[\d+\] .* — \S+://\S*$", re.M)
+SOURCE_LINES_ECHOED = 2  # this many of the prompt's source lines handed back is the prompt
 SHINGLE = 8  # words per shingle for the verbatim-overlap test
 ECHO_SHARE = 0.7  # share of the reply's shingles found verbatim in the prompt
 LOOP_UNIQUE = 0.35  # below this share of distinct shingles, a long reply loops
@@ -41,7 +47,9 @@ def _shingles(text: str) -> list[tuple[str, ...]]:
 def echoes_prompt(reply: str, prompt: str, own: str = "") -> str | None:
     """Why `reply` is the prompt handed back (its labels, its markers, its text), or None.
 
-    `own` is text of the prompt the reply may repeat (the current report, in a revision).
+    `own` is text of the prompt the reply may repeat (the current report, in a revision). The
+    prompt's data sections (sources, notes) may be quoted at any length: a report may quote its
+    sources. Their numbered source lines handed back as a list are the prompt, not a report.
     """
     labels = {label for label in _LABEL.findall(prompt)}
     echoed = sorted(label for label in labels if re.search(rf"^{re.escape(label)}:", reply, re.M))
@@ -50,9 +58,13 @@ def echoes_prompt(reply: str, prompt: str, own: str = "") -> str | None:
     markers = [m for m in _MARKERS if m in reply and m in prompt]
     if markers:
         return f"it repeats the prompt's markup ({', '.join(markers)})"
+    listed = set(_SOURCE_LINE.findall(prompt))
+    handed_back = sum(line.strip() in listed for line in reply.splitlines())
+    if handed_back >= SOURCE_LINES_ECHOED:
+        return f"it hands back the prompt's list of sources ({handed_back} lines of it)"
     shingles = _shingles(reply)
     if len(shingles) >= 10:
-        known = set(_shingles(prompt)) - set(_shingles(own))
+        known = set(_shingles(_DATA.sub("\n", prompt))) - set(_shingles(own))
         share = sum(s in known for s in shingles) / len(shingles)
         if share >= ECHO_SHARE:
             return f"{share:.0%} of it is copied word for word from the prompt"
@@ -79,20 +91,21 @@ def prose_problem(
     finish_reason: str,
     prompt: list[BaseMessage],
     own: str = "",
-    cites: bool = False,
+    sources: list[Source] | None = None,
 ) -> str | None:
     """What makes a prose reply (a report) unusable, named for the model; None if nothing.
 
     `own`: text the reply may repeat word for word (the report a revision starts from);
-    `cites`: the reply was given numbered sources and must cite at least one as [n].
+    `sources`: the numbered sources the reply may cite; when given, at least one of its
+    citations must resolve to one of them (`[7]` of three sources cites nothing).
     """
     if not text.strip():
         return "the reply is empty"
     if finish_reason == "length":
         return "the reply was cut off at the token limit before it ended"
     problem = echoes_prompt(text, _prompt_text(prompt), own) or loops(text)
-    if problem is None and cites and not _CITATION.search(text):
-        return "it cites none of the numbered sources as [n]"
+    if problem is None and sources is not None and not clean_citations(text, sources)[1]:
+        return f"it cites none of the {len(sources)} numbered sources it was given as [n]"
     return problem
 
 
@@ -109,14 +122,33 @@ def _strings(value: object, path: str = "") -> list[tuple[str, str]]:
     return []
 
 
+def allowed_values(schema: object) -> set[str]:
+    """Every string a JSON schema itself allows as a value (`enum` members, `const`s).
+
+    Such a value is written in the instructions the model was shown, and copying it is the
+    right answer: `"straightforward"` is a query type, not the schema handed back.
+    """
+    if isinstance(schema, list):
+        return {value for item in schema for value in allowed_values(item)}
+    if not isinstance(schema, dict):
+        return set()
+    found = {v for v in schema.get("enum", []) if isinstance(v, str)}
+    if isinstance(schema.get("const"), str):
+        found.add(schema["const"])
+    return found | {value for item in schema.values() for value in allowed_values(item)}
+
+
 def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "") -> str | None:
     """The first field of a structured reply that echoes the instructions, the prompt's markup
     or loops, if any. `schema`: the JSON schema the model was shown (its descriptions count as
-    instructions: a 270M model answered a subtask with "Search queries to start with (2-4).")."""
+    instructions: a 270M model answered a subtask with "Search queries to start with (2-4).").
+    A value the contract allows (an enum member) is never counted as copied."""
     text = _prompt_text(prompt)
     instructions = "\n".join(m.text for m in prompt if isinstance(m, SystemMessage)) + schema
+    allowed = allowed_values(type(value).model_json_schema())
     for path, string in _strings(value):
-        if len(string.strip()) >= COPIED_MIN_CHARS and string.strip() in instructions:
+        copied = string.strip() not in allowed and string.strip() in instructions
+        if len(string.strip()) >= COPIED_MIN_CHARS and copied:
             return f"{path} copies the instructions instead of answering ({string.strip()[:60]!r})"
         markers = [m for m in _MARKERS if m in string and m in text]
         if markers:

@@ -60,6 +60,7 @@ class Words:
     not_researched: str  # heading of the subtopics no worker could research
     evidence: str  # heading of the --evidence table
     no_evidence: str  # the whole text of a report without evidence
+    budget_before_evidence: str  # the same, when a run budget ran out before any evidence
 
 
 _ENGLISH = Words(
@@ -71,6 +72,8 @@ _ENGLISH = Words(
     "Citation evidence",
     "No evidence could be gathered: every search failed or returned nothing, so no report "
     "grounded in sources can be written.",
+    "No evidence could be gathered: the run's budget was spent before any search returned "
+    "anything, so no report grounded in sources can be written.",
 )
 WORDS: dict[str, Words] = {
     "en": _ENGLISH,
@@ -82,6 +85,8 @@ WORDS: dict[str, Words] = {
         "未能研究的子课题",
         "引用核查",
         "未能收集到任何证据：所有检索均失败或没有结果，因此无法撰写有依据的报告。",
+        "未能收集到任何证据：在任何检索返回结果之前，本次运行的预算已经用完，因此无法撰写有依据"
+        "的报告。",
     ),
     "zh-Hant": Words(
         "Traditional Chinese (繁體中文)",
@@ -91,6 +96,8 @@ WORDS: dict[str, Words] = {
         "未能研究的子課題",
         "引用核查",
         "未能收集到任何證據：所有檢索均失敗或沒有結果，因此無法撰寫有依據的報告。",
+        "未能收集到任何證據：在任何檢索返回結果之前，本次執行的預算已經用完，因此無法撰寫有依據"
+        "的報告。",
     ),
     "ja": Words(
         "Japanese (日本語)",
@@ -101,6 +108,8 @@ WORDS: dict[str, Words] = {
         "引用の検証",
         "証拠を集められませんでした。すべての検索が失敗したか結果がなかったため、"
         "出典に基づくレポートは作成できません。",
+        "証拠を集められませんでした。検索結果が得られる前に実行の予算を使い切ったため、出典に基"
+        "づくレポートは作成できません。",
     ),
     "ko": Words(
         "Korean (한국어)",
@@ -111,6 +120,8 @@ WORDS: dict[str, Words] = {
         "인용 검증",
         "증거를 수집하지 못했습니다. 모든 검색이 실패했거나 결과가 없어 출처에 근거한 "
         "보고서를 작성할 수 없습니다.",
+        "증거를 수집하지 못했습니다. 검색 결과를 얻기 전에 실행 예산을 모두 사용하여 출처에 근"
+        "거한 보고서를 작성할 수 없습니다.",
     ),
     "de": Words(
         "German (Deutsch)",
@@ -121,6 +132,9 @@ WORDS: dict[str, Words] = {
         "Belege der Zitate",
         "Es konnten keine Belege gesammelt werden: Jede Suche ist fehlgeschlagen oder blieb "
         "ohne Ergebnis, daher kann kein auf Quellen gestützter Bericht geschrieben werden.",
+        "Es konnten keine Belege gesammelt werden: Das Budget des Laufs war aufgebraucht, "
+        "bevor eine Suche etwas lieferte, daher kann kein auf Quellen gestützter Bericht "
+        "geschrieben werden.",
     ),
     "fr": Words(
         "French (français)",
@@ -131,6 +145,9 @@ WORDS: dict[str, Words] = {
         "Justification des citations",
         "Aucune preuve n'a pu être recueillie : toutes les recherches ont échoué ou n'ont rien "
         "donné, aucun rapport fondé sur des sources ne peut donc être rédigé.",
+        "Aucune preuve n'a pu être recueillie : le budget de l'exécution a été épuisé avant "
+        "qu'une recherche ne donne quoi que ce soit, aucun rapport fondé sur des sources ne "
+        "peut donc être rédigé.",
     ),
     "es": Words(
         "Spanish (español)",
@@ -141,6 +158,9 @@ WORDS: dict[str, Words] = {
         "Evidencia de las citas",
         "No se pudo reunir ninguna evidencia: todas las búsquedas fallaron o no devolvieron "
         "nada, por lo que no se puede escribir un informe basado en fuentes.",
+        "No se pudo reunir ninguna evidencia: el presupuesto de la ejecución se agotó antes de "
+        "que alguna búsqueda devolviera resultados, por lo que no se puede redactar un informe "
+        "basado en fuentes.",
     ),
     "it": Words(
         "Italian (italiano)",
@@ -151,6 +171,9 @@ WORDS: dict[str, Words] = {
         "Verifica delle citazioni",
         "Non è stato possibile raccogliere alcuna prova: tutte le ricerche sono fallite o non "
         "hanno dato risultati, quindi non si può scrivere un rapporto basato su fonti.",
+        "Non è stato possibile raccogliere prove: il budget dell'esecuzione si è esaurito "
+        "prima che una ricerca restituisse qualcosa, quindi non si può scrivere un rapporto "
+        "basato su fonti.",
     ),
     "pt": Words(
         "Portuguese (português)",
@@ -161,6 +184,9 @@ WORDS: dict[str, Words] = {
         "Evidência das citações",
         "Não foi possível reunir nenhuma evidência: todas as pesquisas falharam ou não "
         "retornaram nada, portanto não é possível escrever um relatório baseado em fontes.",
+        "Não foi possível reunir evidências: o orçamento da execução esgotou-se antes de "
+        "qualquer pesquisa devolver resultados, por isso não é possível redigir um relatório "
+        "baseado em fontes.",
     ),
     "nl": Words(
         "Dutch (Nederlands)",
@@ -171,6 +197,9 @@ WORDS: dict[str, Words] = {
         "Onderbouwing van de bronvermeldingen",
         "Er kon geen bewijs worden verzameld: elke zoekopdracht mislukte of leverde niets op, "
         "dus er kan geen op bronnen gebaseerd rapport worden geschreven.",
+        "Er kon geen bewijs worden verzameld: het budget van de run was op voordat een "
+        "zoekopdracht iets opleverde, dus er kan geen op bronnen gebaseerd rapport worden "
+        "geschreven.",
     ),
     "ru": Words(
         "Russian (русский)",
@@ -181,6 +210,8 @@ WORDS: dict[str, Words] = {
         "Проверка ссылок",
         "Не удалось собрать никаких данных: все поиски завершились ошибкой или ничего не "
         "нашли, поэтому отчёт, основанный на источниках, написать нельзя.",
+        "Не удалось собрать никаких свидетельств: бюджет запуска был исчерпан до того, как "
+        "какой-либо поиск дал результат, поэтому отчёт с опорой на источники написать нельзя.",
     ),
     "und": replace(_ENGLISH, name="the language of the question"),
 }

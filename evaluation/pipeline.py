@@ -44,6 +44,30 @@ class Outcome:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+SHOWN_DIFFERENCES = 3  # settings named in a mismatch; the rest are counted
+SHOWN_VALUE_CHARS = 60
+
+
+def _shown(value: object) -> str:
+    """A recorded value as the user would write it, clipped."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 1] + "…"
+
+
+def what_differs(recorded: object, wanted: object) -> str:
+    """The settings that differ between a folder's manifest and this command, by name, with
+    the value recorded then and the one given now (never the whole settings table)."""
+    if not (isinstance(recorded, dict) and isinstance(wanted, dict)):
+        return f"{_shown(recorded)} then, {_shown(wanted)} now"
+    names = sorted(k for k in recorded.keys() | wanted.keys() if recorded.get(k) != wanted.get(k))
+    parts = [
+        f"{name} ({_shown(recorded.get(name))} then, {_shown(wanted.get(name))} now)"
+        for name in names[:SHOWN_DIFFERENCES]
+    ]
+    more = len(names) - SHOWN_DIFFERENCES
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
+
+
 def open_manifest(layout: EvalDir, settings: Settings, judge_model: str, tasks_file: Path) -> str:
     """The folder's eval id; a new folder gets one, a used one must match settings and judge."""
     wanted = {"settings": settings.model_dump(mode="json"), "judge_model": judge_model}
@@ -52,8 +76,9 @@ def open_manifest(layout: EvalDir, settings: Settings, judge_model: str, tasks_f
         for key, value in wanted.items():
             if manifest.get(key) != value:
                 raise ManifestMismatch(
-                    f"{layout.root} was started with other {key.replace('_', ' ')} "
-                    f"({manifest.get(key)!r}); use another --out-dir, or the same flags"
+                    f"{layout.root} was started with other {key.replace('_', ' ')}: "
+                    f"{what_differs(manifest.get(key), value)}; use another --out-dir, or the "
+                    "same flags"
                 )
         return manifest["eval_id"]
     eval_id = uuid.uuid4().hex[:12]

@@ -12,8 +12,9 @@ from state import ResearchState, SubTask, Usage, WorkerInput, WorkerState
 
 
 def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "finalize"]:
-    """A report with no evidence behind it is not worth reviewing: finish honestly."""
-    return "finalize" if state.get("stop_reason") == "no_evidence" else "quality_check"
+    """A report with no evidence behind it is not worth reviewing: finish honestly (its stop
+    reason set: `no_evidence`, or `budget` when the budget ran out before any evidence)."""
+    return "finalize" if state.get("stop_reason") else "quality_check"
 
 
 def finish(state: ResearchState) -> Literal["verify_citations", "finalize"]:

@@ -5,12 +5,24 @@ from __future__ import annotations
 from langgraph.types import interrupt
 
 from nodes.planning import announce_plan, shape_plan
-from state import PlanDecision, ResearchState
+from settings import Settings
+from state import PlanDecision, ResearchState, TaskPlan
 
 
 def rejected_report(question: str) -> str:
     """What a run whose plan was rejected reports."""
     return f"# {question}\n\nThe research plan was rejected; no research was done."
+
+
+def _dropped(edited: TaskPlan, kept: TaskPlan, settings: Settings) -> str:
+    """What of a person's edit could not be kept, said in a few words ("" when all was)."""
+    lost = len(edited.subtasks) - len(kept.subtasks)
+    if lost <= 0:
+        return ""
+    return (
+        f"{lost} of the {len(edited.subtasks)} edited subtasks dropped (repeats, blanks, or "
+        f"over max_subtasks {settings.max_subtasks})"
+    )
 
 
 async def approve_plan(state: ResearchState) -> dict:
@@ -22,7 +34,8 @@ async def approve_plan(state: ResearchState) -> dict:
     if decision.action == "reject":
         return {"stop_reason": "plan_rejected", "report": rejected_report(state["question"])}
     if decision.action == "edit" and decision.plan is not None:
-        plan = shape_plan(decision.plan, state["question"], state["settings"])
-        announce_plan(plan, edited=True)
+        settings = state["settings"]
+        plan = shape_plan(decision.plan, state["question"], settings, edited=True)
+        announce_plan(plan, edited=True, dropped=_dropped(decision.plan, plan, settings))
         return {"plan": plan}
     return {}

@@ -79,30 +79,41 @@ def fallback_plan(question: str) -> TaskPlan:
     )
 
 
-def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
+def shape_plan(plan: TaskPlan, question: str, settings: Settings, edited: bool = False) -> TaskPlan:
     """The plan made safe to run: capped, de-duplicated, numbered, and sized by its route.
 
     A straightforward question gets one simple subtask; any plan gets at most `max_subtasks`;
-    an empty plan still researches the question itself.
+    an empty plan still researches the question itself. A plan a person `edited` keeps the
+    subtasks they wrote (up to `max_subtasks`) whatever its route says.
     """
-    straightforward = plan.query_type == "straightforward"
+    straightforward = plan.query_type == "straightforward" and not edited
     limit = 1 if straightforward else settings.max_subtasks
     subtasks = distinct_subtasks(plan.subtasks, already=[], limit=limit, first_id=1)
     if not subtasks:
         subtasks = [question_itself(question).model_copy(update={"id": 1})]
     if straightforward:
         subtasks = [task.model_copy(update={"complexity": "simple"}) for task in subtasks]
-    workers = min(max(plan.recommended_worker_count, 1), len(subtasks))
+    workers = min(plan.recommended_worker_count or len(subtasks), len(subtasks))
     return TaskPlan(query_type=plan.query_type, subtasks=subtasks, recommended_worker_count=workers)
 
 
-def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> None:
-    """The plan on the progress stream: route, subtasks, and whether it was a fallback or edited."""
+def announce_plan(
+    plan: TaskPlan, fallback: str = "", edited: bool = False, dropped: str = ""
+) -> None:
+    """The plan on the progress stream: route, subtasks, whether it was a fallback or edited,
+    and what of an edit could not be kept (`dropped`)."""
     subtasks = [
         {"id": t.id, "description": t.description, "complexity": t.complexity}
         for t in plan.subtasks
     ]
-    emit("plan", query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited)
+    emit(
+        "plan",
+        query_type=plan.query_type,
+        subtasks=subtasks,
+        fallback=fallback,
+        edited=edited,
+        dropped=dropped,
+    )
 
 
 async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dict:

@@ -38,10 +38,15 @@ def plain_error(error: str) -> str:
     return " ".join(_URL_PHRASE.sub("", error or "").split()).rstrip(" :;,") or "failed"
 
 
-def no_evidence_report(question: str, results: list[WorkerResult], language: str) -> str:
-    """The honest report of a run in which no search returned anything."""
+def no_evidence_report(
+    question: str, results: list[WorkerResult], language: str, budget: bool = False
+) -> str:
+    """The honest report of a run in which no search returned anything (`budget`: because the
+    run's budget ran out first, not because the searches failed)."""
+    words = words_for(language)
     failures = "\n".join(f"- {r.description}: {plain_error(r.error)}" for r in results)
-    return f"# {question}\n\n{words_for(language).no_evidence}\n\n{failures}"
+    lead = words.budget_before_evidence if budget else words.no_evidence
+    return f"# {question}\n\n{lead}\n\n{failures}"
 
 
 def notes_report(question: str, results: list[WorkerResult]) -> str:
@@ -67,12 +72,13 @@ def failed_report(question: str, problem: str, results: list[WorkerResult], lang
 
 
 async def written_report(
-    messages: list[BaseMessage], run: RunResources, current: str = ""
+    messages: list[BaseMessage], run: RunResources, sources: list[Source], current: str = ""
 ) -> tuple[str, Usage, str]:
     """The writer's report, asked again once with the failure named when it is degenerate.
 
     Returns the report, its usage, and "" — or "", the usage, and the problem when the second
-    reply is degenerate too (empty, cut off, echoing the prompt, looping): never such a reply.
+    reply is degenerate too (empty, cut off, echoing the prompt, looping, or citing none of
+    `sources`, the ones it may cite): never such a reply.
     """
     usage = Usage()
     conversation = messages
@@ -81,7 +87,7 @@ async def written_report(
         text, cost, finish = await write_raw(conversation, role="writer", run=run)
         usage += cost
         text = strip_reasoning(text)
-        problem = prose_problem(text, finish, messages, own=current, cites=True)
+        problem = prose_problem(text, finish, messages, own=current, sources=sources)
         if problem is None:
             return without_fences(text), usage, ""
         stats.degenerate += 1
@@ -112,14 +118,19 @@ async def synthesize(state: ResearchState) -> dict:
     """Write the first report from every worker's findings, citing run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
     results, sources = registry.from_round(1)
-    if not registry.sources:
-        report = no_evidence_report(state["question"], results, _language(state))
-        return {"report": report, "iteration": 1, "stop_reason": "no_evidence"}
+    if not registry.sources:  # nothing to write from: say why, by what stopped the searches
+        spent = for_step(state).budget_spent()
+        report = no_evidence_report(state["question"], results, _language(state), spent)
+        return {
+            "report": report,
+            "iteration": 1,
+            "stop_reason": "budget" if spent else "no_evidence",
+        }
     limit = state["settings"].max_context_tokens
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage, problem = await written_report(messages, for_step(state))
+    report, usage, problem = await written_report(messages, for_step(state), sources)
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit("report", round=1, chars=len(report), problem=problem)
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
@@ -128,7 +139,8 @@ async def synthesize(state: ResearchState) -> dict:
 async def refine_report(state: ResearchState) -> dict:
     """Revise the report with the gap round's research: only the new findings are sent."""
     round_ = state["iteration"] + 1
-    results, new_sources = SourceRegistry(state["worker_results"]).from_round(round_)
+    registry = SourceRegistry(state["worker_results"])
+    results, new_sources = registry.from_round(round_)
     gaps = state["gap_analysis"].gaps
     limit = state["settings"].max_context_tokens
     messages = prompts.refine(
@@ -140,7 +152,8 @@ async def refine_report(state: ResearchState) -> dict:
         limit,
         language=_language(state),
     )
-    report, usage, problem = await written_report(messages, for_step(state), state["report"])
+    run = for_step(state)  # a revision may cite every source so far, not only the new ones
+    report, usage, problem = await written_report(messages, run, registry.sources, state["report"])
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
         problem = f"revision {round_}: {problem}"
@@ -180,4 +193,5 @@ async def finalize(state: ResearchState) -> dict:
         "cost_usd": cost,
         "report_problem": state.get("report_problem", ""),
         "structured_output": methods,
+        "sources_found": len(registry.sources),
     }

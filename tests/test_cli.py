@@ -36,7 +36,7 @@ def test_run_writes_report_and_json_and_prints_the_thread(
     )
     assert code == 0
     err = capsys.readouterr().err
-    assert "thread: t1" in err and "plan: breadth_first" in err and "done after 1 rounds" in err
+    assert "thread: t1" in err and "plan: breadth_first" in err and "done after 1 round:" in err
     report = (tmp_path / "out" / "r.md").read_text()
     assert "## Sources" in report
     record = json.loads((tmp_path / "r.json").read_text())
@@ -210,7 +210,7 @@ def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch,
     assert run("Compare zstd and xz") == 0
     err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().err)  # drop the styling
     assert "Run summary" in err and "Plan: breadth_first" in err
-    assert "Done after 1 rounds: max_iterations" in err
+    assert "Done after 1 round: max_iterations" in err
 
 
 def test_a_dotenv_file_in_the_working_folder_is_read(

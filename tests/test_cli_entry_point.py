@@ -312,7 +312,7 @@ def test_help_imports_nothing_heavy():
 def test_every_flag_has_help():
     from cli.main import build_parser
 
-    parser = build_parser(full_eval=True)
+    parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
     for name, sub in subparsers.choices.items():
         for action in sub._actions:
@@ -429,7 +429,11 @@ def test_eval_takes_the_same_settings_and_refuses_plan_approval(home, monkeypatc
 
     monkeypatch.chdir(home)
     (home / "tasks.jsonl").write_text('{"id": 1, "prompt": "q"}\n')
-    assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--approve-plan"]) == 2
+    with pytest.raises(SystemExit) as refused:  # eval does not offer the flag at all
+        main(["eval", "tasks.jsonl", "--out-dir", "out", "--approve-plan"])
+    assert refused.value.code == 2
+    assert "unrecognized arguments: --approve-plan" in capsys.readouterr().err
+    assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--set", "approve_plan=true"]) == 2
     assert "eval runs unattended" in capsys.readouterr().err
     assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--set", "max_iterations=0"]) == 2
     assert "--set max_iterations: input should be greater than" in capsys.readouterr().err

@@ -181,7 +181,7 @@ def test_summary_shows_unknown_for_what_was_not_measured():
     assert "cost" in text and "unknown" in text
     lines = summary_lines(SUMMARY)
     assert "cost: unknown" in lines and "citation precision: unknown" in lines
-    assert "quality: 81.5/100" in lines and "report: out/report.md" in lines
+    assert "quality: 82/100" in lines and "report: out/report.md" in lines
     assert "tokens: 52,310 in / 8,204 out" in lines
     assert "searches: 9 (3 cache hits)" in lines and "wall time: 73.2s" in lines
 

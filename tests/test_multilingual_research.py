@@ -55,6 +55,13 @@ def test_a_chinese_question_over_english_sources_keeps_its_true_citations(
     brain = chat_server.brain
     brain.subtasks, brain.query_type, brain.rewrites = 1, "straightforward", False
     brain.composer, brain.judge = compose, judge
+    brain.on_TaskPlan = lambda call: {  # one query, so the five pages are the evidence
+        "query_type": "straightforward",
+        "subtasks": [
+            {"description": QUESTION, "search_queries": [QUESTION], "complexity": "simple"}
+        ],
+        "recommended_worker_count": 1,
+    }
     brain.on_WorkerFindings = lambda call: {  # the worker keeps every page it read
         "findings": [{"claim": f"发现 {i}", "source_ids": [i]} for i in call.evidence_ids()],
         "summary": "摘要。",

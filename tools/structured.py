@@ -32,6 +32,7 @@ from domain.context import clip, estimate_tokens
 from domain.degenerate import field_problem
 from domain.fences import without_fences
 from domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
+from domain.partial_reply import salvaged
 from domain.prompt_shrink import shrink
 from domain.reply_format import fix_reply, reply_format
 from domain.system_role import place_system
@@ -346,6 +347,7 @@ async def ask(
     tries = settings.structured_retries + 1
     stats = run.stats.of(role)
     attempt = 0
+    partial: tuple[Contract, list[str], str] | None = None  # valid but for non-essential fields
     while attempt < tries:
         try:
             streamed, method = await _structured_request(role, contract, conversation, run)
@@ -362,15 +364,22 @@ async def ask(
             stats.refusals += 1
             continue  # the server's fault, not the model's: no re-ask is spent
         attempt += 1
-        valid, problem, text = _checked(contract, reply, streamed.finish_reason, messages)
+        valid, problem, text, kept = _checked(contract, reply, streamed.finish_reason, messages)
         if valid is not None:
             _settle_on_success(role, run, method)
             return valid, usage
+        if kept is not None:  # asked again for the rest; what was valid is not lost meanwhile
+            partial = (*kept, problem)
         if attempt < tries:  # the last failure is not asked again
             stats.reasks += 1
         # Only the last failed reply goes back, clipped: a re-ask never outgrows the window.
         shown = clip(text, max(100, settings.max_context_tokens // 16)) or "(empty)"
         conversation = [*messages, AIMessage(shown), HumanMessage(fix_reply(problem))]
+    if partial is not None:
+        kept, dropped, why = partial
+        _settle_on_success(role, run, method)
+        emit("partial_reply", role=role, contract=contract.__name__, dropped=dropped, problem=why)
+        return kept, usage
     raise StructuredOutputError(
         f"{contract.__name__}: no valid reply in {tries} tries ({problem})", usage
     )
@@ -378,22 +387,28 @@ async def ask(
 
 def _checked(
     contract: type[Contract], reply: AIMessage, finish: str, prompt: list[BaseMessage]
-) -> tuple[Contract | None, str, str]:
-    """The reply as a valid contract, or None and what is wrong; and the text it came as."""
+) -> tuple[Contract | None, str, str, tuple[Contract, list[str]] | None]:
+    """The reply as a valid contract, or None and what is wrong; the text it came as; and,
+    when only non-essential fields broke it, the reply without them and their names."""
     text = reply.text
     if finish == "length":
         cut = "the reply was cut off at the token limit; answer with a shorter JSON object"
-        return None, cut, text
+        return None, cut, text, None
+    schema = json.dumps(json_schema(contract), ensure_ascii=False)
+    value: object = None
     try:
         value, text = _reply_json(reply)
-        valid = contract.model_validate(unwrap_single_key(value, set(contract.model_fields)))
+        value = unwrap_single_key(value, set(contract.model_fields))
+        valid = contract.model_validate(value)
     except ReplyNotJSON as error:
-        return None, str(error), text
+        return None, str(error), text, None
     except ValidationError as error:
-        return None, _short(error), text
-    schema = json.dumps(json_schema(contract), ensure_ascii=False)
+        kept = salvaged(contract, value, error)
+        if kept is not None and field_problem(kept[0], prompt, schema):
+            kept = None
+        return None, _short(error), text, kept
     degenerate = field_problem(valid, prompt, schema)
-    return (None, degenerate, text) if degenerate else (valid, "", text)
+    return (None, degenerate, text, None) if degenerate else (valid, "", text, None)
 
 
 def _short(error: ValidationError) -> str:

@@ -1,0 +1,354 @@
+"""A reply the contract allows is never refused; a fake one is never accepted (issue 19, 1-3).
+
+Every degenerate check runs over valid replies of every contract, with the prompt each contract
+is really asked with: each enum value, a subtask quoting the question, a report quoting its
+sources. Then the two ways a real model's wrong answer looked right: citations that resolve to
+no given source, and a self-rated number out of range next to valid findings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import typing
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from pydantic import BaseModel
+
+from domain.degenerate import field_problem, prose_problem
+from nodes import prompts
+from nodes.planning import shape_plan
+from nodes.worker_steps import report_findings
+from nodes.writing import refine_report, synthesize
+from settings import Settings
+from state import (
+    DIMENSIONS,
+    Budget,
+    CriterionScores,
+    DimensionCriteria,
+    DimensionWeights,
+    DistinctStatements,
+    FactJudgments,
+    GapAnalysis,
+    GapCheck,
+    PairVerdicts,
+    QualityAssessment,
+    SearchHit,
+    SourceEvidence,
+    StatementRewrites,
+    SubTask,
+    TaskPlan,
+    WorkerFindings,
+    WorkerResult,
+)
+from tools.run_resources import for_step
+from tools.structured import ask, json_schema
+
+SETTINGS = Settings(structured_output="prompt", language="en", model="fake", structured_retries=1)
+QUESTION = "How does zstd compare with xz for compressing large log archives?"
+HITS = [
+    SearchHit(
+        url="https://a.example/zstd",
+        title="zstd(1): Options",
+        content="zstd offers a very wide range of compression and speed trade-offs, "
+        "while being backed by a very fast decoder. It also offers a special mode for small "
+        "data, called dictionary compression, and can create dictionaries from any sample set.",
+    ),
+    SearchHit(
+        url="https://b.example/xz",
+        title="xz(1)",
+        content="xz is a general-purpose data compression tool with command line syntax "
+        "similar to gzip and bzip2. The native file format is the .xz format, but the legacy "
+        ".lzma format used by LZMA Utils is also supported.",
+    ),
+]
+SOURCES = [
+    SourceEvidence(id=n, url=h.url, title=h.title, excerpt=h.content) for n, h in enumerate(HITS, 1)
+]
+SUBTASK = SubTask(
+    id=1, description=QUESTION, search_queries=[QUESTION], complexity="simple", perspective=""
+)
+RESULT = WorkerResult(
+    subtask_id=1,
+    description=QUESTION,
+    findings=[{"claim": "zstd has a very fast decoder", "source_ids": [1]}],
+    summary="zstd decodes fast; xz compresses smaller.",
+    sources=SOURCES,
+)
+
+
+def values(annotation: object) -> tuple[str, ...]:
+    """The members of a Literal type."""
+    return typing.get_args(annotation)
+
+
+def subtask(complexity: str, perspective: str = "") -> dict:
+    """A subtask that quotes the question back as its description and only query."""
+    return {
+        "description": QUESTION,
+        "search_queries": [QUESTION],
+        "complexity": complexity,
+        "perspective": perspective,
+    }
+
+
+def valid_replies() -> list[tuple[type[BaseModel], dict, list]]:
+    """(contract, a valid reply, the prompt it answers), every enum value of every contract."""
+    plan = prompts.plan(QUESTION, 5, language="en")
+    findings = prompts.findings(QUESTION, SUBTASK, HITS, 8000, language="en")
+    gap_check = prompts.gap_check(QUESTION, SUBTASK, HITS, 3, 8000, language="en")
+    review = prompts.quality(QUESTION, "# Report\n\nzstd decodes fast [1].", 1, 8000, language="en")
+    gaps = prompts.gaps(QUESTION, "# Report", None, [QUESTION], 3, 8000, language="en")
+    pairs = prompts.verify_pairs([prompts.pair_block(1, "zstd decodes fast", SOURCES[0], 500)])
+    judge = prompts.judge_criteria(QUESTION, "insight")
+    cases: list[tuple[type[BaseModel], dict, list]] = []
+    complexities = values(SubTask.model_fields["complexity"].annotation)
+    for query_type, complexity in itertools.product(
+        values(TaskPlan.model_fields["query_type"].annotation), complexities
+    ):
+        reply = {"query_type": query_type, "subtasks": [subtask(complexity, "technical")]}
+        cases.append((TaskPlan, reply | {"recommended_worker_count": 1}, plan))
+    for complexity in complexities:
+        reply = {"gaps": [QUESTION], "supplementary_tasks": [subtask(complexity)]}
+        cases.append((GapAnalysis, reply, gaps))
+    quote = HITS[0].content  # a finding may quote its evidence word for word
+    cases.append(
+        (
+            WorkerFindings,
+            {
+                "findings": [{"claim": quote, "source_ids": [1]}],
+                "summary": QUESTION,
+                "gaps": [],
+                "confidence": 0.8,
+            },
+            findings,
+        )
+    )
+    cases.append((GapCheck, {"gaps": [QUESTION], "next_queries": [QUESTION]}, gap_check))
+    dims = dict.fromkeys(
+        ["completeness", "accuracy", "depth", "structure", "readability", "source_quality"], 70
+    )
+    for worthwhile in (True, False):
+        reply = {
+            "score": 70,
+            "dimensions": dims,
+            "issues": [],
+            "another_round_worthwhile": worthwhile,
+        }
+        cases.append((QualityAssessment, reply, review))
+    for verdict in values(
+        PairVerdicts.model_fields["verdicts"]
+        .annotation.__args__[0]
+        .model_fields["verdict"]
+        .annotation
+    ):
+        reply = {"verdicts": [{"pair": 1, "verdict": verdict, "quote": quote}]}
+        cases.append((PairVerdicts, reply, pairs))
+    cases.append(
+        (StatementRewrites, {"rewrites": [{"statement": 1, "text": f"{quote} [1]"}]}, pairs)
+    )
+    cases.append((DimensionWeights, {d: 0.25 for d in DIMENSIONS}, judge))
+    criteria = [{"criterion": d, "explanation": QUESTION, "weight": 0.25} for d in DIMENSIONS]
+    cases.append((DimensionCriteria, {"criteria": criteria}, judge))
+    cases.append((CriterionScores, {"scores": [{"criterion": 1, "target_score": 5}]}, judge))
+    cases.append((DistinctStatements.for_statements(1), {"keep": [1]}, judge))
+    for result in ("supported", "unsupported", "unknown"):
+        reply = {"judgments": [{"statement": 1, "result": result, "reason": quote}]}
+        cases.append((FactJudgments.for_statements(1), reply, judge))
+    return cases
+
+
+CASES = valid_replies()
+
+
+@pytest.mark.parametrize(
+    ("contract", "reply", "prompt"),
+    CASES,
+    ids=[f"{c.__name__}-{json.dumps(r)[:50]}" for c, r, _ in CASES],
+)
+def test_no_degenerate_check_refuses_a_valid_reply(contract, reply, prompt):
+    schema = json.dumps(json_schema(contract), ensure_ascii=False)
+    value = contract.model_validate(reply)
+    assert field_problem(value, prompt, schema) is None
+
+
+def test_every_enum_value_of_every_plan_is_covered():
+    # 15 characters: "straightforward" is written in the schema's description, and is the answer.
+    plans = [r["query_type"] for c, r, _ in CASES if c is TaskPlan]
+    assert set(plans) == {"straightforward", "breadth_first", "depth_first"}
+
+
+def test_a_copied_instruction_is_still_refused():
+    plan = prompts.plan(QUESTION, 5, language="en")
+    schema = json.dumps(json_schema(TaskPlan))
+    copied = {"description": "Web search queries to start with (2-4).", "search_queries": ["x"]}
+    reply = TaskPlan.model_validate(
+        {"query_type": "breadth_first", "subtasks": [copied | {"complexity": "simple"}]}
+    )
+    assert "copies the instructions" in field_problem(reply, plan, schema)
+
+
+def report_quoting(sources: list[SourceEvidence]) -> str:
+    """A valid report that quotes each source at length, citing it."""
+    quotes = "\n\n".join(f"> {s.excerpt} [{s.id}]" for s in sources)
+    return f"# zstd and xz\n\nIn the manuals' words:\n\n{quotes}"
+
+
+def test_a_report_quoting_its_sources_is_not_refused():
+    prompt = prompts.synthesize(QUESTION, [RESULT], SOURCES, 8000, language="en")
+    assert prose_problem(report_quoting(SOURCES), "stop", prompt, sources=SOURCES) is None
+
+
+def test_a_report_that_hands_back_the_source_list_is_refused():
+    prompt = prompts.synthesize(QUESTION, [RESULT], SOURCES, 8000, language="en")
+    dump = "\n".join(f"[{s.id}] {s.title} — {s.url}\n{s.excerpt}" for s in SOURCES)
+    assert "list of sources" in prose_problem(dump, "stop", prompt, sources=SOURCES)
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "# Notes\n\n<div>changelog</div> v1.5.6 [7] released; see [12].",  # no such sources
+        "# Notes\n\nzstd is fast and xz is small.",  # no marker at all
+    ],
+)
+def test_a_report_whose_markers_resolve_to_no_given_source_is_refused(report):
+    prompt = prompts.synthesize(QUESTION, [RESULT], SOURCES, 8000, language="en")
+    assert "cites none of the 2 numbered sources" in prose_problem(
+        report, "stop", prompt, sources=SOURCES
+    )
+
+
+# ---------------------------------------------------------------- with a fake model
+
+
+class Replies(list):
+    """The model's replies in order; the conversations it was sent."""
+
+    sent: list
+
+    def next_message(self) -> AIMessage:
+        answer = self.pop(0)
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        return AIMessage(f"<tool_call>{text}</tool_call>" if text.startswith("{") else text)
+
+
+@pytest.fixture
+def replies(monkeypatch) -> Replies:
+    """A fake chat model in place of every role's client, answering from `Replies`."""
+    answers = Replies()
+    answers.sent = []
+
+    class Recording(GenericFakeChatModel):
+        async def astream(self, messages, *args, **kwargs):
+            answers.sent.append(messages)
+            self.messages = iter([answers.next_message()])
+            async for chunk in super().astream(messages, *args, **kwargs):
+                yield chunk
+
+    model = Recording(messages=iter([]))
+    monkeypatch.setattr("tools.structured.chat_model", lambda settings, role: model)
+    return answers
+
+
+async def planned(run_id: str) -> TaskPlan:
+    """The planner's answer through `ask`, the way `decompose` asks it."""
+    run = for_step({"run_id": run_id, "settings": SETTINGS})
+    messages = prompts.plan(QUESTION, 5, language="en")
+    return (await ask(TaskPlan, messages, role="planner", run=run))[0]
+
+
+def test_a_straightforward_plan_is_used_at_the_first_answer(replies):
+    reply = {"query_type": "straightforward", "subtasks": [subtask("simple")]}
+    replies.append(reply | {"recommended_worker_count": 1})
+    plan = asyncio.run(planned("valid-plan"))
+    assert plan.query_type == "straightforward" and len(replies.sent) == 1
+
+
+def writer_state(**extra) -> dict:
+    """An orchestrator's state after the first round: one worker, two sources."""
+    return {
+        "question": QUESTION,
+        "settings": SETTINGS,
+        "run_id": f"valid-{len(extra)}-{id(extra)}",
+        "worker_results": [RESULT],
+        "iteration": 0,
+        **extra,
+    }
+
+
+def test_a_report_citing_no_given_source_becomes_the_honest_note(replies):
+    fake = "# Changes\n\n<li>v1.5.6</li> [7]\n\n<li>v1.5.5</li> [9]"
+    replies.extend([fake, fake])  # asked again once, then marked
+    update = asyncio.run(synthesize(writer_state()))
+    assert len(replies.sent) == 2
+    assert "cites none of the 2 numbered sources" in update["report_problem"]
+    assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
+    assert "zstd has a very fast decoder [1]" in update["report"]  # the findings are kept
+
+
+def test_a_revision_may_cite_the_earlier_rounds_sources(replies):
+    second = RESULT.model_copy(update={"round": 2, "subtask_id": 2, "sources": SOURCES[1:]})
+    state = writer_state(
+        report="# Old\n\nzstd decodes fast [1].",
+        worker_results=[RESULT, second],
+        iteration=1,
+        gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]),
+    )
+    replies.append("# New\n\nzstd decodes fast [1].")  # cites a source of round 1 only
+    update = asyncio.run(refine_report(state))
+    assert update["report_problem"] == "" and update["report"].startswith("# New")
+
+
+def worker_state() -> dict:
+    return {
+        "question": QUESTION,
+        "subtask": SUBTASK,
+        "budget": Budget(max_queries=3, max_cycles=1),
+        "round": 1,
+        "settings": SETTINGS,
+        "run_id": "valid-worker",
+        "sent_queries": [QUESTION],
+        "cycles_used": 1,
+        "hits": HITS,
+    }
+
+
+FINDINGS = [{"claim": f"claim {n}", "source_ids": [1 + n % 2]} for n in range(4)]
+
+
+def test_an_out_of_range_confidence_keeps_the_findings_and_is_never_clamped(replies):
+    reply = {"findings": FINDINGS, "summary": "Both.", "gaps": [], "confidence": 4}
+    replies.extend([reply, reply | {"confidence": 5}])  # re-asked once, wrong again
+    result = asyncio.run(report_findings(worker_state()))["worker_results"][0]
+    assert len(replies.sent) == 2 and "confidence" in replies.sent[1][-1].text
+    assert result.status == "ok" and [f.claim for f in result.findings] == [
+        f"claim {n}" for n in range(4)
+    ]
+    assert result.confidence is None  # unknown, not 1.0
+
+
+def test_a_confidence_fixed_on_the_reask_is_used(replies):
+    reply = {"findings": FINDINGS, "summary": "Both.", "gaps": [], "confidence": 4}
+    replies.extend([reply, reply | {"confidence": 0.4}])
+    result = asyncio.run(report_findings(worker_state()))["worker_results"][0]
+    assert result.confidence == 0.4 and len(result.findings) == 4
+
+
+def test_a_worker_count_of_zero_keeps_the_plan(replies):
+    reply = {"query_type": "breadth_first", "subtasks": [subtask("simple"), subtask("medium")]}
+    reply["subtasks"][1]["description"] = "Memory use of zstd and xz"
+    replies.extend([reply | {"recommended_worker_count": 0}] * 2)
+    plan = asyncio.run(planned("valid-count"))
+    assert plan.recommended_worker_count is None and len(plan.subtasks) == 2
+    assert shape_plan(plan, QUESTION, SETTINGS).recommended_worker_count == 2
+
+
+def test_an_essential_field_out_of_range_still_fails_the_reply(replies):
+    bad = {"findings": [], "summary": "Both.", "gaps": [], "confidence": 4}
+    replies.extend([bad] * 2)
+    result = asyncio.run(report_findings(worker_state()))["worker_results"][0]
+    assert result.status == "partial" and "no valid reply" in result.error
