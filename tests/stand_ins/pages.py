@@ -2,8 +2,8 @@
 
 Paths: `/<anything>` an HTML article (nav, script and the text), `/paper.pdf` a two-page PDF,
 `/redirect?to=URL` a 302 to URL, `/big` more HTML than any size cap, `/slow` an answer after
-`slow_seconds`, `/missing` a 404, `/gzip` a page compressed unasked, `/binary` an image, `/long` an article whose last paragraph
-(past 6,000 characters) says "Omega is 77".
+`slow_seconds`, `/missing` a 404, `/gzip` a page compressed unasked, `/binary` an image,
+`/long` an article whose last paragraph (past 6,000 characters) says "Omega is 77".
 `served` lists the paths actually answered.
 """
 
