@@ -247,7 +247,13 @@ class Plan:
         if self.bench:
             tasks = self.bench.with_references(tasks)
             given = self.bench.criteria()
-            self.criteria = [given[t.prompt] for t in tasks if t.prompt in given]
+            strangers = [str(t.id) for t in tasks if t.prompt not in given]
+            if strangers:
+                raise BadInput(
+                    f"tasks {', '.join(strangers[:5])}: not in the benchmark (no criteria in "
+                    "--bench-dir for their prompt text)"
+                )
+            self.criteria = [given[t.prompt].model_copy(update={"id": t.id}) for t in tasks]
         else:
             self.criteria = load_criteria(args.criteria) if args.criteria else []
         self.tasks = _select(tasks, args)

@@ -4,8 +4,10 @@ does; and, when a real clone is named, our arithmetic against the benchmark's ow
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
+import logging
 import os
 import random
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from stand_ins.judge import target_score
 
 from cli.main import main
-from evaluation.bench import prompt_constant, weighted_scores
+from evaluation.bench import criteria_json, prompt_constant, weighted_scores
 from evaluation.records import TaskCriteria
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench"
@@ -189,6 +191,19 @@ def _their_scoring(clone: Path):
     return module.calculate_weighted_scores
 
 
+def _their_criteria_list(clone: Path):
+    """The benchmark's `format_criteria_list` (how it shows criteria to the judge), taken out of
+    its script by `ast` (the script itself imports a Gemini client)."""
+    source = (clone / "deepresearch_bench_race.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    (function,) = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "format_criteria_list"
+    ]
+    namespace = {"json": json, "logger": logging.getLogger("drb")}
+    exec(compile(ast.Module([function], []), "deepresearch_bench_race.py", "exec"), namespace)
+    return namespace["format_criteria_list"]
+
+
 def _their_shares(scores: dict) -> tuple[float, dict[str, float]]:
     """The overall and per-dimension shares, as `process_single_item` computes them."""
     t, r = scores["target"]["total"], scores["reference"]["total"]
@@ -233,12 +248,14 @@ def _fixed_reply(criteria: dict, rng: random.Random) -> dict:
 )
 def test_our_scoring_equals_the_benchmarks_code_on_the_same_replies():
     """On fixed judge replies for every task of the clone's criteria file, our arithmetic gives
-    what the benchmark's own scoring code gives."""
+    what the benchmark's own scoring code gives; the criteria are shown as its code shows them."""
     clone = Path(os.environ[CLONE_VARIABLE])
     theirs = _their_scoring(clone)
+    shown = _their_criteria_list(clone)
     rng = random.Random(24)
     checked = 0
     for row in rows(clone / "data/criteria_data/criteria.jsonl"):
+        assert criteria_json(TaskCriteria.model_validate(row)) == shown(row), row["id"]
         reply = _fixed_reply(row, rng)
         overall, dims = _their_shares(theirs(json.loads(json.dumps(reply)), row, "en"))
         ours = weighted_scores(reply, TaskCriteria.model_validate(row))
