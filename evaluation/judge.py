@@ -57,7 +57,9 @@ class JudgeConfig(BaseModel):
         "auto"
     )
     retries: int = Field(3, ge=0, le=10, description="Retries of a failed judge call.")
-    reasks: int = Field(2, ge=0, le=5, description="Re-asks after a reply that breaks its contract.")
+    reasks: int = Field(
+        2, ge=0, le=5, description="Re-asks after a reply that breaks its contract."
+    )
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     def settings(self) -> Settings:
