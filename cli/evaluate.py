@@ -292,17 +292,24 @@ class Plan:
         return digest(args.references) if args.references else None
 
 
-def _published(plan: Plan, args: argparse.Namespace) -> str:
-    """Calibration: the benchmark's own figure for the scored system, beside ours."""
+def _published(plan: Plan, args: argparse.Namespace, summary: dict[str, Any]) -> str:
+    """Calibration: when the articles are the benchmark's own shipped ones for a system, its
+    published RACE figures beside ours."""
     if plan.bench is None or args.articles is None:
         return ""
     if Path(args.articles).resolve().parent != (plan.bench.root / CLEANED).resolve():
         return ""
-    published = plan.bench.published(Path(args.articles).stem)
+    system = Path(args.articles).stem
+    published = plan.bench.published(system)
     if not published:
         return ""
+    ours = summary["groups"]["all"]["race"].get("relative", {}).get("overall", {})
+    mean = "–" if ours.get("mean") is None else f"{ours['mean']:.4f}"
     shown = ", ".join(f"{name} {value:.4f}" for name, value in published.items())
-    return f"published by the benchmark for {Path(args.articles).stem}: {shown}\n"
+    return (
+        f"\ncalibration for {system}: ours overall {mean} on {ours.get('n', 0)} tasks "
+        f"(of {summary['tasks_expected']} asked); published by the benchmark: {shown}\n"
+    )
 
 
 async def _run(
@@ -377,7 +384,8 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         print("run the same command again to resume", file=sys.stderr)
         return 1
     print(layout.summary_md.read_text(encoding="utf-8"), end="")
-    print(_published(plan, args), end="")
+    summary = json.loads(layout.summary_json.read_text(encoding="utf-8"))
+    print(_published(plan, args, summary), end="")
     progress.note(
         f"{len(outcome.scored)} scored now, {len(outcome.skipped)} scored before, "
         f"{len(outcome.failed)} failed; summary in {layout.summary_json}"
