@@ -290,15 +290,23 @@ class BenchScorer:
         )
         return [HumanMessage(shorter)], True
 
-    async def cleaned(self, task: EvalTask, report: str, judge: Judge, usage: list[Usage]) -> str:
-        """The report as the benchmark's cleaning prompt has the judge rewrite it."""
+    async def cleaned(
+        self, task: EvalTask, report: str, judge: Judge, usage: list[Usage]
+    ) -> tuple[str, bool]:
+        """The report as the benchmark's cleaning prompt has the judge rewrite it, and whether it
+        had to be cut to fit the judge's context first (the benchmark splits it in two)."""
         if self.clean is None:
-            return report
-        prompt = self.clean[_language(task)].format(article=report)
+            return report, False
+        template = self.clean[_language(task)]
+        room = judge.context_tokens - reply_reserve(judge.context_tokens)
+        article, clipped = report, estimate_tokens(template.format(article=report)) > room
+        if clipped:
+            article = clip(report, max(0, room - estimate_tokens(template.format(article=""))))
+        prompt = template.format(article=article)
         for _ in range(REPLY_ASKS):
             text = strip_reasoning(await judge.write([HumanMessage(prompt)], usage))
             if len(text.strip()) >= MIN_CLEANED_CHARS:
-                return text
+                return text, clipped
         raise JudgeFailed(f"the judge's cleaned article stayed under {MIN_CLEANED_CHARS} chars")
 
     async def __call__(
@@ -307,7 +315,7 @@ class BenchScorer:
         """Clean, ask with the benchmark's score prompt, re-ask on a reply it would refuse."""
         if not task.reference:
             raise JudgeFailed(f"the benchmark has no reference article for task {task.id}")
-        article = await self.cleaned(task, report, judge, usage)
+        article, cut = await self.cleaned(task, report, judge, usage)
         messages, clipped = self.score_messages(
             task, article, task.reference, criteria, judge.context_tokens
         )
@@ -318,7 +326,8 @@ class BenchScorer:
             except ValueError as error:
                 problem = str(error)
                 continue
-            return weighted_scores(reply, criteria).model_copy(update={"clipped": clipped})
+            scored = weighted_scores(reply, criteria)
+            return scored.model_copy(update={"clipped": clipped or cut})
         raise JudgeFailed(f"the judge gave no usable score reply: {problem}")
 
 

@@ -268,3 +268,18 @@ def test_our_scoring_equals_the_benchmarks_code_on_the_same_replies():
         assert ours.dimensions == pytest.approx(dims, abs=1e-12), row["id"]
         checked += 1
     assert checked == 100  # every task of the benchmark's v1.0 criteria file
+
+
+def test_an_article_too_long_for_the_judge_is_cut_and_counted(judge_server, here):
+    prompt = rows(FIXTURE / "data/prompt_data/query.jsonl")[0]["prompt"]
+    long = here / "long.jsonl"
+    article = "A long report on toy trains and carriages. " * 2000  # ~22 k tokens
+    long.write_text(json.dumps({"id": 1, "prompt": prompt, "article": article}) + "\n")
+    argv = ["eval", "--bench-dir", str(FIXTURE), "--articles", str(long), "--out-dir"]
+    argv += [str(here / "a"), "--judge-model", "judge-model", "--fact-mode", "none"]
+    argv += ["--judge-base-url", f"{judge_server.url}/v1", "--judge-context-tokens", "8000"]
+    assert main(argv) == 0
+    clean, score = [c.user for c in judge_server.brain.seen if c.contract is None]
+    assert len(clean) < len(article) and len(score) < 8000 * 4  # both fitted to the window
+    summary = json.loads((here / "a/summary.json").read_text())
+    assert summary["clipped_tasks"] == 1 and summary["race_comparable"] is False
