@@ -30,7 +30,13 @@ from cli.progress import PlainProgress
 from evaluation.bench import CLEANED, BenchDir
 from evaluation.compare import compare, mismatches
 from evaluation.compare import markdown as compare_markdown
-from evaluation.judge import JUDGE_MODEL_VARIABLE, Judge, JudgeConfig, judge_endpoint
+from evaluation.judge import (
+    JUDGE_MODEL_VARIABLE,
+    Judge,
+    JudgeConfig,
+    fact_judge,
+    judge_endpoint,
+)
 from evaluation.layout import EvalDir
 from evaluation.pipeline import (
     Judging,
@@ -138,8 +144,9 @@ def add_command(
 
 
 def digest(path: Path) -> dict[str, str]:
-    """A file as the manifest records it: where it was and what it held."""
-    return {"file": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    """A file as the manifest records it: its name and what it held (not where it was, so the
+    same command from another folder, or a copy of the file, is the same file)."""
+    return {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
 def _articles(path: Path) -> dict[str, str]:
@@ -324,12 +331,9 @@ async def _run(
     """The eval inside one event loop (the judge's limits belong to it)."""
     endpoint = judge_endpoint(args.judge_base_url)
     judge = Judge(config, endpoint)
-    fact_judge = judge
-    if args.fact_judge_model and args.fact_judge_model != config.model:
-        fact_judge = Judge(config.model_copy(update={"model": args.fact_judge_model}), endpoint)
     judging = Judging(
         judge=judge,
-        fact_judge=fact_judge,
+        fact_judge=fact_judge(judge, args.fact_judge_model),
         fact_mode=args.fact_mode,
         scorer=plan.bench.scorer(clean=not args.skip_cleaning) if plan.bench else score_report,
         whole_page=page_reader(settings) if args.fact_mode == "pages" else None,

@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.budgets import cost_usd
-from settings import ModelPrice, Settings
+from settings import ModelPrice, Role, Settings
 from state import Usage
 from tools.models import PLACEHOLDER_KEY, Endpoint, openai_api_key, openai_base_url, using_endpoint
 from tools.run_resources import RunResources
@@ -31,7 +31,8 @@ Contract = TypeVar("Contract", bound=BaseModel)
 JUDGE_MODEL_VARIABLE = "DEEP_RESEARCH_JUDGE_MODEL"
 JUDGE_BASE_URL_VARIABLE = "DEEP_RESEARCH_JUDGE_BASE_URL"
 JUDGE_API_KEY_VARIABLE = "DEEP_RESEARCH_JUDGE_API_KEY"
-JUDGE_ROLE = "reviewer"  # the judge's calls are counted in its own Usage, under this role
+JUDGE_ROLE: Role = "reviewer"  # the RACE judge's calls are counted under this role
+FACT_ROLE: Role = "researcher"  # a separate FACT judge's, so each model gets its own price
 
 
 class JudgeConfig(BaseModel):
@@ -61,12 +62,13 @@ class JudgeConfig(BaseModel):
         2, ge=0, le=5, description="Re-asks after a reply that breaks its contract."
     )
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    role: Role = Field(JUDGE_ROLE, description="The role its calls are counted under.")
 
     def settings(self) -> Settings:
         """What the model layer reads for a judge call: the judge's values, else defaults."""
         return Settings(
             model=self.model,
-            reviewer_max_tokens=self.max_tokens,
+            **{f"{self.role}_max_tokens": self.max_tokens},
             max_context_tokens=self.context_tokens,
             model_call_timeout=self.timeout,
             request_idle_timeout=min(
@@ -102,6 +104,7 @@ async def ask_model(
     messages: list[BaseMessage],
     endpoint: Endpoint,
     resources: RunResources,
+    role: Role = JUDGE_ROLE,
 ) -> tuple[Contract | str, Usage]:
     """The judge's one way to a model: a validated contract, or prose when `contract` is None.
 
@@ -109,9 +112,9 @@ async def ask_model(
     """
     with using_endpoint(endpoint):
         if contract is None:
-            text, spent, _finish = await write_raw(messages, role=JUDGE_ROLE, run=resources)
+            text, spent, _finish = await write_raw(messages, role=role, run=resources)
             return text, spent
-        return await ask(contract, messages, role=JUDGE_ROLE, run=resources)
+        return await ask(contract, messages, role=role, run=resources)
 
 
 @dataclass
@@ -148,7 +151,9 @@ class Judge:
         what = contract.__name__ if contract else "reply"
         try:
             async with asyncio.timeout(self.config.timeout):
-                value, spent = await ask_model(contract, messages, self.endpoint, self.resources)
+                value, spent = await ask_model(
+                    contract, messages, self.endpoint, self.resources, self.config.role
+                )
         except TimeoutError:
             usage.append(Usage())
             raise JudgeFailed(
@@ -173,6 +178,19 @@ class Judge:
         """The judge's reply as text (the benchmark's prompts ask for JSON in prose)."""
         return await self._call(None, messages, usage)
 
-    def cost(self, usage: Usage) -> float | None:
-        """What `usage` of the judge cost, from the price table; None without a price."""
-        return cost_usd(usage, self.resources.settings)
+    def cost(self, usage: Usage, fact_model: str | None = None) -> float | None:
+        """What `usage` of the judge (and of a FACT judge on `fact_model`) cost, from the price
+        table; None when a model has no price."""
+        settings = self.resources.settings
+        if fact_model:
+            settings = settings.model_copy(update={f"{FACT_ROLE}_model": fact_model})
+        return cost_usd(usage, settings)
+
+
+def fact_judge(judge: Judge, model: str | None) -> Judge:
+    """The FACT judge: the RACE judge, or the same client settings on another model, its calls
+    counted under their own role (priced as that model)."""
+    if not model or model == judge.model:
+        return judge
+    config = judge.config.model_copy(update={"model": model, "role": FACT_ROLE})
+    return Judge(config, judge.endpoint)

@@ -181,7 +181,9 @@ async def _judge_run(
         research_cost_usd=output.get("cost_usd"),
         research_seconds=seconds,
         judge_usage=judge_usage,
-        judge_cost_usd=judge.cost(judge_usage),
+        judge_cost_usd=judge.cost(
+            judge_usage, None if judging.fact_judge is judge else judging.fact_judge.model
+        ),
     )
 
 

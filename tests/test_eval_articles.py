@@ -183,3 +183,29 @@ def test_a_benchmark_sized_criteria_set_is_scored(judge_server, page_server, her
     by_dimension = {d: sum(scores[i * 8 : i * 8 + 8]) / 8 for i, d in enumerate(WEIGHTS)}
     assert race["target"] == pytest.approx(by_dimension)
     assert race["overall"] == pytest.approx(sum(WEIGHTS[d] * v for d, v in by_dimension.items()))
+
+
+def test_a_separate_fact_judge_checks_the_citations_and_is_priced_as_itself(
+    judge_server, page_server, here
+):
+    articles = articles_file(here, "sys", page_server.url)
+    prices = {
+        "judge-model": {"input_per_million": 1.0, "output_per_million": 0.0},
+        "fact-model": {"input_per_million": 100.0, "output_per_million": 0.0},
+    }
+    flags = ["--fact-judge-model", "fact-model", "--limit", "1"]
+    flags += ["--set", f"prices={json.dumps(prices)}"]
+    assert score_articles(judge_server, articles, here / "a", *flags) == 0
+    by_model: dict[str, set[str]] = {}
+    tokens = {"judge-model": 0, "fact-model": 0}
+    for call, body in zip(judge_server.brain.seen, judge_bodies(judge_server), strict=True):
+        by_model.setdefault(body["model"], set()).add(call.contract or "prose")
+    for request in judge_server.requests:
+        body = request["body"]
+        tokens[body["model"]] += len(json.dumps(body["messages"], ensure_ascii=False)) // 4 + 1
+    assert by_model["fact-model"] == {"CitedFacts", "FactJudgments"}
+    assert "FactJudgments" not in by_model["judge-model"]
+    result = json.loads((here / "a/tasks/1/result.json").read_text())
+    expected = tokens["judge-model"] * 1.0 / 1e6 + tokens["fact-model"] * 100.0 / 1e6
+    assert result["judge_cost_usd"] == pytest.approx(expected)
+    assert json.loads((here / "a/eval.json").read_text())["judge"]["fact_model"] == "fact-model"

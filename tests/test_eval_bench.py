@@ -92,7 +92,7 @@ def test_the_judge_gets_the_benchmarks_own_prompts_from_the_clone(judge_server, 
     assert result["overall"] == pytest.approx(expected_overall(task_criteria))
     manifest = json.loads((here / "a/eval.json").read_text())
     assert manifest["mode"]["prompts"] == "DeepResearch Bench"
-    assert manifest["criteria"]["file"].endswith("data/criteria_data/criteria.jsonl")
+    assert manifest["criteria"]["file"] == "criteria.jsonl"
     # calibration: the clone's published figure for the system, beside ours
     line = next(x for x in out.splitlines() if x.startswith("calibration for toy-system"))
     ours = json.loads((here / "a/summary.json").read_text())["groups"]["all"]["race"]

@@ -310,3 +310,8 @@ def test_compare_names_what_two_folders_disagree_on():
     other = {**base, "judge": {"model": "k"}, "mode": {"fact": "snippets"}}
     found = mismatches(base, other)
     assert [line.split(":")[0] for line in found] == ["judge", "mode"]
+    # the same criteria file under another name is the same criteria; other content is not
+    named = {**base, "criteria": {"file": "a.jsonl", "sha256": "1" * 64}}
+    assert mismatches(named, {**named, "criteria": {"file": "b.jsonl", "sha256": "1" * 64}}) == []
+    changed = {**named, "criteria": {"file": "a.jsonl", "sha256": "2" * 64}}
+    assert [line.split(":")[0] for line in mismatches(named, changed)] == ["criteria"]
