@@ -28,6 +28,7 @@ from cli.preflight import (
 )
 from cli.progress import PlainProgress
 from evaluation.bench import CLEANED, BenchDir
+from evaluation.bench_fact import BenchFact
 from evaluation.compare import compare, mismatches
 from evaluation.compare import markdown as compare_markdown
 from evaluation.judge import (
@@ -338,6 +339,9 @@ async def _run(
         scorer=plan.bench.scorer(clean=not args.skip_cleaning) if plan.bench else score_report,
         whole_page=page_reader(settings) if args.fact_mode == "pages" else None,
     )
+    if plan.bench:
+        root = plan.bench.root
+        judging.fact_asker = lambda task: BenchFact.from_clone(root, task.language)
     return await evaluate(
         plan.tasks,
         settings=settings,

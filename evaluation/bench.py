@@ -40,6 +40,7 @@ SCORE_PROMPT = "generate_merged_score_prompt"
 CLEAN_PROMPTS = "prompt/clean_prompt.py"
 CLEAN_PROMPT = {"en": "clean_article_prompt_en", "zh": "clean_article_prompt_zh"}
 PUBLISHED = "results/race/{system}/race_result.txt"
+FACT_PROMPTS = ("utils/extract.py", "utils/deduplicate.py", "utils/validate.py")
 MIN_CLEANED_CHARS = 100  # the benchmark's ArticleCleaner.min_valid_length
 REPLY_ASKS = 3  # the benchmark asks up to 10 times; each of ours already retries server faults
 
@@ -82,7 +83,7 @@ class BenchDir:
     root: Path
 
     def __post_init__(self) -> None:
-        wanted = [QUERY, CRITERIA, REFERENCE, *SCORE_PROMPTS.values(), CLEAN_PROMPTS]
+        wanted = [QUERY, CRITERIA, REFERENCE, *SCORE_PROMPTS.values(), CLEAN_PROMPTS, *FACT_PROMPTS]
         missing = [name for name in wanted if not (self.root / name).is_file()]
         if missing:
             raise TaskFileError(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from domain.sources import normalize_url
 from domain.statements import cited_statements
@@ -87,8 +87,45 @@ async def distinct(group: list[Pair], judge: Judge, usage: list[Usage]) -> list[
     return [group[n - 1] for n in sorted(reply.keep)]
 
 
+async def own_verdicts(
+    group: list[Pair], page: str, judge: Judge, usage: list[Usage]
+) -> list[FactJudgment]:
+    """Our verdict prompt: one numbered verdict per statement, from the page's text."""
+    messages = prompts.judge_facts([p.statement for p in group], page, judge.context_tokens)
+    reply = await judge.ask(FactJudgments.for_statements(len(group)), messages, usage)
+    return sorted(reply.judgments, key=lambda j: j.statement)
+
+
+class FactAsker(Protocol):
+    """How the FACT judge is asked: our prompts (`OWN`) or the benchmark's (`bench_fact`)."""
+
+    async def extract(self, report: str, judge: Judge, usage: list[Usage]) -> list[Pair]: ...
+
+    async def distinct(self, group: list[Pair], judge: Judge, usage: list[Usage]) -> list[Pair]: ...
+
+    async def verdicts(
+        self, group: list[Pair], page: str, judge: Judge, usage: list[Usage]
+    ) -> list[FactJudgment]: ...
+
+
+class OwnPrompts:
+    """Our own extraction, merging and verdict prompts (structured-output contracts)."""
+
+    extract = staticmethod(extracted_pairs)
+    distinct = staticmethod(distinct)
+    verdicts = staticmethod(own_verdicts)
+
+
+OWN = OwnPrompts()
+
+
 async def judge_page(
-    group: list[Pair], page: str, judge: Judge, usage: list[Usage], empty: str = NO_TEXT
+    group: list[Pair],
+    page: str,
+    judge: Judge,
+    usage: list[Usage],
+    empty: str = NO_TEXT,
+    asker: FactAsker = OWN,
 ) -> list[JudgedStatement]:
     """The judge's verdict on each statement citing one page, from the page's text."""
     if not page.strip():
@@ -97,9 +134,7 @@ async def judge_page(
             for n in range(1, len(group) + 1)
         ]
     else:
-        messages = prompts.judge_facts([p.statement for p in group], page, judge.context_tokens)
-        reply = await judge.ask(FactJudgments.for_statements(len(group)), messages, usage)
-        verdicts = sorted(reply.judgments, key=lambda j: j.statement)
+        verdicts = await asker.verdicts(group, page, judge, usage)
     return [
         JudgedStatement(
             statement=pair.statement,
@@ -139,6 +174,7 @@ async def check_citations(
     judge: Judge,
     usage: list[Usage],
     whole_page: WholePage | None = None,
+    asker: FactAsker = OWN,
 ) -> FactScore:
     """Extract, deduplicate and judge every (statement, URL) pair of a report.
 
@@ -146,21 +182,19 @@ async def check_citations(
     reported as such; without it (mode `snippets`), the text the run retrieved for the URL.
     A report without a source list has its pairs extracted by the judge.
     """
-    pairs = (
-        report_pairs(report, sources) if sources else await extracted_pairs(report, judge, usage)
-    )
+    pairs = report_pairs(report, sources) if sources else await asker.extract(report, judge, usage)
     snippets = {normalize_url(s.url): s.excerpt for s in evidence}
     groups = group_by_url(pairs)
     read: list[str] = []
     unreadable: list[str] = []
 
     async def one_url(url: str, group: list[Pair]) -> list[JudgedStatement]:
-        kept = await distinct(group, judge, usage)
+        kept = await asker.distinct(group, judge, usage) if len(group) > 1 else group
         if whole_page is None:
-            return await judge_page(kept, snippets.get(url, ""), judge, usage)
+            return await judge_page(kept, snippets.get(url, ""), judge, usage, asker=asker)
         page = await whole_page(group[0].url)
         (read if page.strip() else unreadable).append(url)
-        return await judge_page(kept, page, judge, usage, UNREADABLE)
+        return await judge_page(kept, page, judge, usage, UNREADABLE, asker)
 
     judged = await asyncio.gather(*(one_url(url, group) for url, group in groups.items()))
     score = fact_score(len(pairs), [j for page in judged for j in page])

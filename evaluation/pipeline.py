@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluation.criteria import generate_criteria
-from evaluation.fact import FactMode, WholePage, check_citations
+from evaluation.fact import OWN, FactAsker, FactMode, WholePage, check_citations
 from evaluation.judge import Judge
 from evaluation.layout import EvalDir, read_record, write_json
 from evaluation.race import score_report
@@ -97,6 +97,7 @@ class Judging:
     fact_mode: FactMode = "pages"
     scorer: RaceScorer = score_report
     whole_page: WholePage | None = None  # fact mode pages: the shared, cached page reader
+    fact_asker: Callable[[EvalTask], FactAsker] = lambda task: OWN  # whose FACT prompts
 
 
 def article_run(task: EvalTask, article: str) -> TaskRun:
@@ -164,6 +165,7 @@ async def _judge_run(
                 judging.fact_judge,
                 usage,
                 judging.whole_page if judging.fact_mode == "pages" else None,
+                judging.fact_asker(task),
             )
             write_json(folder / "fact.json", fact)
     finally:

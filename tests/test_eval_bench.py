@@ -283,3 +283,35 @@ def test_an_article_too_long_for_the_judge_is_cut_and_counted(judge_server, here
     assert len(clean) < len(article) and len(score) < 8000 * 4  # both fitted to the window
     summary = json.loads((here / "a/summary.json").read_text())
     assert summary["clipped_tasks"] == 1 and summary["race_comparable"] is False
+
+
+def test_fact_in_benchmark_mode_uses_the_benchmarks_fact_prompts(judge_server, page_server, here):
+    """Extraction, deduplication and validation prompts come from the clone's utils/ files;
+    the pages are still read whole through the guarded reader."""
+    prompt = rows(FIXTURE / "data/prompt_data/query.jsonl")[0]["prompt"]
+    site = page_server.url
+    article = (
+        f"# Trains\n\n- zstd level 19 compresses logs 11.2x ([a]({site}/zstd-article)).\n"
+        f"- zstd level 19 compresses logs 11.2x (again) ([a]({site}/zstd-article)).\n"
+        f"- Omega is 9999 ([b]({site}/long)).\n" + "Padding words for the cleaner. " * 5
+    )
+    given = here / "cited.jsonl"
+    given.write_text(json.dumps({"id": 1, "prompt": prompt, "article": article}) + "\n")
+    argv = ["eval", "--bench-dir", str(FIXTURE), "--articles", str(given), "--out-dir"]
+    argv += [str(here / "a"), "--judge-model", "judge-model", "--skip-cleaning"]
+    argv += ["--judge-base-url", f"{judge_server.url}/v1", "--set", "fetch_private_addresses=true"]
+    assert main(argv) == 0
+    sent = [c.user for c in judge_server.brain.seen if c.contract is None]
+    fact_prompts = [u for u in sent if not u.startswith("FIXTURE SCORE")]
+    extract = prompt_constant(FIXTURE / "utils/extract.py", "prompt_template_en")
+    assert fact_prompts[0] == extract.format(report_text=article)  # the clone's own wording
+    assert sum(u.startswith("FIXTURE DEDUP") for u in fact_prompts) == 1
+    assert sum(u.startswith("FIXTURE VALIDATE") for u in fact_prompts) == 2
+    assert judge_server.brain.calls.keys() == {"prose"}  # none of our contracts was asked
+    fact = json.loads((here / "a/tasks/1/fact.json").read_text())
+    verdicts = {j["url"].rsplit("/", 1)[1]: j["result"] for j in fact["judged"]}
+    assert verdicts == {
+        "zstd-article": "supported",
+        "long": "unsupported",
+    }  # 9999 is not on the page
+    assert fact["pairs"] == 3 and fact["unique_pairs"] == 2 and fact["pages_read"] == 2

@@ -3,8 +3,9 @@
 Served by the same `ChatServer` as the research stand-in (any structured-output method), on
 its own port, so the tests can tell judge calls from research calls. It also answers the
 prose prompts of benchmark mode as laid out in `tests/fixtures/bench` (made-up wording):
-cleaning (`FIXTURE CLEAN`) and merged scoring (criteria JSON between `CRITERIA:` and
-`END CRITERIA`), naming each criterion by its text as the benchmark's judge does.
+cleaning (`FIXTURE CLEAN`), merged scoring (criteria JSON between `CRITERIA:` and
+`END CRITERIA`, each criterion named by its text as the benchmark's judge does), and FACT's
+extraction, deduplication and validation (`FIXTURE EXTRACT`, `FIXTURE DEDUP`, `FIXTURE VALIDATE`).
 """
 
 from __future__ import annotations
@@ -123,6 +124,27 @@ class JudgeBrain:
 
     def on_prose(self, call: ChatCall) -> str:
         """Benchmark mode: clean an article, or score two on criteria named by their text."""
+        if "FIXTURE EXTRACT" in call.user:
+            report = call.user.split(":", 1)[1]
+            triplets = [
+                {"fact": _LINK.sub("", line).strip(" -."), "ref_idx": "0", "url": url}
+                for line in report.splitlines()
+                for url in _LINK.findall(line)
+            ]
+            return "```json\n" + json.dumps(triplets, ensure_ascii=False) + "\n```"
+        if "FIXTURE DEDUP" in call.user:
+            numbered = _NUMBERED.findall(call.user)
+            return json.dumps([int(n) for n, text in numbered if "(again)" not in text])
+        if "FIXTURE VALIDATE" in call.user:
+            page = call.user.split("<reference>\n", 1)[1].split("\n</reference>", 1)[0]
+            listed = call.user.split("<statements>\n", 1)[1].split("\n</statements>", 1)[0]
+            page_numbers = set(re.findall(r"\d+", page))
+            verdicts = []
+            for n, text in _NUMBERED.findall(listed):
+                numbers = set(re.findall(r"\d+", text))
+                result = "supported" if numbers and numbers <= page_numbers else "unsupported"
+                verdicts.append({"idx": int(n), "result": result})
+            return json.dumps(verdicts)
         if "FIXTURE CLEAN" in call.user:
             article = call.user.split("FIXTURE CLEAN:", 1)[1]
             return "CLEANED " + re.sub(r"\[\d+\]", "", article).strip()
