@@ -27,7 +27,7 @@ from cli.preflight import (
     settings_or_explain,
 )
 from cli.progress import PlainProgress
-from evaluation.bench import CLEANED, BenchDir
+from evaluation.bench import CLEANED, QUERY, BenchDir
 from evaluation.bench_fact import BenchFact
 from evaluation.compare import compare, mismatches
 from evaluation.compare import markdown as compare_markdown
@@ -237,10 +237,7 @@ class Plan:
 
     def __init__(self, args: argparse.Namespace, settings: Settings, model: str) -> None:
         self.bench = BenchDir(args.bench_dir) if args.bench_dir else None
-        self.articles = _articles(args.articles) if args.articles else None
-        source = (
-            args.articles or args.tasks or (self.bench.root / "query.jsonl" if self.bench else None)
-        )
+        source = args.articles or args.tasks or (self.bench.root / QUERY if self.bench else None)
         if self.bench and not (args.articles or args.tasks):
             tasks = self.bench.tasks()
         elif source is None:
@@ -250,6 +247,7 @@ class Plan:
         else:
             tasks = load_tasks(source)
         self.source = source
+        self.articles = _articles(args.articles) if args.articles else None  # lines checked
         if args.references:
             tasks = attach_references(tasks, args.references)
         if self.bench:

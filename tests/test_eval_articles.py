@@ -209,3 +209,18 @@ def test_a_separate_fact_judge_checks_the_citations_and_is_priced_as_itself(
     expected = tokens["judge-model"] * 1.0 / 1e6 + tokens["fact-model"] * 100.0 / 1e6
     assert result["judge_cost_usd"] == pytest.approx(expected)
     assert json.loads((here / "a/eval.json").read_text())["judge"]["fact_model"] == "fact-model"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id": 1, "prompt": "q?"}', "line 1: no article"),
+        ('{"id": 1, "prompt": "q?", "article": "  "}', "line 1: no article"),
+        ("{oops", "line 1: not JSON"),
+    ],
+)
+def test_a_bad_articles_file_is_bad_input(judge_server, here, capsys, line, message):
+    articles = here / "bad.jsonl"
+    articles.write_text(line + "\n")
+    assert score_articles(judge_server, articles, here / "a") == 2
+    assert message in capsys.readouterr().err and not judge_server.requests
