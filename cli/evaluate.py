@@ -36,6 +36,7 @@ from evaluation.judge import (
     Judge,
     JudgeConfig,
     fact_judge,
+    fitted_to_server,
     judge_endpoint,
 )
 from evaluation.layout import EvalDir
@@ -329,7 +330,12 @@ async def _run(
 ) -> Outcome:
     """The eval inside one event loop (the judge's limits belong to it)."""
     endpoint = judge_endpoint(args.judge_base_url)
-    judge = Judge(config, endpoint)
+    judge, window = await fitted_to_server(Judge(config, endpoint))
+    if window and window < config.context_tokens:
+        note(
+            f"judge: its server reports a {window}-token context window, below "
+            f"--judge-context-tokens {config.context_tokens}: prompts are fitted to it"
+        )
     judging = Judging(
         judge=judge,
         fact_judge=fact_judge(judge, args.fact_judge_model),

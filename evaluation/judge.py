@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.budgets import cost_usd
 from settings import ModelPrice, Role, Settings
 from state import Usage
+from tools.context_window import MIN_CONTEXT, context_window
 from tools.models import PLACEHOLDER_KEY, Endpoint, openai_api_key, openai_base_url, using_endpoint
 from tools.run_resources import RunResources
 from tools.secrets import redact
@@ -48,7 +49,7 @@ class JudgeConfig(BaseModel):
     model: str = Field(min_length=1)
     max_tokens: int = Field(32_000, ge=256, le=200_000, description="Reply cap of a judge call.")
     context_tokens: int = Field(
-        128_000, ge=4_000, le=2_000_000, description="The judge's context window, in tokens."
+        128_000, ge=1_000, le=2_000_000, description="The judge's context window, in tokens."
     )
     timeout: float = Field(
         1_800, gt=0, le=7_200, description="Seconds one judge question may take, retries included."
@@ -185,6 +186,17 @@ class Judge:
         if fact_model:
             settings = settings.model_copy(update={f"{FACT_ROLE}_model": fact_model})
         return cost_usd(usage, settings)
+
+
+async def fitted_to_server(judge: Judge) -> tuple[Judge, int | None]:
+    """The judge with its context window lowered to what its server reports for its model
+    (llama.cpp, Ollama, vLLM, LM Studio tell; never raised), and that window."""
+    endpoint = judge.endpoint
+    window = await context_window(endpoint.base_url, judge.model, endpoint.api_key)
+    if not window or window >= judge.context_tokens:
+        return judge, window
+    lowered = judge.config.model_copy(update={"context_tokens": max(MIN_CONTEXT, window)})
+    return Judge(lowered, endpoint), window
 
 
 def fact_judge(judge: Judge, model: str | None) -> Judge:

@@ -200,8 +200,7 @@ def test_a_separate_fact_judge_checks_the_citations_and_is_priced_as_itself(
     tokens = {"judge-model": 0, "fact-model": 0}
     for call, body in zip(judge_server.brain.seen, judge_bodies(judge_server), strict=True):
         by_model.setdefault(body["model"], set()).add(call.contract or "prose")
-    for request in judge_server.requests:
-        body = request["body"]
+    for body in judge_bodies(judge_server):
         tokens[body["model"]] += len(json.dumps(body["messages"], ensure_ascii=False)) // 4 + 1
     assert by_model["fact-model"] == {"CitedFacts", "FactJudgments"}
     assert "FactJudgments" not in by_model["judge-model"]
@@ -224,3 +223,18 @@ def test_a_bad_articles_file_is_bad_input(judge_server, here, capsys, line, mess
     articles.write_text(line + "\n")
     assert score_articles(judge_server, articles, here / "a") == 2
     assert message in capsys.readouterr().err and not judge_server.requests
+
+
+def test_the_judges_window_is_lowered_to_what_its_server_reports(
+    judge_server, page_server, here, capsys
+):
+    """A llama.cpp-like judge telling an 8,000-token window: prompts fit it, clipping counted."""
+    judge_server.info_paths = {"/props": {"default_generation_settings": {"n_ctx": 8000}}}
+    long = "Filler sentence about toy trains and their many carriages. " * 900
+    articles = articles_file(here, "sys", page_server.url, extra=long)
+    assert score_articles(judge_server, articles, here / "a", "--fact-mode", "none") == 0
+    assert "reports a 8000-token context window" in capsys.readouterr().err
+    summary = json.loads((here / "a/summary.json").read_text())
+    assert summary["clipped_tasks"] == 2 and summary["race_comparable"] is False
+    for body in judge_bodies(judge_server):
+        assert len(json.dumps(body["messages"], ensure_ascii=False)) // 4 < 8000
