@@ -44,6 +44,7 @@ from evaluation.pipeline import (
     Judging,
     ManifestMismatch,
     Outcome,
+    claim_tasks,
     evaluate,
     open_manifest,
     page_reader,
@@ -380,6 +381,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
             check_corpus(settings, progress)
         layout = EvalDir(args.out_dir)
         eval_id = open_manifest(layout, plan.record, plan.source)
+        claim_tasks(layout, plan.tasks)  # another task under a known id: refused before any call
         progress.note(
             f"eval {eval_id}: {len(plan.tasks)} tasks of {plan.system}, judge {model}, "
             f"into {layout.root}"
