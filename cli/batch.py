@@ -13,13 +13,9 @@ import asyncio
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
-
-from langgraph.graph.state import CompiledStateGraph
 
 from cli.batch_file import BatchQuestion, read_batch, without_repeats
 from cli.batch_progress import BatchProgress, BatchRow
@@ -41,11 +37,9 @@ from export.formats import (
     write_file,
 )
 from export.pdf import PdfRendererMissing
-from graph import build_graph
-from graph.threads import advance, thread_config
+from graph.many_threads import ThreadEnd, ThreadJob, run_threads
 from settings import Settings
 from state import output_of
-from tools.checkpoints import open_checkpointer
 from tools.search.factory import web_provider
 from tools.secrets import redact
 
@@ -157,44 +151,29 @@ def _write_reports(
             write_file(path, rendering.render(format_of(path)))
 
 
-async def research_one(
-    graph: CompiledStateGraph,
+def _row(
     question: BatchQuestion,
-    settings: Settings,
+    end: ThreadEnd,
     plan: BatchPlan,
     progress: BatchProgress,
     previous: dict | None,
 ) -> dict:
-    """Run, resume or skip one question; returns its summary row."""
-    config = thread_config(question.thread_id)
+    """A thread at its end: its report written, its progress line closed, its summary row."""
+    output = output_of(end.values)
     report = plan.out_dir / question.report_name()
-    snapshot = await graph.aget_state(config)
-    if snapshot.values and not snapshot.next:  # finished in an earlier attempt
-        output = output_of(snapshot.values)
-        _write_reports(report, snapshot.values, plan.formats, question.thread_id, True)
+    shown = report_files(report, plan.formats)[0]
+    if not end.ran:  # finished in an earlier attempt
+        _write_reports(report, end.values, plan.formats, question.thread_id, missing_only=True)
         progress.finish(question.line, "skipped", "finished before")
         if previous and previous.get("status") == "done":
             return previous
-        return summary_row(question, output, None, report_files(report, plan.formats)[0])
-    resumed = bool(snapshot.values)
-    progress.start(question.line, resumed)
-    started = time.monotonic()
-    step_input = None if resumed else {"question": question.question, "settings": settings}
-    try:
-        snapshot = await advance(
-            graph, question.thread_id, step_input, partial(progress.event, question.line)
-        )
-    except Exception as error:  # this question failed; the others go on; it resumes next time
-        progress.finish(question.line, "failed", redact(str(error))[:80])
-        return failed_row(question, error, time.monotonic() - started)
-    output = output_of(snapshot.values)
-    _write_reports(report, snapshot.values, plan.formats, question.thread_id)
-    seconds = time.monotonic() - started
+        return summary_row(question, output, None, shown)
+    _write_reports(report, end.values, plan.formats, question.thread_id)
     quality = output.get("quality")
     progress.finish(
         question.line, "done", output.get("stop_reason") or "", quality and quality.score
     )
-    return summary_row(question, output, seconds, report_files(report, plan.formats)[0])
+    return summary_row(question, output, end.seconds, shown)
 
 
 async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
@@ -205,18 +184,27 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
     order = [question for question, _ in plan.questions]
     for settings in {s.corpus_dir: s for _, s in plan.questions if s.corpus_dir}.values():
         check_corpus(settings, progress)
-    slots = asyncio.Semaphore(plan.concurrency)
-    async with open_checkpointer(plan.target) as saver:
-        graph = build_graph(checkpointer=saver)
+    jobs = [ThreadJob(q, q.thread_id, q.question, s) for q, s in plan.questions]
 
-        async def one(question: BatchQuestion, settings: Settings) -> None:
-            async with slots:
-                previous = rows.get(question.thread_id)
-                row = await research_one(graph, question, settings, plan, progress, previous)
-            rows[question.thread_id] = row
-            write_summary(summary, order, rows)
+    async def finished(job: ThreadJob[BatchQuestion], end: ThreadEnd) -> None:
+        question = job.item
+        rows[job.thread_id] = _row(question, end, plan, progress, rows.get(job.thread_id))
+        write_summary(summary, order, rows)
 
-        await asyncio.gather(*(one(question, settings) for question, settings in plan.questions))
+    def failed(job: ThreadJob[BatchQuestion], error: Exception, seconds: float) -> None:
+        progress.finish(job.item.line, "failed", redact(str(error))[:80])
+        rows[job.thread_id] = failed_row(job.item, error, seconds)
+        write_summary(summary, order, rows)
+
+    await run_threads(
+        jobs,
+        checkpoint_db=plan.target,
+        concurrency=plan.concurrency,
+        finished=finished,
+        failed=failed,
+        started=lambda job, resumed: progress.start(job.item.line, resumed),
+        on_event=lambda job, event: progress.event(job.item.line, event),
+    )
     return [rows[question.thread_id] for question in order]
 
 

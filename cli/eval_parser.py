@@ -7,16 +7,36 @@ from collections.abc import Callable
 from pathlib import Path
 
 JUDGE_MODEL_VARIABLE = "DEEP_RESEARCH_JUDGE_MODEL"  # evaluation.judge reads the same variable
+JUDGE_FLAGS = {  # flag: (type, default, meaning); a test holds them equal to JudgeConfig's
+    "--judge-max-tokens": (int, 32_000, "Reply cap of a judge call."),
+    "--judge-context-tokens": (int, 128_000, "The judge's context window, in tokens."),
+    "--judge-timeout": (float, 1_800, "Seconds one judge question may take, retries included."),
+    "--judge-concurrency": (int, 4, "Judge calls in flight at once."),
+    "--judge-retries": (int, 3, "Retries of a failed judge call."),
+}
 
 
 def add_command(commands: argparse._SubParsersAction, setting_flags: Callable[..., None]) -> None:
     """The `eval` subcommand, with the same setting flags as `run`."""
-    sub = commands.add_parser("eval", help="run a task file and score the reports")
+    sub = commands.add_parser("eval", help="run a task file (or take articles) and score them")
     sub.add_argument("tasks", nargs="?", type=Path, help="JSON lines: id, prompt, language")
     sub.add_argument("--out-dir", type=Path, help="where runs, scores and the summary go")
     sub.add_argument(
         "--compare", nargs=2, type=Path, metavar=("DIR_A", "DIR_B"), help="pair two eval folders"
     )
+    sub.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="--compare even when the folders' judge, criteria, references or mode differ "
+        "(each difference is printed above the table)",
+    )
+    sub.add_argument(
+        "--articles",
+        type=Path,
+        help="score these reports instead of researching: JSON lines with id, prompt, article "
+        "(the shape DeepResearch Bench ships for other systems); no research call is made",
+    )
+    sub.add_argument("--system", help="the name of the system scored (default: from the file)")
     setting_flags(sub, unattended=True)  # nobody is there to approve a plan
     sub.add_argument(
         "--judge-model", help=f"the judge (default: ${JUDGE_MODEL_VARIABLE} or the research model)"
@@ -28,27 +48,41 @@ def add_command(commands: argparse._SubParsersAction, setting_flags: Callable[..
     )
     sub.add_argument(
         "--judge-structured-output",
-        choices=["auto", "json_schema", "tool_calling", "prompt"],
-        help="how the judge's replies are forced into JSON (default: as for research)",
+        choices=["auto", "json_schema", "json_object", "tool_calling", "prompt"],
+        default="auto",
+        help="how the judge's replies are forced into JSON (default: auto)",
+    )
+    for flag, (kind, default, meaning) in JUDGE_FLAGS.items():
+        sub.add_argument(flag, type=kind, default=default, help=f"{meaning} (default: %(default)s)")
+    sub.add_argument(
+        "--fact-judge-model", help="the model that checks citations (default: the judge model)"
     )
     sub.add_argument(
-        "--judge-concurrency", type=int, help="judge calls in flight at once (a local server: 1)"
+        "--fact-mode",
+        choices=["pages", "snippets", "none"],
+        default="pages",
+        help="pages: judge citations against the full pages, read again (guarded, cached per "
+        "URL); snippets: the cheap mode, against the text the run kept; none: skip FACT",
     )
-    sub.add_argument("--judge-timeout", type=float, help="seconds per judge call")
     sub.add_argument("--criteria", type=Path, help="criteria to use (DeepResearch Bench format)")
     sub.add_argument(
         "--references", type=Path, help="reference reports: JSON lines with id, prompt, article"
+    )
+    sub.add_argument(
+        "--bench-dir",
+        type=Path,
+        help="a local clone of DeepResearch Bench: its tasks, criteria, references and its own "
+        "prompts are read from there, and reports are scored as its code does",
+    )
+    sub.add_argument(
+        "--skip-cleaning",
+        action="store_true",
+        help="with --bench-dir: the articles are cleaned already (the benchmark's cleaned_data)",
     )
     sub.add_argument("--task-language", help="only the tasks in this language (en, zh, ...)")
     sub.add_argument("--limit", type=int, help="only the first N tasks (after --task-language)")
     sub.add_argument("--concurrency", type=int, default=2, help="tasks researched at once")
     sub.add_argument("--checkpoint-db", help="the runs' store (default: DIR/checkpoints.sqlite)")
-    sub.add_argument(
-        "--refetch",
-        action="store_true",
-        help="judge citations against the live pages (guarded fetch, at most max_page_fetches "
-        "a task), where they can be read, not only the text the run retrieved",
-    )
     sub.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sub.add_argument(
         "--format",

@@ -1,7 +1,10 @@
 """Two evals side by side: per task, the paired difference (B - A) of each score.
 
 Tasks are paired by id; a task scored in one folder only, or in different modes (one against a
-reference, one without), is listed as unpaired rather than compared.
+reference, one without), is listed as unpaired rather than compared. Relative scores (0-1) and
+absolute ones (0-10) are different scales: their differences are summarised in separate rows,
+never averaged together. The folders' recorded judge, criteria, references and scoring mode
+must agree (`mismatches`), else the difference could be the judge's, not the systems'.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluation.contracts import DIMENSIONS
 from evaluation.layout import EvalDir, read_record
-from evaluation.records import TaskResult
+from evaluation.records import RaceMode, TaskResult
 from evaluation.summary import spread
-from state import DIMENSIONS
 
-FIGURES = ("overall", *DIMENSIONS, "citation_accuracy")
+QUALITY = ("overall", *DIMENSIONS)
+RACE_MODES: tuple[RaceMode, ...] = ("relative", "absolute")
+SCALE = {"relative": "0-1", "absolute": "0-10"}
+AGREE = ("judge", "criteria", "references", "mode")  # what two compared folders must share
 
 
 def _figures(result: TaskResult) -> dict[str, float | None]:
@@ -36,19 +42,50 @@ class Comparison:
 
     def differences(self, figure: str) -> list[float]:
         """B - A of one figure over the tasks where both are known."""
-        return [diff for _, _, _, a, b in self.rows if (diff := _diff(a, b, figure)) is not None]
+        return _differences(self.rows, figure)
 
     def paired(self) -> dict[str, Any]:
-        """Mean and spread of the paired differences per figure, and B's wins and losses."""
-        result = {}
-        for figure in FIGURES:
-            diffs = self.differences(figure)
-            result[figure] = {
-                **spread(diffs),
-                "b_better": sum(d > 0 for d in diffs),
-                "a_better": sum(d < 0 for d in diffs),
-            }
+        """Mean and spread of the paired differences, and B's wins and losses.
+
+        Quality figures per mode (`relative` and `absolute` apart, each on its own scale);
+        citation accuracy (0-1 in both modes) over every paired task.
+        """
+        result: dict[str, Any] = {}
+        for mode in RACE_MODES:
+            rows = [row for row in self.rows if row[2] == mode]
+            if rows:
+                result[mode] = {f: _summary(_differences(rows, f)) for f in QUALITY}
+        result["citation_accuracy"] = _summary(self.differences("citation_accuracy"))
         return result
+
+
+def _differences(rows: list, figure: str) -> list[float]:
+    """B - A of one figure over the rows where both are known."""
+    return [diff for _, _, _, a, b in rows if (diff := _diff(a, b, figure)) is not None]
+
+
+def _summary(diffs: list[float]) -> dict[str, Any]:
+    """The spread of some differences, and how often B or A was better."""
+    return {
+        **spread(diffs),
+        "b_better": sum(d > 0 for d in diffs),
+        "a_better": sum(d < 0 for d in diffs),
+    }
+
+
+def mismatches(manifest_a: dict[str, Any], manifest_b: dict[str, Any]) -> list[str]:
+    """What two eval folders' manifests (eval.json) disagree on among judge, criteria,
+    references and scoring mode; one line each."""
+    return [
+        f"{key}: A {manifest_a.get(key)!r} vs B {manifest_b.get(key)!r}"
+        for key in AGREE
+        if _content(manifest_a.get(key)) != _content(manifest_b.get(key))
+    ]
+
+
+def _content(value: Any) -> Any:
+    """What a recorded value is about: a file by its hash alone, anything else as it is."""
+    return value["sha256"] if isinstance(value, dict) and "sha256" in value else value
 
 
 def _results(folder: Path) -> dict[str, TaskResult]:
@@ -103,11 +140,19 @@ def markdown(comparison: Comparison, name_a: str, name_b: str) -> str:
             f"{_number(a['citation_accuracy'])} | {_number(b['citation_accuracy'])} | "
             f"{_signed(_diff(a, b, 'citation_accuracy'))} |"
         )
-    lines += ["", "| paired difference B − A | n | mean | sd | B better | A better |"]
-    lines.append("| --- | --- | --- | --- | --- | --- |")
-    for figure, figures in comparison.paired().items():
+    lines += ["", "| paired difference B − A | scale | n | mean | sd | B better | A better |"]
+    lines.append("| --- | --- | --- | --- | --- | --- | --- |")
+    paired = comparison.paired()
+    named = [
+        (f"{figure} ({mode})", SCALE[mode], paired[mode][figure])
+        for mode in RACE_MODES
+        if mode in paired
+        for figure in QUALITY
+    ]
+    named.append(("citation accuracy", "0-1", paired["citation_accuracy"]))
+    for name, scale, figures in named:
         lines.append(
-            f"| {figure} | {figures['n']} | {_signed(figures['mean'])} | "
+            f"| {name} | {scale} | {figures['n']} | {_signed(figures['mean'])} | "
             f"{_number(figures['sd'])} | {figures['b_better']} | {figures['a_better']} |"
         )
     if comparison.unpaired:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 
+from evaluation import prompts
+from evaluation.contracts import DIMENSIONS, Dimension, DimensionCriteria, DimensionWeights
 from evaluation.judge import Judge
 from evaluation.records import TaskCriteria
 from evaluation.tasks import EvalTask
-from nodes import prompts
-from state import DIMENSIONS, Dimension, DimensionCriteria, DimensionWeights, Usage
+from state import Usage
 
 WEIGHT_SAMPLES = 5
 

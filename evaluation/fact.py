@@ -1,9 +1,16 @@
 """Citations, FACT-style: the report's (statement, URL) pairs, deduplicated, checked by the judge.
 
-Pairs come from the final report's [n] markers (our reports cite by id, so no model is needed to
-find them) and the run's source list; the page text is what the run's searches returned for
-that URL. Per URL, statements that are the same text are merged without a model; whether two
-different wordings say the same thing is the judge's call, as in DeepResearch Bench.
+Pairs come from the final report's [n] markers and the run's source list when there is one (our
+reports cite by id, so no model is needed to find them); a report from elsewhere (`--articles`)
+has its (statement, URL) pairs extracted by the fact judge, as DeepResearch Bench does. Per URL,
+statements that are the same text are merged without a model; whether two different wordings
+say the same thing is the judge's call, as in the benchmark.
+
+Each page is judged as the benchmark does it, from its full text read again through the guarded
+page reader (`--fact-mode pages`, cached per URL for the whole eval); a page that cannot be read
+is reported as unreadable (`unknown`), never judged against a snippet. `--fact-mode snippets`
+is the cheap mode: the text the run's own searches kept, which its citation check has already
+filtered, so it is close to circular and named as such in the summary.
 """
 
 from __future__ import annotations
@@ -11,15 +18,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from domain.sources import normalize_url
 from domain.statements import cited_statements
+from evaluation import prompts
+from evaluation.contracts import CitedFacts, DistinctStatements, FactJudgment, FactJudgments
 from evaluation.judge import Judge
 from evaluation.records import FactScore, JudgedStatement
-from nodes import prompts
-from state import DistinctStatements, FactJudgment, FactJudgments, Source, SourceEvidence, Usage
+from state import Source, SourceEvidence, Usage
 
 NO_TEXT = "the run retrieved no text for this page"
+UNREADABLE = "the page could not be read (refused, failed or empty); not judged"
+FactMode = Literal["pages", "snippets", "none"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,16 @@ def report_pairs(report: str, sources: list[Source]) -> list[Pair]:
         for statement in cited_statements(report)
         for source_id in statement.source_ids
         if source_id in by_id
+    ]
+
+
+async def extracted_pairs(report: str, judge: Judge, usage: list[Usage]) -> list[Pair]:
+    """The (statement, URL) pairs of a report from elsewhere, as the fact judge extracts them."""
+    reply = await judge.ask(CitedFacts, prompts.judge_extract(report, judge.context_tokens), usage)
+    return [
+        Pair(fact.fact, 0, fact.url)
+        for fact in reply.facts
+        if fact.fact.strip() and fact.url.startswith(("http://", "https://"))
     ]
 
 
@@ -66,21 +87,54 @@ async def distinct(group: list[Pair], judge: Judge, usage: list[Usage]) -> list[
     return [group[n - 1] for n in sorted(reply.keep)]
 
 
-async def judge_page(
+async def own_verdicts(
     group: list[Pair], page: str, judge: Judge, usage: list[Usage]
+) -> list[FactJudgment]:
+    """Our verdict prompt: one numbered verdict per statement, from the page's text."""
+    messages = prompts.judge_facts([p.statement for p in group], page, judge.context_tokens)
+    reply = await judge.ask(FactJudgments.for_statements(len(group)), messages, usage)
+    return sorted(reply.judgments, key=lambda j: j.statement)
+
+
+class FactAsker(Protocol):
+    """How the FACT judge is asked: our prompts (`OWN`) or the benchmark's (`bench_fact`)."""
+
+    async def extract(self, report: str, judge: Judge, usage: list[Usage]) -> list[Pair]: ...
+
+    async def distinct(self, group: list[Pair], judge: Judge, usage: list[Usage]) -> list[Pair]: ...
+
+    async def verdicts(
+        self, group: list[Pair], page: str, judge: Judge, usage: list[Usage]
+    ) -> list[FactJudgment]: ...
+
+
+class OwnPrompts:
+    """Our own extraction, merging and verdict prompts (structured-output contracts)."""
+
+    extract = staticmethod(extracted_pairs)
+    distinct = staticmethod(distinct)
+    verdicts = staticmethod(own_verdicts)
+
+
+OWN = OwnPrompts()
+
+
+async def judge_page(
+    group: list[Pair],
+    page: str,
+    judge: Judge,
+    usage: list[Usage],
+    empty: str = NO_TEXT,
+    asker: FactAsker = OWN,
 ) -> list[JudgedStatement]:
     """The judge's verdict on each statement citing one page, from the page's text."""
     if not page.strip():
         verdicts = [
-            FactJudgment(statement=n, result="unknown", reason=NO_TEXT)
+            FactJudgment(statement=n, result="unknown", reason=empty)
             for n in range(1, len(group) + 1)
         ]
     else:
-        messages = prompts.judge_facts(
-            [p.statement for p in group], page, judge.settings.max_context_tokens
-        )
-        reply = await judge.ask(FactJudgments.for_statements(len(group)), messages, usage)
-        verdicts = sorted(reply.judgments, key=lambda j: j.statement)
+        verdicts = await asker.verdicts(group, page, judge, usage)
     return [
         JudgedStatement(
             statement=pair.statement,
@@ -109,8 +163,8 @@ def fact_score(pairs: int, judged: list[JudgedStatement]) -> FactScore:
     )
 
 
-LivePage = Callable[[str, str], Awaitable[str]]
-"""The live text of a page (url, the statements as a query): the guarded page reader's `text`."""
+WholePage = Callable[[str], Awaitable[str]]
+"""The full text of a page (empty when unreadable): the guarded page reader's `whole`."""
 
 
 async def check_citations(
@@ -119,28 +173,35 @@ async def check_citations(
     evidence: list[SourceEvidence],
     judge: Judge,
     usage: list[Usage],
-    live_page: LivePage | None = None,
+    whole_page: WholePage | None = None,
+    asker: FactAsker = OWN,
 ) -> FactScore:
     """Extract, deduplicate and judge every (statement, URL) pair of a report.
 
-    Each page is the text the run retrieved; with `live_page` (`--refetch`), the live page's
-    passages that bear on the statements, or the retrieved text where it cannot be read.
+    With `whole_page` (fact mode `pages`), each page's full text read again, an unreadable page
+    reported as such; without it (mode `snippets`), the text the run retrieved for the URL.
+    A report without a source list has its pairs extracted by the judge.
     """
-    pairs = report_pairs(report, sources)
-    pages = {normalize_url(s.url): s.excerpt for s in evidence}
+    pairs = report_pairs(report, sources) if sources else await asker.extract(report, judge, usage)
+    snippets = {normalize_url(s.url): s.excerpt for s in evidence}
     groups = group_by_url(pairs)
-    refetched: list[str] = []
+    read: list[str] = []
+    unreadable: list[str] = []
 
     async def one_url(url: str, group: list[Pair]) -> list[JudgedStatement]:
-        kept = await distinct(group, judge, usage)
-        page = pages.get(url, "")
-        if live_page is not None:
-            live = await live_page(group[0].url, " ".join(p.statement for p in kept))
-            if live.strip():
-                page = live
-                refetched.append(url)
-        return await judge_page(kept, page, judge, usage)
+        kept = await asker.distinct(group, judge, usage) if len(group) > 1 else group
+        if whole_page is None:
+            return await judge_page(kept, snippets.get(url, ""), judge, usage, asker=asker)
+        page = await whole_page(group[0].url)
+        (read if page.strip() else unreadable).append(url)
+        return await judge_page(kept, page, judge, usage, UNREADABLE, asker)
 
     judged = await asyncio.gather(*(one_url(url, group) for url, group in groups.items()))
     score = fact_score(len(pairs), [j for page in judged for j in page])
-    return score.model_copy(update={"pages_refetched": len(refetched)})
+    return score.model_copy(
+        update={
+            "mode": "snippets" if whole_page is None else "pages",
+            "pages_read": len(read),
+            "pages_unreadable": len(unreadable),
+        }
+    )

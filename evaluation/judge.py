@@ -1,8 +1,10 @@
-"""The judge: a model on its own OpenAI-compatible endpoint, asked through the research layers.
+"""The judge: a model on its own OpenAI-compatible endpoint, with its own client settings.
 
-Every call goes through `tools.structured.ask` (structured output with re-asks on a reply that
-breaks its contract, retries on server faults, the concurrency limit and usage counting of a
-`RunResources`), sent to the judge's endpoint instead of `OPENAI_BASE_URL`. A reply that never
+Its reply cap, context window, timeout, concurrency and retries are its own (`JudgeConfig`),
+never the research run's. Every call goes through `ask_model` (today `tools.structured.ask`:
+structured output with re-asks on a reply that breaks its contract, retries on server faults,
+the concurrency limit and usage counting of a `RunResources`), sent to the judge's endpoint
+instead of `OPENAI_BASE_URL`, and bounded as a whole by the judge's timeout. A reply that never
 validates raises `JudgeFailed`: the task stays unscored (never zero) and a rerun asks again.
 """
 
@@ -11,35 +13,74 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
 
-import openai
 from langchain_core.messages import BaseMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from domain.budgets import cost_usd
-from settings import Settings
+from settings import ModelPrice, Role, Settings
 from state import Usage
+from tools.context_window import MIN_CONTEXT, context_window
 from tools.models import PLACEHOLDER_KEY, Endpoint, openai_api_key, openai_base_url, using_endpoint
 from tools.run_resources import RunResources
 from tools.secrets import redact
-from tools.structured import StructuredOutputError, ask
+from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask, write_raw
 
 Contract = TypeVar("Contract", bound=BaseModel)
 
 JUDGE_MODEL_VARIABLE = "DEEP_RESEARCH_JUDGE_MODEL"
 JUDGE_BASE_URL_VARIABLE = "DEEP_RESEARCH_JUDGE_BASE_URL"
 JUDGE_API_KEY_VARIABLE = "DEEP_RESEARCH_JUDGE_API_KEY"
-JUDGE_ROLE = "reviewer"  # the judge's calls are counted in its own Usage, under this role
-JUDGE_SETTINGS = (  # what the judge takes over from the research settings
-    "structured_output",
-    "structured_retries",
-    "request_timeout",
-    "model_retries",
-    "max_concurrent_model_calls",
-    "max_context_tokens",
-    "prices",
-)
+JUDGE_ROLE: Role = "reviewer"  # the RACE judge's calls are counted under this role
+FACT_ROLE: Role = "researcher"  # a separate FACT judge's, so each model gets its own price
+
+
+class JudgeConfig(BaseModel):
+    """The judge's own client settings; none of them comes from the research settings.
+
+    The defaults suit a thinking judge (the benchmark's Gemini 2.5 Pro thinks for up to 16 k
+    tokens before it answers): a reply cap far above a research role's, a large context
+    window (lowered to the server's when it tells), a long bound on each question.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    max_tokens: int = Field(32_000, ge=256, le=200_000, description="Reply cap of a judge call.")
+    context_tokens: int = Field(
+        128_000, ge=1_000, le=2_000_000, description="The judge's context window, in tokens."
+    )
+    timeout: float = Field(
+        1_800, gt=0, le=7_200, description="Seconds one judge question may take, retries included."
+    )
+    concurrency: int = Field(4, ge=1, le=64, description="Judge calls in flight at once.")
+    structured_output: Literal["auto", "json_schema", "json_object", "tool_calling", "prompt"] = (
+        "auto"
+    )
+    retries: int = Field(3, ge=0, le=10, description="Retries of a failed judge call.")
+    reasks: int = Field(
+        2, ge=0, le=5, description="Re-asks after a reply that breaks its contract."
+    )
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    role: Role = Field(JUDGE_ROLE, description="The role its calls are counted under.")
+
+    def settings(self) -> Settings:
+        """What the model layer reads for a judge call: the judge's values, else defaults."""
+        return Settings(
+            model=self.model,
+            **{f"{self.role}_max_tokens": self.max_tokens},
+            max_context_tokens=self.context_tokens,
+            model_call_timeout=self.timeout,
+            request_idle_timeout=min(
+                self.timeout, Settings.model_fields["request_idle_timeout"].default
+            ),
+            max_concurrent_model_calls=self.concurrency,
+            structured_output=self.structured_output,
+            model_retries=self.retries,
+            structured_retries=self.reasks,
+            prices=self.prices,
+        )
 
 
 class JudgeFailed(RuntimeError):
@@ -59,48 +100,109 @@ def judge_endpoint(base_url: str | None) -> Endpoint:
     return Endpoint(base_url=url, api_key=own_key or PLACEHOLDER_KEY)
 
 
-def judge_settings(research: Settings, model: str) -> Settings:
-    """The judge's settings: its model, and the research run's fault and context limits."""
-    return Settings(model=model, **{name: getattr(research, name) for name in JUDGE_SETTINGS})
+async def ask_model(
+    contract: type[Contract] | None,
+    messages: list[BaseMessage],
+    endpoint: Endpoint,
+    resources: RunResources,
+    role: Role = JUDGE_ROLE,
+) -> tuple[Contract | str, Usage]:
+    """The judge's one way to a model: a validated contract, or prose when `contract` is None.
+
+    Kept this small so the judge can move to a narrow model client in one place.
+    """
+    with using_endpoint(endpoint):
+        if contract is None:
+            text, spent, _finish = await write_raw(messages, role=role, run=resources)
+            return text, spent
+        return await ask(contract, messages, role=role, run=resources)
 
 
 @dataclass
 class Judge:
-    """Asks the judge model for contracts; counts what each task's judging cost."""
+    """Asks the judge model for contracts or prose; counts what each task's judging cost."""
 
-    settings: Settings
+    config: JudgeConfig
     endpoint: Endpoint
     resources: RunResources = field(init=False)
 
     def __post_init__(self) -> None:
+        settings = self.config.settings()
         self.resources = RunResources(
-            settings=self.settings,
+            settings=settings,
             worker_slots=asyncio.Semaphore(1),
-            model_calls=asyncio.Semaphore(self.settings.max_concurrent_model_calls),
+            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
             searches=asyncio.Semaphore(1),
         )
 
     @property
     def model(self) -> str:
         """The judge model's name."""
-        return self.settings.model
+        return self.config.model
 
-    async def ask(
-        self, contract: type[Contract], messages: list[BaseMessage], usage: list[Usage]
-    ) -> Contract:
-        """A validated `contract` from the judge; its cost is appended to `usage`."""
+    @property
+    def context_tokens(self) -> int:
+        """The judge's context window: what a prompt to it must fit in."""
+        return self.config.context_tokens
+
+    async def _call(
+        self, contract: type[Contract] | None, messages: list[BaseMessage], usage: list[Usage]
+    ) -> Contract | str:
+        """One judge question, bounded by the judge's timeout; its cost appended to `usage`."""
+        what = contract.__name__ if contract else "reply"
         try:
-            with using_endpoint(self.endpoint):
-                value, spent = await ask(contract, messages, role=JUDGE_ROLE, run=self.resources)
+            async with asyncio.timeout(self.config.timeout):
+                value, spent = await ask_model(
+                    contract, messages, self.endpoint, self.resources, self.config.role
+                )
+        except TimeoutError:
+            usage.append(Usage())
+            raise JudgeFailed(
+                f"the judge gave no {what} within --judge-timeout {self.config.timeout:g} s"
+            ) from None
         except StructuredOutputError as error:
             usage.append(error.usage)
-            raise JudgeFailed(f"the judge gave no valid {contract.__name__}: {error}") from None
-        except openai.APIError as error:
+            raise JudgeFailed(f"the judge gave no valid {what}: {error}") from None
+        except MODEL_CALL_ERRORS as error:
             usage.append(getattr(error, "usage", None) or Usage())
             raise JudgeFailed(redact(f"the judge's server failed: {error}")) from None
         usage.append(spent)
         return value
 
-    def cost(self, usage: Usage) -> float | None:
-        """What `usage` of the judge cost, from the price table; None without a price."""
-        return cost_usd(usage, self.settings)
+    async def ask(
+        self, contract: type[Contract], messages: list[BaseMessage], usage: list[Usage]
+    ) -> Contract:
+        """A validated `contract` from the judge; its cost is appended to `usage`."""
+        return await self._call(contract, messages, usage)
+
+    async def write(self, messages: list[BaseMessage], usage: list[Usage]) -> str:
+        """The judge's reply as text (the benchmark's prompts ask for JSON in prose)."""
+        return await self._call(None, messages, usage)
+
+    def cost(self, usage: Usage, fact_model: str | None = None) -> float | None:
+        """What `usage` of the judge (and of a FACT judge on `fact_model`) cost, from the price
+        table; None when a model has no price."""
+        settings = self.resources.settings
+        if fact_model:
+            settings = settings.model_copy(update={f"{FACT_ROLE}_model": fact_model})
+        return cost_usd(usage, settings)
+
+
+async def fitted_to_server(judge: Judge) -> tuple[Judge, int | None]:
+    """The judge with its context window lowered to what its server reports for its model
+    (llama.cpp, Ollama, vLLM, LM Studio tell; never raised), and that window."""
+    endpoint = judge.endpoint
+    window = await context_window(endpoint.base_url, judge.model, endpoint.api_key)
+    if not window or window >= judge.context_tokens:
+        return judge, window
+    lowered = judge.config.model_copy(update={"context_tokens": max(MIN_CONTEXT, window)})
+    return Judge(lowered, endpoint), window
+
+
+def fact_judge(judge: Judge, model: str | None) -> Judge:
+    """The FACT judge: the RACE judge, or the same client settings on another model, its calls
+    counted under their own role (priced as that model)."""
+    if not model or model == judge.model:
+        return judge
+    config = judge.config.model_copy(update={"model": model, "role": FACT_ROLE})
+    return Judge(config, judge.endpoint)

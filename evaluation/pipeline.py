@@ -1,4 +1,4 @@
-"""One eval: research every task, then judge each report as its run ends, stage by stage.
+"""One eval: research every task (or take given articles), then judge each report, stage by stage.
 
 Each stage's result is written to the task's folder before the next starts, so a rerun after a
 crash or a judge failure repeats only what is missing: research resumes from its checkpoint,
@@ -7,15 +7,17 @@ criteria, RACE and FACT results already written are read back.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
+from typing import Any, Protocol
 
 from evaluation.criteria import generate_criteria
-from evaluation.fact import LivePage, check_citations
+from evaluation.fact import OWN, FactAsker, FactMode, WholePage, check_citations
 from evaluation.judge import Judge
 from evaluation.layout import EvalDir, read_record, write_json
 from evaluation.race import score_report
@@ -68,9 +70,9 @@ def what_differs(recorded: object, wanted: object) -> str:
     return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
-def open_manifest(layout: EvalDir, settings: Settings, judge_model: str, tasks_file: Path) -> str:
-    """The folder's eval id; a new folder gets one, a used one must match settings and judge."""
-    wanted = {"settings": settings.model_dump(mode="json"), "judge_model": judge_model}
+def open_manifest(layout: EvalDir, wanted: dict[str, Any], tasks_file: Path) -> str:
+    """The folder's eval id; a new folder gets one, a used one must match what it records
+    (system and settings, judge, criteria, references, scoring mode)."""
     if layout.manifest.exists():
         manifest = json.loads(layout.manifest.read_text(encoding="utf-8"))
         for key, value in wanted.items():
@@ -104,6 +106,32 @@ def claim_tasks(layout: EvalDir, tasks: list[EvalTask]) -> None:
             )
 
 
+class RaceScorer(Protocol):
+    """How a report is scored on its criteria: our prompts (`race.score_report`) or the
+    benchmark's (`bench.BenchScorer`)."""
+
+    async def __call__(
+        self, task: EvalTask, report: str, criteria: TaskCriteria, judge: Judge, usage: list[Usage]
+    ) -> RaceScore: ...
+
+
+@dataclass
+class Judging:
+    """Who judges and how: the RACE judge and scorer, the FACT judge and its page source."""
+
+    judge: Judge
+    fact_judge: Judge
+    fact_mode: FactMode = "pages"
+    scorer: RaceScorer = score_report
+    whole_page: WholePage | None = None  # fact mode pages: the shared, cached page reader
+    fact_asker: Callable[[EvalTask], FactAsker] = lambda task: OWN  # whose FACT prompts
+
+
+def article_run(task: EvalTask, article: str) -> TaskRun:
+    """A given article as if a run had written it: no research, no sources, no evidence."""
+    return TaskRun(task=task, thread_id="", output={"report": article}, evidence=[], seconds=0.0)
+
+
 def _total(usage: list[Usage]) -> Usage:
     """The usage of several calls, added up."""
     return reduce(lambda a, b: a + b, usage, Usage())
@@ -121,11 +149,7 @@ def _write_formats(
 
 
 async def _judge_run(
-    run: TaskRun,
-    layout: EvalDir,
-    judge: Judge,
-    given: list[TaskCriteria],
-    live_page: LivePage | None,
+    run: TaskRun, layout: EvalDir, judging: Judging, given: list[TaskCriteria]
 ) -> TaskResult:
     """Criteria, RACE and FACT for one finished run; each stage written as it ends."""
     task, folder = run.task, layout.task(run.task.id)
@@ -147,6 +171,7 @@ async def _judge_run(
             "cost_usd": output.get("cost_usd"),
         },
     )
+    judge = judging.judge
     spent = read_record(folder / "judge_usage.json", Usage) or Usage()
     usage: list[Usage] = [spent]
     try:
@@ -156,17 +181,29 @@ async def _judge_run(
         write_json(folder / "criteria.json", criteria)
         race = read_record(folder / "race.json", RaceScore)
         if race is None:
-            race = await score_report(task, output.get("report") or "", criteria, judge, usage)
+            race = await judging.scorer(task, output.get("report") or "", criteria, judge, usage)
             write_json(folder / "race.json", race)
         fact = read_record(folder / "fact.json", FactScore)
+        if fact is None and judging.fact_mode == "none":
+            fact = FactScore(
+                pairs=0,
+                unique_pairs=0,
+                supported=0,
+                unsupported=0,
+                unknown=0,
+                citation_accuracy=None,
+                effective_citations=0,
+                mode="none",
+            )
         if fact is None:
             fact = await check_citations(
                 output.get("report") or "",
                 output.get("sources") or [],
                 run.evidence,
-                judge,
+                judging.fact_judge,
                 usage,
-                live_page,
+                judging.whole_page if judging.fact_mode == "pages" else None,
+                judging.fact_asker(task),
             )
             write_json(folder / "fact.json", fact)
     finally:
@@ -184,7 +221,9 @@ async def _judge_run(
         research_cost_usd=output.get("cost_usd"),
         research_seconds=seconds,
         judge_usage=judge_usage,
-        judge_cost_usd=judge.cost(judge_usage),
+        judge_cost_usd=judge.cost(
+            judge_usage, None if judging.fact_judge is judge else judging.fact_judge.model
+        ),
     )
 
 
@@ -192,17 +231,20 @@ async def evaluate(
     tasks: list[EvalTask],
     *,
     settings: Settings,
-    judge: Judge,
+    judging: Judging,
     layout: EvalDir,
     eval_id: str,
     checkpoint_db: str,
     concurrency: int,
     given_criteria: list[TaskCriteria],
     note: Callable[[str], None],
-    refetch: bool = False,
+    articles: dict[str, str] | None = None,
     formats: tuple[Format, ...] = ("md",),
 ) -> Outcome:
-    """Run and score every task not yet done, then write the summary of all that are."""
+    """Run and score every task not yet done, then write the summary of all that are.
+
+    With `articles` (task id -> report), nothing is researched: the given reports are scored.
+    """
     outcome = Outcome()
     claim_tasks(layout, tasks)
     pending = []
@@ -213,8 +255,7 @@ async def evaluate(
             pending.append(task)
 
     async def finished(run: TaskRun) -> None:
-        live_page = PageFetcher(settings).text if refetch else None  # guarded, per-task budget
-        result = await _judge_run(run, layout, judge, given_criteria, live_page)
+        result = await _judge_run(run, layout, judging, given_criteria)
         folder = layout.task(run.task.id)
         _write_formats(run, settings, folder, formats)
         write_json(folder / "result.json", result)
@@ -236,16 +277,53 @@ async def evaluate(
         (folder / "error.txt").write_text(message + "\n", encoding="utf-8")
         note(f"task {task.id}: failed: {message}")
 
-    await run_tasks(
-        pending,
-        settings=settings,
-        checkpoint_db=checkpoint_db,
-        thread_id=lambda task: f"eval-{eval_id}-{task.id}",
-        concurrency=concurrency,
-        finished=finished,
-        failed=failed,
-    )
+    if articles is not None:
+        await judge_articles(pending, articles, concurrency, finished, failed)
+    else:
+        await run_tasks(
+            pending,
+            settings=settings,
+            checkpoint_db=checkpoint_db,
+            thread_id=lambda task: f"eval-{eval_id}-{task.id}",
+            concurrency=concurrency,
+            finished=finished,
+            failed=failed,
+        )
     results = [read_record(path, TaskResult) for path in layout.result_files()]
     wanted = {str(t.id) for t in tasks}
-    write_summary(layout, [r for r in results if r and str(r.id) in wanted], len(tasks))
+    scored = [r for r in results if r and str(r.id) in wanted]
+    write_summary(layout, scored, len(tasks), judging.fact_mode)
     return outcome
+
+
+async def judge_articles(
+    tasks: list[EvalTask],
+    articles: dict[str, str],
+    concurrency: int,
+    finished: Callable[[TaskRun], Any],
+    failed: Callable[[EvalTask, Exception], None],
+) -> None:
+    """Score given articles, `concurrency` tasks at a time; one failure does not stop the rest."""
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(task: EvalTask) -> None:
+        async with slots:
+            try:
+                await finished(article_run(task, articles[str(task.id)]))
+            except Exception as error:  # one task's failure is recorded; the set goes on
+                failed(task, error)
+
+    await asyncio.gather(*(one(task) for task in tasks))
+
+
+def page_reader(settings: Settings) -> WholePage:
+    """The guarded page reader FACT uses for a whole eval: each URL read once, for every task."""
+    reader = PageFetcher(
+        Settings(
+            max_page_fetches=1_000,
+            page_max_bytes=settings.page_max_bytes,
+            page_timeout=settings.page_timeout,
+            fetch_private_addresses=settings.fetch_private_addresses,
+        )
+    )
+    return reader.whole

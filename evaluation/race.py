@@ -10,11 +10,12 @@ one, the 0-10 averages and total are the scores.
 from __future__ import annotations
 
 from domain.markup import rewrite_markers, sources_sections
+from evaluation import prompts
+from evaluation.contracts import DIMENSIONS, Criterion, CriterionScore, CriterionScores, Dimension
 from evaluation.judge import Judge
 from evaluation.records import RaceScore, ScoredCriterion, TaskCriteria
 from evaluation.tasks import EvalTask
-from nodes import prompts
-from state import DIMENSIONS, Criterion, CriterionScore, CriterionScores, Dimension, Usage
+from state import Usage
 
 
 def clean_article(report: str) -> str:
@@ -120,7 +121,7 @@ async def score_report(
         criteria_block(criteria),
         clean_article(report),
         reference,
-        judge.settings.max_context_tokens,
+        judge.context_tokens,
     )
     contract = CriterionScores.for_criteria(len(numbered_criteria(criteria)), reference is not None)
     reply = await judge.ask(contract, messages, usage)

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from state import DIMENSIONS, Criterion, Dimension, FactResult, Usage
+from evaluation.contracts import DIMENSIONS, Criterion, Dimension, FactResult
+from state import Usage
 
 RaceMode = Literal["relative", "absolute"]
 
@@ -82,7 +83,9 @@ class FactScore(BaseModel):
     citation_accuracy: float | None  # supported / (supported + unsupported)
     effective_citations: int  # supported pairs
     judged: list[JudgedStatement] = Field(default_factory=list)
-    pages_refetched: int = 0  # with --refetch: pages judged from their live text
+    mode: str = "snippets"  # pages: full pages read again; snippets: the run's kept text
+    pages_read: int = 0  # fact mode pages: URLs whose full page was read and judged
+    pages_unreadable: int = 0  # fact mode pages: URLs that could not be read (not judged)
 
 
 class TaskResult(BaseModel):

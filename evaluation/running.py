@@ -1,26 +1,20 @@
-"""Research runs for a task set: bounded concurrency, resumable, one stable thread per task.
+"""Research runs for a task set, through the same resumable thread runner as `batch`.
 
-A task whose thread finished is read back, one that was interrupted resumes from its last
-checkpoint, and a new one starts; so the same `eval` command run again after a crash pays only
-for what was not finished. This is the one place that runs research for `eval`: when the
-`batch` command's machinery lands, it replaces this module behind `run_tasks`.
+Every task is one checkpointed thread with a stable id (`graph.many_threads`): a finished one is
+read back, an interrupted one resumes from its last checkpoint, a new one starts.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from domain.sources import SourceRegistry
 from evaluation.tasks import EvalTask
-from graph import build_graph
-from graph.threads import advance, thread_config
+from graph.many_threads import ThreadEnd, ThreadJob, run_threads
 from settings import Settings
 from state import SourceEvidence, output_of
-from tools.checkpoints import open_checkpointer
 
 
 @dataclass
@@ -34,24 +28,14 @@ class TaskRun:
     seconds: float  # wall time of this attempt (0 when the run had finished before)
 
 
-async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settings) -> TaskRun:
-    """Run, resume or read back the task's thread, to its end."""
-    config = thread_config(thread_id)
-    snapshot = await graph.aget_state(config)
-    started = time.monotonic()
-    unfinished = not snapshot.values or bool(snapshot.next)
-    if unfinished:
-        graph_input = None if snapshot.values else {"question": task.prompt, "settings": settings}
-        snapshot = await advance(graph, thread_id, graph_input)
-    if snapshot.next:
-        raise RuntimeError(f"the run stopped before its end, at {list(snapshot.next)}")
-    values = snapshot.values
+def task_run(job: ThreadJob[EvalTask], end: ThreadEnd) -> TaskRun:
+    """A task's run from its thread's final state."""
     return TaskRun(
-        task=task,
-        thread_id=thread_id,
-        output=output_of(values),
-        evidence=SourceRegistry(values.get("worker_results") or []).sources,
-        seconds=time.monotonic() - started if unfinished else 0.0,
+        task=job.item,
+        thread_id=job.thread_id,
+        output=output_of(end.values),
+        evidence=SourceRegistry(end.values.get("worker_results") or []).sources,
+        seconds=end.seconds,
     )
 
 
@@ -69,15 +53,14 @@ async def run_tasks(
 
     A task whose research or `finished` raises is reported to `failed` and the others go on.
     """
-    slots = asyncio.Semaphore(concurrency)
-    async with open_checkpointer(checkpoint_db) as saver:
-        graph = build_graph(checkpointer=saver)
+    jobs = [ThreadJob(task, thread_id(task), task.prompt, settings) for task in tasks]
 
-        async def one(task: EvalTask) -> None:
-            async with slots:
-                try:
-                    await finished(await _research(graph, task, thread_id(task), settings))
-                except Exception as error:  # one task's failure is recorded; the set goes on
-                    failed(task, error)
+    async def ended(job: ThreadJob[EvalTask], end: ThreadEnd) -> None:
+        await finished(task_run(job, end))
 
-        await asyncio.gather(*(one(task) for task in tasks))
+    def broke(job: ThreadJob[EvalTask], error: Exception, _seconds: float) -> None:
+        failed(job.item, error)
+
+    await run_threads(
+        jobs, checkpoint_db=checkpoint_db, concurrency=concurrency, finished=ended, failed=broke
+    )

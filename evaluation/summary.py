@@ -11,11 +11,17 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from evaluation.contracts import DIMENSIONS
 from evaluation.layout import EvalDir, write_json
 from evaluation.records import TaskResult
-from state import DIMENSIONS
 
 ALL = "all"
+FACT_MODES = {
+    "pages": "Citations judged against the full pages, read again (guarded) per URL.",
+    "snippets": "Citations judged against the snippets the run kept (--fact-mode snippets: the "
+    "cheap mode; the run's own citation check already filtered these, so it is near circular).",
+    "none": "Citations not checked (--fact-mode none).",
+}
 
 
 def spread(values: list[float]) -> dict[str, Any]:
@@ -65,12 +71,27 @@ def _group(results: list[TaskResult]) -> dict[str, Any]:
     }
 
 
-def summarize(results: list[TaskResult], expected: int) -> dict[str, Any]:
-    """The summary.json content: every task together, then by language."""
+NOT_COMPARABLE = (
+    "RACE is not comparable: {n} of {total} tasks had an article cut to fit the judge's context "
+    "window ({ids}); raise --judge-context-tokens (and use a judge that has it)"
+)
+
+
+def summarize(results: list[TaskResult], expected: int, fact_mode: str = "pages") -> dict[str, Any]:
+    """The summary.json content: every task together, then by language; clipping counted."""
     languages = sorted({r.language for r in results})
     groups = {ALL: _group(results)}
     groups.update({lang: _group([r for r in results if r.language == lang]) for lang in languages})
-    return {"tasks_scored": len(results), "tasks_expected": expected, "groups": groups}
+    clipped = [str(r.id) for r in results if r.race.clipped]
+    return {
+        "tasks_scored": len(results),
+        "tasks_expected": expected,
+        "clipped_tasks": len(clipped),
+        "clipped_ids": clipped,
+        "race_comparable": not clipped,
+        "fact_mode": fact_mode,
+        "groups": groups,
+    }
 
 
 def _cell(figure: dict[str, Any] | None, digits: int = 3) -> str:
@@ -85,6 +106,14 @@ def markdown(summary: dict[str, Any]) -> str:
     """The summary as Markdown tables: quality per mode, then citations and cost."""
     groups = summary["groups"]
     lines = [f"Tasks scored: {summary['tasks_scored']} of {summary['tasks_expected']}", ""]
+    clipped = summary.get("clipped_tasks", 0)
+    lines += [f"Clipped tasks (an article cut to fit the judge's context): {clipped}", ""]
+    if clipped:
+        ids = ", ".join(summary["clipped_ids"])
+        lines += [
+            "**" + NOT_COMPARABLE.format(n=clipped, total=summary["tasks_scored"], ids=ids) + "**",
+            "",
+        ]
     titles = {
         "relative": "Quality relative to the reference (0-1; 0.5 = as good as the reference)",
         "absolute": "Quality without a reference (0-10)",
@@ -106,6 +135,8 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += [
         "### Citations and cost",
         "",
+        FACT_MODES.get(summary.get("fact_mode", "pages"), ""),
+        "",
         "| group | tasks | citation accuracy | effective citations | research cost $ "
         "| research s |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -120,9 +151,11 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_summary(layout: EvalDir, results: list[TaskResult], expected: int) -> dict[str, Any]:
+def write_summary(
+    layout: EvalDir, results: list[TaskResult], expected: int, fact_mode: str = "pages"
+) -> dict[str, Any]:
     """Write summary.json and summary.md; returns the summary."""
-    summary = summarize(results, expected)
+    summary = summarize(results, expected, fact_mode)
     write_json(layout.summary_json, summary)
     layout.summary_md.write_text(markdown(summary), encoding="utf-8")
     return summary

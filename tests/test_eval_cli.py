@@ -48,6 +48,8 @@ def run_eval(judge_server, out: Path, *extra: str) -> int:
             "judge-model",
             "--judge-base-url",
             f"{judge_server.url}/v1",
+            "--fact-mode",
+            "snippets",
             *extra,
         ]
     )
@@ -179,7 +181,8 @@ def test_compare_prints_a_paired_table(chat_server, search_server, judge_server,
     out = capsys.readouterr().out
     assert "| 1 | en | relative | 0.399 | 0.399 | +0.000 |" in out
     assert "| 2 | en | absolute | 3.190 | 3.190 | +0.000 |" in out
-    assert "| overall | 2 | +0.000 | 0.000 | 0 | 0 |" in out
+    assert "| overall (relative) | 0-1 | 1 | +0.000 | – | 0 | 0 |" in out
+    assert "| overall (absolute) | 0-10 | 1 | +0.000 | – | 0 | 0 |" in out
     assert "Unpaired (scored in one folder only, or in different modes): 3" in out
 
 
@@ -276,7 +279,7 @@ def test_an_eval_folder_refuses_another_task_under_a_known_id(
     changed = folder.parent / "changed.jsonl"
     changed.write_text(json.dumps({"id": 1, "prompt": "Something else entirely"}) + "\n")
     argv = ["eval", str(changed), "--out-dir", str(folder), "--max-iterations", "1"]
-    argv += ["--min-iterations", "1", "--judge-model", "judge-model"]
+    argv += ["--min-iterations", "1", "--judge-model", "judge-model", "--fact-mode", "snippets"]
     calls = len(chat_server.requests)
     assert main(argv) == 2
     assert "task 1 in" in capsys.readouterr().err and len(chat_server.requests) == calls

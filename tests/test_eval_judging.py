@@ -8,7 +8,7 @@ import pytest
 from conftest import SECRET_JUDGE_KEY
 
 from evaluation.fact import check_citations
-from evaluation.judge import Judge, JudgeFailed, judge_endpoint
+from evaluation.judge import Judge, JudgeConfig, JudgeFailed, judge_endpoint
 from evaluation.race import score_report
 from evaluation.records import TaskCriteria
 from evaluation.tasks import EvalTask
@@ -40,7 +40,7 @@ PAGES = {
 
 def judge_for(server) -> Judge:
     endpoint = judge_endpoint(f"{server.url}/v1")
-    return Judge(Settings(model="judge-model", structured_output="json_schema"), endpoint)
+    return Judge(JudgeConfig(model="judge-model", structured_output="json_schema"), endpoint)
 
 
 def sources():
@@ -127,8 +127,8 @@ def test_a_judge_reply_that_misses_a_criterion_is_asked_again_not_scored_zero(ju
 
 def test_a_judge_that_never_answers_validly_fails_the_task_instead_of_scoring_it(judge_server):
     judge_server.reply_wrapper = lambda text, call: "no JSON here"
-    settings = Settings(model="judge-model", structured_output="prompt", structured_retries=1)
-    judge = Judge(settings, judge_endpoint(f"{judge_server.url}/v1"))
+    config = JudgeConfig(model="judge-model", structured_output="prompt", reasks=1)
+    judge = Judge(config, judge_endpoint(f"{judge_server.url}/v1"))
     usage: list[Usage] = []
     listed, evidence = sources()
 
@@ -156,30 +156,64 @@ def test_judge_endpoint_keys(monkeypatch):
     assert judge_endpoint(None).base_url == "http://env-judge/v1"
 
 
-def test_refetch_judges_against_the_live_page_through_the_guarded_reader(judge_server, page_server):
-    """--refetch: the page's live text where it can be read; a private address only if allowed."""
-    from tools.search.pages import PageFetcher
+def test_fact_reads_whole_pages_once_per_url_and_never_judges_an_unreadable_one(
+    judge_server, page_server
+):
+    """Fact mode pages: the full page (past PAGE_CHARS), read once for every task through the
+    guarded reader; a page that cannot be read is unknown, even though the run kept a snippet."""
+    from evaluation.fact import UNREADABLE
+    from evaluation.pipeline import page_reader
+    from tools.search.pages import PAGE_CHARS
 
-    live_url = f"{page_server.url}/zstd-article"  # its live text: "compresses the logs 11.2x"
+    live_url, long_url = f"{page_server.url}/zstd-article", f"{page_server.url}/long"
     report = "- zstd level 19 compresses logs 11.2x [1].\n- Alpha rose 5% in 2020 [2].\n"
-    listed = [Source(id=1, url=live_url), Source(id=2, url="https://one.example/a")]
-    evidence = [  # what the run retrieved: nothing for the first page
+    report += "- Omega is 77 [3].\n"
+    listed = [
+        Source(id=1, url=live_url),
+        Source(id=2, url="https://one.example/a"),
+        Source(id=3, url=long_url),
+    ]
+    evidence = [  # what the run kept: nothing for the first page, the right text for the second
         SourceEvidence(id=1, url=live_url, excerpt=""),
         SourceEvidence(id=2, url="https://one.example/a", excerpt=PAGES[1]),
+        SourceEvidence(id=3, url=long_url, excerpt=""),
     ]
 
-    def check(allow_private: bool):
-        reader = PageFetcher(Settings(fetch_private_addresses=allow_private, page_timeout=5))
-        return asyncio.run(
-            check_citations(report, listed, evidence, judge_for(judge_server), [], reader.text)
-        )
+    def check(allow_private: bool, tasks: int = 1):
+        whole_page = page_reader(Settings(fetch_private_addresses=allow_private, page_timeout=5))
+        judge = judge_for(judge_server)
 
-    allowed = check(allow_private=True)  # the stand-in site is on loopback
-    assert {j.url: j.result for j in allowed.judged} == {
-        live_url: "supported",  # judged from the live page, not unknown
-        "https://one.example/a": "supported",  # unreadable now (no network): what was retrieved
-    }
-    assert allowed.pages_refetched == 1 and page_server.served == ["/zstd-article"]
-    refused = check(allow_private=False)  # the guard refuses loopback: the retrieved text, none
-    assert {j.url: j.result for j in refused.judged}[live_url] == "unknown"
-    assert refused.pages_refetched == 0 and page_server.served == ["/zstd-article"]
+        async def go():
+            return [
+                await check_citations(report, listed, evidence, judge, [], whole_page)
+                for _ in range(tasks)
+            ]
+
+        return asyncio.run(go())
+
+    first, second = check(allow_private=True, tasks=2)  # the stand-in site is on loopback
+    for score in (first, second):
+        assert {j.url: j.result for j in score.judged} == {
+            live_url: "supported",  # judged from the page read now
+            long_url: "supported",  # its fact sits past the old 4,000-character cut
+            "https://one.example/a": "unknown",  # unreadable (no network): not the snippet
+        }
+        unreadable = next(j for j in score.judged if j.url == "https://one.example/a")
+        assert unreadable.reason == UNREADABLE
+        assert score.mode == "pages" and score.pages_read == 2 and score.pages_unreadable == 1
+    assert sorted(page_server.served) == ["/long", "/zstd-article"]  # once, for both tasks
+    page = page_server.url + "/long"
+    from tools.search.pages import PageFetcher
+
+    whole = asyncio.run(PageFetcher(Settings(fetch_private_addresses=True)).whole(page))
+    assert len(whole) > PAGE_CHARS and whole.rstrip().endswith("Omega is 77.")
+    (refused,) = check(allow_private=False)  # the guard refuses loopback: unread, unknown
+    assert {j.result for j in refused.judged} == {"unknown"} and refused.pages_read == 0
+
+
+def test_snippet_mode_judges_what_the_run_kept(judge_server):
+    listed, evidence = sources()
+    score = asyncio.run(
+        check_citations("- Beta is 7 [2].\n", listed, evidence, judge_for(judge_server), [])
+    )
+    assert score.mode == "snippets" and [j.result for j in score.judged] == ["supported"]

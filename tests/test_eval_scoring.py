@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluation.compare import Comparison
-from evaluation.criteria import combine_weights
-from evaluation.race import clean_article, criteria_block, race_score
-from evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
-from evaluation.summary import summarize
-from state import (
+from evaluation.contracts import (
     CriterionScore,
     CriterionScores,
     DimensionCriteria,
@@ -17,6 +13,10 @@ from state import (
     DistinctStatements,
     FactJudgments,
 )
+from evaluation.criteria import combine_weights
+from evaluation.race import clean_article, criteria_block, race_score
+from evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
+from evaluation.summary import summarize
 
 WEIGHTS = {
     "comprehensiveness": 0.4,
@@ -273,8 +273,45 @@ def test_paired_difference_per_task():
     ]
     paired = Comparison(rows, []).paired()
     assert Comparison(rows, []).differences("overall") == pytest.approx([0.1, -0.05])
-    assert paired["overall"]["mean"] == pytest.approx(0.025)
-    assert paired["overall"]["sd"] == pytest.approx(0.1060660, abs=1e-6)  # stdev of .1, -.05
-    assert paired["overall"]["b_better"] == 1 and paired["overall"]["a_better"] == 1
+    overall = paired["relative"]["overall"]
+    assert overall["mean"] == pytest.approx(0.025)
+    assert overall["sd"] == pytest.approx(0.1060660, abs=1e-6)  # stdev of .1, -.05
+    assert overall["b_better"] == 1 and overall["a_better"] == 1
     # citation accuracy: 1/2 -> 1 (+.5) and 3/4 -> 1/2 (-.25)
     assert paired["citation_accuracy"]["mean"] == pytest.approx(0.125)
+
+
+def test_compare_keeps_relative_and_absolute_differences_apart():
+    """+0.05 on a relative task and +3.0 on an absolute one are two rows, never one 1.525."""
+    from evaluation.compare import _figures, markdown
+
+    a = [result(1, "en", 0.40, 1, 1), result(2, "en", 5.0, 1, 1, "absolute")]
+    b = [result(1, "en", 0.45, 1, 1), result(2, "en", 8.0, 1, 1, "absolute")]
+    rows = [
+        (str(x.id), x.language, x.race.mode, _figures(x), _figures(y))
+        for x, y in zip(a, b, strict=True)
+    ]
+    comparison = Comparison(rows, [])
+    paired = comparison.paired()
+    assert paired["relative"]["overall"]["mean"] == pytest.approx(0.05)
+    assert paired["absolute"]["overall"]["mean"] == pytest.approx(3.0)
+    assert "overall" not in paired  # no pooled row
+    table = markdown(comparison, "a", "b")
+    assert "| overall (relative) | 0-1 | 1 | +0.050 |" in table
+    assert "| overall (absolute) | 0-10 | 1 | +3.000 |" in table
+    assert "1.525" not in table
+
+
+def test_compare_names_what_two_folders_disagree_on():
+    from evaluation.compare import mismatches
+
+    base = {"judge": {"model": "j"}, "criteria": "c", "references": None, "mode": {"fact": "pages"}}
+    assert mismatches(base, dict(base)) == []
+    other = {**base, "judge": {"model": "k"}, "mode": {"fact": "snippets"}}
+    found = mismatches(base, other)
+    assert [line.split(":")[0] for line in found] == ["judge", "mode"]
+    # the same criteria file under another name is the same criteria; other content is not
+    named = {**base, "criteria": {"file": "a.jsonl", "sha256": "1" * 64}}
+    assert mismatches(named, {**named, "criteria": {"file": "b.jsonl", "sha256": "1" * 64}}) == []
+    changed = {**named, "criteria": {"file": "a.jsonl", "sha256": "2" * 64}}
+    assert [line.split(":")[0] for line in mismatches(named, changed)] == ["criteria"]

@@ -2,7 +2,8 @@
 
 Paths: `/<anything>` an HTML article (nav, script and the text), `/paper.pdf` a two-page PDF,
 `/redirect?to=URL` a 302 to URL, `/big` more HTML than any size cap, `/slow` an answer after
-`slow_seconds`, `/missing` a 404, `/gzip` a page compressed unasked, `/binary` an image.
+`slow_seconds`, `/missing` a 404, `/gzip` a page compressed unasked, `/binary` an image,
+`/long` an article whose last paragraph (past 6,000 characters) says "Omega is 77".
 `served` lists the paths actually answered.
 """
 
@@ -45,6 +46,13 @@ class PageServer(StandIn):
         if route == "/big":
             filler = "<p>" + "lorem ipsum " * 1000 + "</p>"
             return Reply(200, raw=("<html><body>" + filler * 500 + "</body></html>").encode())
+        if route == "/long":
+            filler = "".join(
+                f"<p>Paragraph {n} on nothing in particular, words words.</p>" for n in range(150)
+            )
+            return Reply(
+                200, raw=f"<html><body>{filler}<p>Finally, Omega is 77.</p></body></html>".encode()
+            )
         if route == "/slow":
             time.sleep(self.slow_seconds)
         if route == "/missing":

@@ -110,12 +110,22 @@ class PageFetcher:
 
     async def text(self, url: str, query: str) -> str:
         """The page's best passages for the query; empty when refused, unreadable or over budget."""
+        return best_passages(await self.passages(url), query)
+
+    async def whole(self, url: str) -> str:
+        """The page's whole text, every passage in page order (no `PAGE_CHARS` cut); empty
+        when refused, unreadable or over budget."""
+        return "\n\n".join(await self.passages(url))
+
+    async def passages(self, url: str) -> list[str]:
+        """The page's passages, fetched once per URL; none when refused, unreadable or over
+        budget."""
         if url not in self._pages:
             if self.sent >= self._settings.max_page_fetches:
-                return ""
+                return []
             self.sent += 1
             self._pages[url] = asyncio.ensure_future(self._read(url))
-        return best_passages(await asyncio.shield(self._pages[url]), query)
+        return await asyncio.shield(self._pages[url])
 
     async def _read(self, url: str) -> list[str]:
         """Fetch and split, turning every failure into no passages (and a log line)."""

@@ -1,0 +1,93 @@
+"""Many checkpointed threads in one process, N at a time, each resumable (`batch` and `eval`).
+
+A thread that finished in an earlier attempt is read back, one that was interrupted resumes from
+its last checkpoint, a new one starts; so the same command run again after a crash or `kill -9`
+pays only for what was not finished. One thread's failure is handed to `failed` and the others
+go on. All threads share the process's endpoint limits; each keeps its own budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from graph import build_graph
+from graph.threads import advance, thread_config
+from settings import Settings
+from tools.checkpoints import open_checkpointer
+
+Item = TypeVar("Item")
+
+
+@dataclass(frozen=True)
+class ThreadJob(Generic[Item]):
+    """One thread to drive to its end: the caller's item, its thread id, question and settings."""
+
+    item: Item
+    thread_id: str
+    question: str
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class ThreadEnd:
+    """A thread at its end: its final state values, and whether this attempt ran it."""
+
+    values: dict[str, Any]
+    ran: bool  # False: it had finished in an earlier attempt and was read back
+    seconds: float  # wall time of this attempt (0 when read back)
+
+
+async def drive(
+    graph: Any,
+    job: ThreadJob,
+    started: Callable[[ThreadJob, bool], None],
+    on_event: Callable[[ThreadJob, dict[str, Any]], None],
+) -> ThreadEnd:
+    """Read back, resume or start one thread, to its end; raises if it stops before."""
+    snapshot = await graph.aget_state(thread_config(job.thread_id))
+    if snapshot.values and not snapshot.next:
+        return ThreadEnd(snapshot.values, ran=False, seconds=0.0)
+    resumed = bool(snapshot.values)
+    started(job, resumed)
+    began = time.monotonic()
+    step_input = None if resumed else {"question": job.question, "settings": job.settings}
+    snapshot = await advance(graph, job.thread_id, step_input, lambda e: on_event(job, e))
+    if snapshot.next:
+        raise RuntimeError(f"the run stopped before its end, at {list(snapshot.next)}")
+    return ThreadEnd(snapshot.values, ran=True, seconds=time.monotonic() - began)
+
+
+async def run_threads(
+    jobs: list[ThreadJob[Item]],
+    *,
+    checkpoint_db: str,
+    concurrency: int,
+    finished: Callable[[ThreadJob[Item], ThreadEnd], Awaitable[None]],
+    failed: Callable[[ThreadJob[Item], Exception, float], Awaitable[None] | None],
+    started: Callable[[ThreadJob[Item], bool], None] = lambda job, resumed: None,
+    on_event: Callable[[ThreadJob[Item], dict[str, Any]], None] = lambda job, event: None,
+) -> None:
+    """Drive every job's thread to its end, `concurrency` at a time.
+
+    `finished` gets each thread as it ends; a thread whose run (or whose `finished`) raises is
+    handed to `failed` with the seconds it took, and the others go on.
+    """
+    slots = asyncio.Semaphore(concurrency)
+    async with open_checkpointer(checkpoint_db) as saver:
+        graph = build_graph(checkpointer=saver)
+
+        async def one(job: ThreadJob[Item]) -> None:
+            async with slots:
+                began = time.monotonic()
+                try:
+                    await finished(job, await drive(graph, job, started, on_event))
+                except Exception as error:  # this thread failed; the others go on
+                    outcome = failed(job, error, time.monotonic() - began)
+                    if outcome is not None:
+                        await outcome
+
+        await asyncio.gather(*(one(job) for job in jobs))
