@@ -8,7 +8,7 @@ The same Pydantic models are the structured-output schemas the models must fill.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, ClassVar, Literal, NotRequired
 
 from pydantic import BaseModel, Field, model_validator
 from typing_extensions import TypedDict
