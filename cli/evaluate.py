@@ -304,15 +304,15 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
             )
         settings = settings_or_explain(settings_values)
         _formats(args)
+        layout = EvalDir(args.out_dir)
+        if args.articles is None:  # research runs go into the store: it must open
+            check_store(args.checkpoint_db or str(layout.checkpoints))  # before any task is paid
         model = _judge_model(args, settings, progress.note)
         config = _judge_config(args, model, settings)
         plan = Plan(args, settings, model)
         if plan.articles is None:  # research runs: their server, search and corpus must work
             check_credentials(settings)
             check_corpus(settings, progress)
-        layout = EvalDir(args.out_dir)
-        if plan.articles is None:
-            check_store(args.checkpoint_db or str(layout.checkpoints))  # before any task is paid
         eval_id = open_manifest(layout, plan.record, plan.source)
         claim_tasks(layout, plan.tasks)  # another task under a known id: refused before any call
         progress.note(

@@ -310,9 +310,13 @@ def test_an_eval_folder_started_with_other_settings_names_the_one_that_differs(t
 
     layout = EvalDir(tmp_path / "out")
     tasks = tmp_path / "tasks.jsonl"
-    open_manifest(layout, Settings(model="m", max_workers=2), "judge", tasks)
+
+    def record(workers: int) -> dict:
+        return {"settings": Settings(model="m", max_workers=workers).model_dump(mode="json")}
+
+    open_manifest(layout, record(2), tasks)
     with pytest.raises(ManifestMismatch) as refused:
-        open_manifest(layout, Settings(model="m", max_workers=3), "judge", tasks)
+        open_manifest(layout, record(3), tasks)
     message = str(refused.value)
     assert message == (
         f"{layout.root} was started with other settings: max_workers (2 then, 3 now); "

@@ -19,19 +19,22 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
 from domain.degenerate import field_problem, prose_problem
+from evaluation import prompts as judge_prompts
+from evaluation.contracts import (
+    DIMENSIONS,
+    CriterionScores,
+    DimensionCriteria,
+    DimensionWeights,
+    DistinctStatements,
+    FactJudgments,
+)
 from nodes import prompts
 from nodes.planning import shape_plan
 from nodes.worker_steps import report_findings
 from nodes.writing import refine_report, synthesize
 from settings import Settings
 from state import (
-    DIMENSIONS,
     Budget,
-    CriterionScores,
-    DimensionCriteria,
-    DimensionWeights,
-    DistinctStatements,
-    FactJudgments,
     GapAnalysis,
     GapCheck,
     PairVerdicts,
@@ -103,7 +106,7 @@ def valid_replies() -> list[tuple[type[BaseModel], dict, list]]:
     review = prompts.quality(QUESTION, "# Report\n\nzstd decodes fast [1].", 1, 8000, language="en")
     gaps = prompts.gaps(QUESTION, "# Report", None, [QUESTION], 3, 8000, language="en")
     pairs = prompts.verify_pairs([prompts.pair_block(1, "zstd decodes fast", SOURCES[0], 500)])
-    judge = prompts.judge_criteria(QUESTION, "insight")
+    judge = judge_prompts.judge_criteria(QUESTION, "insight")
     cases: list[tuple[type[BaseModel], dict, list]] = []
     complexities = values(SubTask.model_fields["complexity"].annotation)
     for query_type, complexity in itertools.product(
