@@ -22,12 +22,13 @@ from graph.threads import advance, thread_config
 from settings import Settings
 from state import output_of
 from tools.checkpoints import StoreMissing, open_checkpointer
+from tools.events import ProgressEvent
 
 
 class Progress(Protocol):
     """Where progress events and notes go."""
 
-    def event(self, event: dict[str, Any]) -> None: ...
+    def event(self, event: ProgressEvent) -> None: ...
     def note(self, text: str) -> None: ...
     def paused(self) -> AbstractContextManager[None]: ...
 

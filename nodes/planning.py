@@ -15,7 +15,7 @@ from nodes import prompts
 from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
-from tools.events import emit
+from tools.events import ContextWindowFound, PlanMade, PlannedSubtask, emit
 from tools.run_resources import for_step, release_run
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
@@ -98,10 +98,10 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings) -> TaskPlan:
 def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> None:
     """The plan on the progress stream: route, subtasks, and whether it was a fallback or edited."""
     subtasks = [
-        {"id": t.id, "description": t.description, "complexity": t.complexity}
+        PlannedSubtask(id=t.id, description=t.description, complexity=t.complexity)
         for t in plan.subtasks
     ]
-    emit("plan", query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited)
+    emit(PlanMade(query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited))
 
 
 async def decompose(state: ResearchState) -> dict:
@@ -114,7 +114,7 @@ async def decompose(state: ResearchState) -> dict:
     run_id = state.get("run_id") or uuid.uuid4().hex
     settings, window = await fitted_to_server(settings)
     if window:
-        emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
+        emit(ContextWindowFound(tokens=window, max_context_tokens=settings.max_context_tokens))
     run = for_step({**state, "run_id": run_id, "settings": settings})
     fallback = ""
     try:

@@ -176,14 +176,17 @@ def test_a_bad_setting_on_a_line_exits_2_before_any_call(chat_server, search_ser
 
 def test_a_batch_row_follows_its_runs_events():
     from cli.batch_progress import BatchRow
+    from tools.events import GapsAnalyzed, PlanMade, QualityScored, ReportWritten, WorkerDone
 
     row = BatchRow(3, "Compare zstd and xz")
-    row.apply({"event": "plan", "subtasks": [{"id": 1}, {"id": 2}], "query_type": "x"})
-    row.apply({"event": "worker", "phase": "done", "round": 1})
+    subtasks = [{"id": n, "description": "d", "complexity": "simple"} for n in (1, 2)]
+    row.apply(PlanMade(subtasks=subtasks, query_type="breadth_first"))
+    budget = dict(queries_used=1, max_queries=3, cycles_used=1, max_cycles=1, description="d")
+    row.apply(WorkerDone(round=1, subtask_id=1, status="ok", findings=1, sources=1, **budget))
     assert (row.state, row.round, row.workers_done, row.workers) == ("researching", 1, 1, 2)
-    row.apply({"event": "report", "round": 1, "chars": 10})
-    row.apply({"event": "quality", "round": 1, "score": 72})
-    row.apply({"event": "gaps", "round": 1, "gaps": ["g"], "tasks": ["t"]})
+    row.apply(ReportWritten(round=1, chars=10))
+    row.apply(QualityScored(round=1, score=72, issues=[]))
+    row.apply(GapsAnalyzed(round=1, gaps=["g"], tasks=["t"]))
     assert (row.state, row.round, row.workers, row.score) == ("researching", 2, 1, 72)
     assert row.text().startswith("[3] Compare zstd and xz: researching, round 2, workers 0/1")
 

@@ -40,7 +40,7 @@ from state import Usage
 from tools import capabilities, context_window
 from tools.capabilities import METHODS
 from tools.durable_calls import durable, fingerprint
-from tools.events import emit
+from tools.events import CallRetried, MethodSettled, PromptShrunk, emit
 from tools.models import chat_base_url, chat_model
 from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
@@ -158,7 +158,7 @@ async def send(
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
-                emit("shrunk", role=role)
+                emit(PromptShrunk(role=role))
                 continue
             if not _is_transient(error) or attempt >= settings.model_retries:
                 raise
@@ -166,7 +166,7 @@ async def send(
             stats.retries += 1
             if getattr(error, "chunks_received", 0):
                 stats.retries_after_output += 1
-            emit("retry", role=role, attempt=attempt, error=type(error).__name__)
+            emit(CallRetried(role=role, attempt=attempt, error=type(error).__name__))
             await asyncio.sleep(_retry_delay(error, attempt))
             continue
         stats.calls += 1
@@ -270,7 +270,7 @@ def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
     model = settings.model_for(role)
     settled, _ = capabilities.settle(chat_base_url(), model, METHODS[index + 1])
     why = " ".join(redact(why).split())[:200]
-    emit("structured_output", model=model, method=settled, refused=method, why=why)
+    emit(MethodSettled(model=model, method=settled, refused=method, why=why))
     return True
 
 
@@ -281,7 +281,7 @@ def _settle_on_success(role: Role, run: RunResources, method: str) -> None:
     model = run.settings.model_for(role)
     settled, changed = capabilities.settle(chat_base_url(), model, method)
     if changed:
-        emit("structured_output", model=model, method=settled, refused="", why="")
+        emit(MethodSettled(model=model, method=settled))
 
 
 def settled_methods(run: RunResources) -> dict[str, str]:
