@@ -116,7 +116,7 @@ def _judge_settings(args: argparse.Namespace, settings: Settings, model: str) ->
     changes = {
         "structured_output": args.judge_structured_output,
         "max_concurrent_model_calls": args.judge_concurrency,
-        "request_timeout": args.judge_timeout,
+        "search_timeout": args.judge_timeout,
     }
     given = {name: value for name, value in changes.items() if value is not None}
     return settings_or_explain({**judge_settings(settings, model).model_dump(), **given})

@@ -34,7 +34,7 @@ JUDGE_ROLE = "reviewer"  # the judge's calls are counted in its own Usage, under
 JUDGE_SETTINGS = (  # what the judge takes over from the research settings
     "structured_output",
     "structured_retries",
-    "request_timeout",
+    "search_timeout",
     "model_retries",
     "max_concurrent_model_calls",
     "max_context_tokens",

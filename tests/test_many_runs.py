@@ -44,7 +44,7 @@ async def run_all(asked: list[str], settings: dict) -> tuple[list[dict], int]:
 def test_24_concurrent_runs_keep_their_search_budgets_and_the_endpoint_limit(
     chat_server, search_server, monkeypatch
 ):
-    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "8")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "8")
     chat_server.brain.subtasks = 4  # 8 first-round queries per run: more than its budget of 6
     chat_server.latency = search_server.latency = 0.01
     asked = questions(24)
@@ -290,9 +290,35 @@ def test_retry_after_is_read_as_the_openai_sdk_reads_it(headers, seconds):
 def test_a_bad_limit_in_the_environment_names_the_variable(monkeypatch):
     from tools.endpoint_limits import BadLimit, Limits
 
-    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "lots")
-    with pytest.raises(BadLimit, match="DEEP_RESEARCH_MODEL_RPM='lots'"):
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "lots")
+    with pytest.raises(BadLimit, match="DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE='lots'"):
         Limits.for_models()
-    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "600")
-    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "4")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "600")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "4")
     assert Limits.for_models() == Limits(4, 600.0, None)
+
+
+def test_process_wide_limits_have_names_no_setting_can_take_and_old_names_still_work(
+    monkeypatch,
+):
+    """`DEEP_RESEARCH_<SETTING>` sets one run; `DEEP_RESEARCH_ENDPOINT_<LIMIT>` the process."""
+    from settings import Settings
+    from tools.endpoint_limits import PREFIX, VARIABLES, Limits
+
+    assert not [name for name in Settings.model_fields if name.startswith("endpoint_")]
+    assert all(name.startswith(PREFIX) for name, _ in VARIABLES.values())
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "3")
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_TPM", "9000")
+    monkeypatch.setenv("DEEP_RESEARCH_SEARCH_RPM", "60")
+    with pytest.warns(FutureWarning) as warned:
+        assert Limits.for_models() == Limits(3, None, 9000.0)
+        assert Limits.for_search() == Limits(32, 60.0)
+    assert [str(w.message).split(": set ")[0] for w in warned] == [
+        "DEEP_RESEARCH_MAX_MODEL_CONCURRENCY",
+        "DEEP_RESEARCH_MODEL_TPM",
+        "DEEP_RESEARCH_SEARCH_RPM",
+    ]
+    assert "set DEEP_RESEARCH_ENDPOINT_MODEL_TOKENS_PER_MINUTE" in str(warned[1].message)
+    monkeypatch.delenv("DEEP_RESEARCH_MODEL_TPM")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "5")  # the new wins
+    assert Limits.for_models().max_in_flight == 5
