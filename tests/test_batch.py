@@ -8,10 +8,10 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 from cli.batch_file import read_batch, thread_id_for
@@ -79,10 +79,14 @@ def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_fl
 
     chat_server.fault = freeze_after_25_answers
     command = batch_command(questions, out, db)
+    threads = [thread_id_for(questions, n, q) for n, q in zip(range(2, 7), QUESTIONS, strict=True)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert frozen.wait(90), "the batch never got 25 model calls in"
-        time.sleep(1.0)  # every answered call has been processed and its step saved
+        wait_until(  # every answered call is saved (a task result) before the kill
+            lambda: saved_writes(db, TASK_RESULT, threads) >= len(answered),
+            f"the {len(answered)} answered model calls saved",
+        )
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         before = [r for r in chat_server.chat_requests if r["status"] == 200]

@@ -9,6 +9,7 @@ import asyncio
 from collections import Counter
 
 import pytest
+from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 from graph import build_graph
@@ -210,7 +211,6 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     import subprocess
     import sys
     import threading
-    import time
     from pathlib import Path
 
     from cli.runner import execute
@@ -236,10 +236,12 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     )
     try:
         assert held.wait(60), "the third worker never searched"
-        deadline = time.monotonic() + 30
-        while _saved_worker_results(db) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)  # the two finished workers' results are saved as pending writes
-        time.sleep(0.5)  # and every answered search's step with them; only the held one is open
+        # Every worker but the held one finishes and is saved: the two that searched, and the
+        # fourth, which finds the run's search budget taken (the held search counts) and stops.
+        wait_until(
+            lambda: saved_writes(db, "worker_results", ["t"], latest_only=True) >= 3,
+            "three workers' results saved",
+        )
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
     finally:
