@@ -40,10 +40,11 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(autouse=True)
-def own_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+def own_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
     """Each test gets its own data folder (capability memory, indexes, default checkpoints):
-    no test reads or writes the developer's, nor another test's when tests run in parallel."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    no test reads or writes the developer's, nor another test's when tests run in parallel. It
+    sits outside the test's `tmp_path`, which a test may use as a corpus (never written to)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
 @pytest.fixture(autouse=True)

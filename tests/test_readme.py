@@ -130,7 +130,7 @@ def test_the_readme_python_runs_as_pasted(
     assert "## Sources" in printed
     assert ("unknown" in printed) is not reviewer_answers
     if reviewer_answers:
-        assert "plan:" in printed and "stopped: max_iterations" in printed
+        assert "plan:" in printed and "done after 1 rounds: max_iterations" in printed
 
 
 def test_the_durable_run_in_the_docs_runs_as_pasted(
