@@ -115,3 +115,23 @@ def test_the_validators_say_what_they_check():
         Settings(max_cost_usd=1)
     with pytest.raises(ValueError, match="needs corpus_dir"):
         Settings(search_backend="local")
+
+
+def test_config_shows_the_limits_every_run_of_the_process_shares(tmp_path, monkeypatch):
+    from cli.config_view import config_lines
+
+    for name in ("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "DEEP_RESEARCH_MODEL_TPM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "600")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_SEARCHES", "4")
+    lines = config_lines(resolve_settings(parsed(), {}, tmp_path), str(tmp_path / "c.sqlite"))
+    shown = {line.split()[0]: line.split()[1:] for line in lines if line.startswith("DEEP_")}
+    assert shown["DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE"] == [
+        "600",
+        "$DEEP_RESEARCH_MODEL_RPM",
+        "(its",
+        "old",
+        "name)",
+    ]
+    assert shown["DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_SEARCHES"] == ["4", "environment"]
+    assert shown["DEEP_RESEARCH_ENDPOINT_MODEL_TOKENS_PER_MINUTE"] == ["no", "limit", "default"]
