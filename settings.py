@@ -8,6 +8,7 @@ into state, because LangGraph does not persist `context=`: a resumed run finds i
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Literal, get_args
 
@@ -31,6 +32,14 @@ PROVIDER_VARIABLES = {
     "searxng": "SEARXNG_URL",
 }
 """The variable that makes a web provider usable, in the order a default is chosen."""
+RENAMED_SETTINGS: dict[str, str] = {"request_timeout": "search_timeout"}
+"""Old setting names that still work (with a warning naming the new one), and their new names."""
+
+
+def renamed(old: str, where: str | None = None) -> str:
+    """The warning for a setting given under its old name (`where`: how the user wrote it)."""
+    new = RENAMED_SETTINGS[old]
+    return f"{where or old}: write {new}, the setting's new name ({old} still works)"
 
 
 def _default_model() -> str:
@@ -132,8 +141,11 @@ class Settings(BaseModel):
     structured_retries: int = Field(
         2, ge=0, le=5, description="Re-asks after a reply that breaks its contract."
     )
-    request_timeout: float = Field(
-        120, gt=0, le=3600, description="Seconds per search call (model calls stream: below)."
+    search_timeout: float = Field(
+        120,
+        gt=0,
+        le=3600,
+        description="Seconds one search may take (model calls stream: request_idle_timeout).",
     )
     model_call_timeout: float = Field(
         1800,
@@ -211,6 +223,21 @@ class Settings(BaseModel):
             values = {**values, "search_backend": "local"}  # a folder given is a folder searched
         return values
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, values: object) -> object:
+        """A setting given under its old name works, with a warning that names the new one."""
+        if not isinstance(values, dict) or not values.keys() & RENAMED_SETTINGS.keys():
+            return values
+        values = dict(values)
+        for old, new in RENAMED_SETTINGS.items():
+            if old in values:
+                if new in values:
+                    raise ValueError(f"{old} is the old name of {new}: give {new} only")
+                warnings.warn(renamed(old), FutureWarning, stacklevel=2)
+                values[new] = values.pop(old)
+        return values
+
     @model_validator(mode="after")
     def _iterations_in_order(self) -> Settings:
         """Adapt the round limit the caller did not give to the one they did; refuse a clash."""
@@ -225,13 +252,21 @@ class Settings(BaseModel):
                 f"min_iterations ({self.min_iterations}) is above "
                 f"max_iterations ({self.max_iterations})"
             )
-        unpriced = sorted(
-            {self.model_for(role) for role in ROLES} - set(self.prices)
-            if self.max_cost_usd is not None
-            else set()
-        )
+        return self
+
+    @model_validator(mode="after")
+    def _every_model_priced_for_a_cost_budget(self) -> Settings:
+        """A dollar budget needs a price for every model the run uses, else its cost is unknown."""
+        if self.max_cost_usd is None:
+            return self
+        unpriced = sorted({self.model_for(role) for role in ROLES} - set(self.prices))
         if unpriced:
             raise ValueError(f"max_cost_usd needs prices for every model used: {unpriced}")
+        return self
+
+    @model_validator(mode="after")
+    def _corpus_for_local_search(self) -> Settings:
+        """Local and hybrid search read a folder: it must be named."""
         if self.search_backend in ("local", "hybrid") and not self.corpus_dir:
             raise ValueError(f"search_backend {self.search_backend!r} needs corpus_dir")
         if self.corpus_dir and self.search_backend not in ("local", "hybrid"):

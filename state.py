@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, ClassVar, Literal, NotRequired
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
 from settings import Complexity, Settings
@@ -28,6 +28,16 @@ StopReason = Literal[
     "plan_rejected",
     "gaps_failed",
 ]
+"""Why a research run ended (the stop rules' names, and the other ways out)."""
+WorkerStopReason = Literal[
+    "budget_spent",  # the subtask's queries or cycles are used up
+    "search_failed",  # nothing came back and searches failed
+    "run_budget_spent",  # the run's budget is spent (its siblings spent it)
+    "model_error",  # the decide step's model call failed
+    "no_gaps",  # the model found nothing missing
+    "no_new_queries",  # every query worth sending was sent
+]
+"""Why a worker stopped searching."""
 
 
 SCORE_SPREAD = 30  # how far an overall score may sit from the mean of its dimensions
@@ -159,9 +169,15 @@ class WorkerResult(BaseModel):
     confidence: float | None = 0.0  # None: the researcher gave no valid one
     queries_used: int = 0
     cycles_used: int = 0
-    termination_reason: str = ""
+    termination_reason: WorkerStopReason | None = None
     sources: list[SourceEvidence] = Field(default_factory=list)
     error: str = ""
+
+    @field_validator("termination_reason", mode="before")
+    @classmethod
+    def _none_for_empty(cls, value: object) -> object:
+        """Results checkpointed before the reason was typed wrote no reason as ""."""
+        return value or None
 
 
 # ---------------------------------------------------------------- review
@@ -400,4 +416,4 @@ class WorkerState(WorkerInput, WorkerOutput, total=False):
     hits: list[SearchHit]
     gaps: list[str]
     search_errors: list[str]
-    termination_reason: str
+    termination_reason: WorkerStopReason

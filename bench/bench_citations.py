@@ -116,7 +116,7 @@ def main() -> None:
     )
     settings = Settings(
         model_retries=0,
-        request_timeout=args.timeout,
+        search_timeout=args.timeout,
         max_context_tokens=8000,
         structured_output=args.structured_output,
     )

@@ -185,10 +185,10 @@ def one_row(n: int, args: argparse.Namespace) -> dict:
         env = {
             **os.environ,
             **stand_in_env(urls),
-            "DEEP_RESEARCH_MAX_MODEL_CONCURRENCY": str(args.max_model_concurrency),
+            "DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS": str(args.max_model_concurrency),
         }
         if args.model_rpm:
-            env["DEEP_RESEARCH_MODEL_RPM"] = str(args.model_rpm)
+            env["DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE"] = str(args.model_rpm)
         child = subprocess.run(
             [sys.executable, __file__, "--one", str(n)],
             env=env,
@@ -214,7 +214,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--search-latency", type=float, default=0.1, help="seconds per search")
     parser.add_argument("--max-model-concurrency", type=int, default=16)
-    parser.add_argument("--model-rpm", type=float, default=0, help="DEEP_RESEARCH_MODEL_RPM")
+    parser.add_argument(
+        "--model-rpm", type=float, default=0, help="DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE"
+    )
     parser.add_argument(
         "--server-rps", type=float, default=0, help="the model stand-in's limit (0: none)"
     )
@@ -227,8 +229,8 @@ def main() -> None:
         return
     print(
         f"model latency {args.latency} s, search {args.search_latency} s, "
-        f"DEEP_RESEARCH_MAX_MODEL_CONCURRENCY={args.max_model_concurrency}, "
-        f"DEEP_RESEARCH_MODEL_RPM={args.model_rpm or 'unset'}, "
+        f"DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS={args.max_model_concurrency}, "
+        f"DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE={args.model_rpm or 'unset'}, "
         f"server limit {args.server_rps or 'none'} requests/s, "
         f"max_search_calls {SEARCH_BUDGET} per run"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich import box
 from rich.console import Console
@@ -18,6 +18,15 @@ from rich.table import Table
 
 from cli.live import shorten
 from cli.summary import score_text
+from tools.events import (
+    CitationsChecked,
+    GapsAnalyzed,
+    PlanMade,
+    ProgressEvent,
+    QualityScored,
+    ReportWritten,
+    WorkerDone,
+)
 
 QUESTION_WIDTH = 48
 STATE_STYLES = {"done": "green", "skipped": "green", "failed": "red", "queued": "dim"}
@@ -38,26 +47,26 @@ class BatchRow:
     seconds: float | None = None
     note: str = ""
 
-    def apply(self, event: dict[str, Any]) -> None:
+    def apply(self, event: ProgressEvent) -> None:
         """Move the row on by one of the run's progress events."""
-        kind = event.get("event")
-        if kind == "plan":
-            self.state, self.round = "researching", 1
-            self.workers, self.workers_done = len(event["subtasks"]), 0
-        elif kind == "worker" and event["phase"] == "done":
-            if event["round"] != self.round:
-                self.round, self.workers, self.workers_done = event["round"], 0, 0
-            self.workers_done += 1
-            self.workers = max(self.workers, self.workers_done)
-        elif kind == "report":
-            self.state = "reviewing"
-        elif kind == "quality":
-            self.score = event["score"]
-        elif kind == "gaps":
-            self.state, self.round = "researching", self.round + 1
-            self.workers, self.workers_done = len(event["tasks"]), 0
-        elif kind == "citations":
-            self.state = "checking citations"
+        match event:
+            case PlanMade():
+                self.state, self.round = "researching", 1
+                self.workers, self.workers_done = len(event.subtasks), 0
+            case WorkerDone():
+                if event.round != self.round:
+                    self.round, self.workers, self.workers_done = event.round, 0, 0
+                self.workers_done += 1
+                self.workers = max(self.workers, self.workers_done)
+            case ReportWritten():
+                self.state = "reviewing"
+            case QualityScored():
+                self.score = event.score
+            case GapsAnalyzed():
+                self.state, self.round = "researching", self.round + 1
+                self.workers, self.workers_done = len(event.tasks), 0
+            case CitationsChecked():
+                self.state = "checking citations"
 
     def text(self) -> str:
         """The row as one plain line."""
@@ -87,7 +96,7 @@ class BatchProgress:
         row.state, row.started = ("resuming" if resumed else "planning"), time.monotonic()
         self._changed(row)
 
-    def event(self, line: int, event: dict[str, Any]) -> None:
+    def event(self, line: int, event: ProgressEvent) -> None:
         row = self.rows[line]
         before = (row.state, row.round)
         row.apply(event)

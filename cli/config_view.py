@@ -46,9 +46,26 @@ def _environment(target: str) -> list[tuple[str, str, str]]:
     for name in ENDPOINT_VARIABLES:
         if os.environ.get(name):
             rows.append((name, mask_url_passwords(os.environ[name]), "environment"))
+    rows += _process_limits()
     for name in SECRET_VARIABLES:
         rows.append((name, "set (hidden)" if os.environ.get(name) else "not set", "environment"))
     return [(name, redact(value), origin) for name, value, origin in rows]
+
+
+def _process_limits() -> list[tuple[str, str, str]]:
+    """(variable, value, where from) for each limit every run of the process shares."""
+    from tools.endpoint_limits import DEFAULT_CONCURRENCY, VARIABLES
+
+    rows = []
+    for name, old in VARIABLES.values():
+        default = str(DEFAULT_CONCURRENCY) if "CONCURRENT" in name else "no limit"
+        if os.environ.get(name, "").strip():
+            rows.append((name, os.environ[name].strip(), "environment"))
+        elif os.environ.get(old, "").strip():
+            rows.append((name, os.environ[old].strip(), f"${old} (its old name)"))
+        else:
+            rows.append((name, default, "default"))
+    return rows
 
 
 def _settings_rows(resolved: ResolvedSettings) -> list[tuple[str, str, str]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -19,6 +18,23 @@ from rich.text import Text
 
 from cli.progress import citation_counts, partial_reply_line
 from cli.summary import RunSummary, counted, render_summary, rounds_text, score_text
+from tools.events import (
+    CallRetried,
+    CitationsChecked,
+    GapsAnalyzed,
+    MethodSettled,
+    PlanMade,
+    ProgressEvent,
+    QualityScored,
+    ReplyDegenerate,
+    ReplyPartlyKept,
+    ReportWritten,
+    RunDone,
+    SourceFailed,
+    Streaming,
+    WorkerDone,
+    WorkerSearched,
+)
 
 DESCRIPTION_WIDTH = 40
 ERROR_WIDTH = 30
@@ -67,8 +83,8 @@ class ProgressModel:
     query_type: str = ""
     subtasks: list[tuple[int, str]] = field(default_factory=list)
     edited: bool = False
-    fallback: str = ""
     dropped: str = ""  # what of an edited plan could not be kept
+    fallback: str = ""
     workers: dict[tuple[int, int], WorkerRow] = field(default_factory=dict)
     rounds: dict[int, RoundLine] = field(default_factory=dict)
     stop_reason: str | None = None
@@ -79,74 +95,55 @@ class ProgressModel:
     streaming: str = ""  # the long call in progress: "writer: 812 tokens, 41 s"
     model_notes: list[str] = field(default_factory=list)  # retries, re-asks, shrunk prompts
 
-    def apply(self, event: dict[str, Any]) -> None:
-        """Fold one event into the model; kinds it does not know are ignored."""
-        handler = getattr(self, f"_on_{event.get('event')}", None)
-        if callable(handler):
-            handler(event)
+    def apply(self, event: ProgressEvent) -> None:
+        """Fold one event into the model; kinds the view does not show are ignored."""
+        match event:
+            case PlanMade():
+                self.query_type = event.query_type
+                self.subtasks = [(t.id, t.description) for t in event.subtasks]
+                self.edited, self.fallback = event.edited, event.fallback
+                self.dropped = event.dropped
+            case WorkerSearched() | WorkerDone():
+                self._worker(event)
+            case ReportWritten():
+                self.round(event.round).report_chars = event.chars
+            case QualityScored():
+                line = self.round(event.round)
+                line.scored, line.score = True, event.score
+            case GapsAnalyzed():
+                line = self.round(event.round)
+                line.gap_tasks, line.gap_error = list(event.tasks), event.error
+            case CitationsChecked():
+                self.citations = "Citations: " + citation_counts(event)
+            case MethodSettled():
+                self.methods[event.model] = event.method
+            case Streaming():
+                running = f"{event.role}: {event.chunks:,} tokens, {event.seconds:.0f} s"
+                self.streaming = "" if event.done else running
+            case CallRetried():
+                self.model_notes.append(f"{event.role} call retried ({event.error})")
+            case ReplyDegenerate():
+                self.model_notes.append(f"{event.role} reply unusable: {event.problem}")
+            case ReplyPartlyKept():
+                self.model_notes.append(partial_reply_line(event))
+            case SourceFailed():
+                self.model_notes.append(f"source failed, going on without it: {event.source}")
+            case RunDone():
+                self.stop_reason = event.stop_reason
+                self.total_rounds, self.cited_sources = event.rounds, event.sources
 
     def round(self, number: int) -> RoundLine:
         """The line for a round, made on its first event."""
         return self.rounds.setdefault(number, RoundLine(number))
 
-    def _on_plan(self, event: dict[str, Any]) -> None:
-        self.query_type = event.get("query_type", "")
-        self.subtasks = [(t["id"], t["description"]) for t in event.get("subtasks", [])]
-        self.edited = bool(event.get("edited"))
-        fallback = event.get("fallback")
-        self.fallback = fallback if isinstance(fallback, str) else ""
-        self.dropped = str(event.get("dropped") or "")
-
-    def _on_worker(self, event: dict[str, Any]) -> None:
-        key = (event["round"], event["subtask_id"])
-        row = self.workers.setdefault(key, WorkerRow(*key, event.get("description", "")))
-        for name in ("queries_used", "max_queries", "cycles_used", "max_cycles"):
-            setattr(row, name, event.get(name, getattr(row, name)))
-        if event.get("phase") == "done":
-            row.status = event.get("status", "ok")
-            row.findings, row.sources = event.get("findings"), event.get("sources")
-            row.error = event.get("error") or ""
-
-    def _on_report(self, event: dict[str, Any]) -> None:
-        self.round(event["round"]).report_chars = event.get("chars")
-
-    def _on_quality(self, event: dict[str, Any]) -> None:
-        line = self.round(event["round"])
-        line.scored, line.score = True, event.get("score")
-
-    def _on_gaps(self, event: dict[str, Any]) -> None:
-        line = self.round(event["round"])
-        line.gap_tasks, line.gap_error = list(event.get("tasks", [])), event.get("error") or ""
-
-    def _on_citations(self, event: dict[str, Any]) -> None:
-        self.citations = "Citations: " + citation_counts(event)
-
-    def _on_structured_output(self, event: dict[str, Any]) -> None:
-        self.methods[event["model"]] = event["method"]
-
-    def _on_streaming(self, event: dict[str, Any]) -> None:
-        done = event.get("done")
-        self.streaming = (
-            ""
-            if done
-            else (f"{event['role']}: {event['chunks']:,} tokens, {event['seconds']:.0f} s")
-        )
-
-    def _on_retry(self, event: dict[str, Any]) -> None:
-        self.model_notes.append(f"{event['role']} call retried ({event['error']})")
-
-    def _on_degenerate(self, event: dict[str, Any]) -> None:
-        self.model_notes.append(f"{event['role']} reply unusable: {event['problem']}")
-
-    def _on_source_failed(self, event: dict[str, Any]) -> None:
-        self.model_notes.append(f"source failed, going on without it: {event['source']}")
-
-    def _on_partial_reply(self, event: dict[str, Any]) -> None:
-        self.model_notes.append(partial_reply_line(event))
-
-    def _on_done(self, event: dict[str, Any]) -> None:
-        self.stop_reason = event.get("stop_reason")
-        self.total_rounds, self.cited_sources = event.get("rounds"), event.get("sources")
+    def _worker(self, event: WorkerSearched | WorkerDone) -> None:
+        key = (event.round, event.subtask_id)
+        row = self.workers.setdefault(key, WorkerRow(*key, event.description))
+        row.queries_used, row.max_queries = event.queries_used, event.max_queries
+        row.cycles_used, row.max_cycles = event.cycles_used, event.max_cycles
+        if isinstance(event, WorkerDone):
+            row.status, row.findings, row.sources = event.status, event.findings, event.sources
+            row.error = event.error
 
 
 def render_plan(model: ProgressModel) -> RenderableType:
@@ -268,7 +265,7 @@ class LiveProgress:
             self.live = self._new_live()
             self.live.start(refresh=True)
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: ProgressEvent) -> None:
         """Fold the event into the view and redraw it."""
         self.model.apply(event)
         self.live.refresh()

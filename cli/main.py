@@ -13,6 +13,7 @@ import shlex
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +84,12 @@ class RedactingFormatter(logging.Formatter):
 
 
 def _log_to_stderr_redacted() -> None:
-    """Warnings from any library go to stderr with their secrets masked."""
+    """Warnings from any library go to stderr with their secrets masked; a Python warning (an
+    old setting name, say) is one line, not a source location."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
 
 
 def _error(text: str) -> None:

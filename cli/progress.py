@@ -1,85 +1,111 @@
-"""Progress as plain lines on stderr, one per event (for pipes, CI and logs)."""
+"""Progress as plain lines on stderr, one per event (for pipes, CI and logs): `describe`."""
 
 from __future__ import annotations
 
 import sys
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, TextIO
+from typing import TextIO
 
 from cli.summary import RunSummary, counted, rounds_text, score_text, summary_lines
 from settings import GUARD_NOTE
+from tools.events import (
+    CallRetried,
+    CitationsChecked,
+    ContextWindowFound,
+    GapsAnalyzed,
+    GuardKept,
+    GuardLowered,
+    MethodSettled,
+    PlanMade,
+    ProgressEvent,
+    PromptShrunk,
+    QualityScored,
+    ReplyDegenerate,
+    ReplyPartlyKept,
+    ReportWritten,
+    RunDone,
+    SourceFailed,
+    Streaming,
+    WorkerDone,
+    WorkerSearched,
+)
 
 
-def describe(event: dict[str, Any]) -> str | None:
+def describe(event: ProgressEvent) -> str | None:
     """One line for one progress event; None for events not worth a line."""
-    kind = event.get("event")
-    if kind == "plan":
-        note = f" (fallback plan: {event['fallback']})" if event.get("fallback") else ""
-        note += " (edited)" if event.get("edited") else ""
-        note += f" ({event['dropped']})" if event.get("dropped") else ""
-        tasks = "; ".join(f"{t['id']}. {t['description']}" for t in event["subtasks"])
-        subtasks = counted(len(event["subtasks"]), "subtask")
-        return f"plan: {event['query_type']}, {subtasks}{note}: {tasks}"
-    if kind == "worker":
-        head = f"worker {event['subtask_id']} (round {event['round']})"
-        budget = (
-            f"queries {event['queries_used']}/{event['max_queries']}, "
-            f"cycles {event['cycles_used']}/{event['max_cycles']}"
-        )
-        if event["phase"] == "done":
-            error = f" — {event['error']}" if event.get("error") else ""
+    match event:
+        case PlanMade():
+            note = f" (fallback plan: {event.fallback})" if event.fallback else ""
+            note += " (edited)" if event.edited else ""
+            note += f" ({event.dropped})" if event.dropped else ""
+            tasks = "; ".join(f"{t.id}. {t.description}" for t in event.subtasks)
+            subtasks = counted(len(event.subtasks), "subtask")
+            return f"plan: {event.query_type}, {subtasks}{note}: {tasks}"
+        case WorkerSearched():
+            return f"{_worker(event)} searching: {_budget(event)}"
+        case WorkerDone():
+            error = f" — {event.error}" if event.error else ""
             return (
-                f"{head} {event['status']}: {counted(event['findings'], 'finding')}, "
-                f"{counted(event['sources'], 'source')}, {budget}{error}"
+                f"{_worker(event)} {event.status}: {counted(event.findings, 'finding')}, "
+                f"{counted(event.sources, 'source')}, {_budget(event)}{error}"
             )
-        return f"{head} searching: {budget}"
-    if kind == "report":
-        return f"round {event['round']}: report written ({event['chars']} characters)"
-    if kind == "quality":
-        score = score_text(event["score"])
-        return f"round {event['round']}: quality {score}"
-    if kind == "gaps":
-        tasks = "; ".join(event["tasks"]) or "nothing more to research"
-        return f"round {event['round']}: gap analysis: {tasks}"
-    if kind == "citations":
-        return "citations: " + citation_counts(event)
-    if kind == "structured_output":
-        refused = f" ({event['refused']} refused: {event['why']})" if event.get("refused") else ""
-        return f"structured output for {event['model']}: {event['method']}{refused}"
-    if kind == "streaming" and (event.get("done") or int(event["seconds"]) % 30 < 2):
-        state = "done" if event.get("done") else "streaming"
-        return f"{event['role']} call {state}: {event['chunks']} tokens, {event['seconds']:.0f} s"
-    if kind == "retry":
-        return f"{event['role']} call retried ({event['attempt']}): {event['error']}"
-    if kind == "degenerate":
-        then = "marked as such" if event.get("final") else "asked again"
-        return f"{event['role']} reply unusable ({event['problem']}); {then}"
-    if kind == "partial_reply":
-        return partial_reply_line(event)
-    if kind == "shrunk":
-        return f"{event['role']} prompt was too long for the server; sent again shorter"
-    if kind == "context_window":
-        return (
-            f"server context window: {event['tokens']:,} tokens "
-            f"(max_context_tokens {event['max_context_tokens']:,})"
-        )
-    if kind == "guard_lowered":
-        return GUARD_NOTE
-    if kind == "guard_kept":
-        return f"{event['setting']} from the caller ignored: only the server's environment sets it"
-    if kind == "source_failed":
-        return f"source failed, the run goes on without it: {event['source']}: {event['error']}"
-    if kind == "done":
-        return f"done after {rounds_text(event['rounds'])}: {event['stop_reason']}"
+        case ReportWritten():
+            return f"round {event.round}: report written ({event.chars} characters)"
+        case QualityScored():
+            return f"round {event.round}: quality {score_text(event.score)}"
+        case GapsAnalyzed():
+            tasks = "; ".join(event.tasks) or "nothing more to research"
+            return f"round {event.round}: gap analysis: {tasks}"
+        case CitationsChecked():
+            return "citations: " + citation_counts(event)
+        case MethodSettled():
+            refused = f" ({event.refused} refused: {event.why})" if event.refused else ""
+            return f"structured output for {event.model}: {event.method}{refused}"
+        case Streaming() if event.done or int(event.seconds) % 30 < 2:
+            state = "done" if event.done else "streaming"
+            return f"{event.role} call {state}: {event.chunks} tokens, {event.seconds:.0f} s"
+        case CallRetried():
+            return f"{event.role} call retried ({event.attempt}): {event.error}"
+        case ReplyDegenerate():
+            then = "marked as such" if event.final else "asked again"
+            return f"{event.role} reply unusable ({event.problem}); {then}"
+        case ReplyPartlyKept():
+            return partial_reply_line(event)
+        case GuardLowered():
+            return GUARD_NOTE
+        case GuardKept():
+            return f"{event.setting} from the caller ignored: only the server's environment sets it"
+        case SourceFailed():
+            return f"source failed, the run goes on without it: {event.source}: {event.error}"
+        case PromptShrunk():
+            return f"{event.role} prompt was too long for the server; sent again shorter"
+        case ContextWindowFound():
+            return (
+                f"server context window: {event.tokens:,} tokens "
+                f"(max_context_tokens {event.max_context_tokens:,})"
+            )
+        case RunDone():
+            return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"
     return None
 
 
-def partial_reply_line(event: dict[str, Any]) -> str:
+def partial_reply_line(event: ReplyPartlyKept) -> str:
     """A reply kept without the non-essential fields that stayed invalid after a re-ask."""
-    dropped = ", ".join(event["dropped"])
+    dropped = ", ".join(event.dropped)
     return (
-        f"{event['role']} reply kept without {dropped}, still invalid after a re-ask "
-        f"({event['problem']}); {dropped} left unset, not clamped"
+        f"{event.role} reply kept without {dropped}, still invalid after a re-ask "
+        f"({event.problem}); {dropped} left unset, not clamped"
+    )
+
+
+def _worker(event: WorkerSearched | WorkerDone) -> str:
+    return f"worker {event.subtask_id} (round {event.round})"
+
+
+def _budget(event: WorkerSearched | WorkerDone) -> str:
+    return (
+        f"queries {event.queries_used}/{event.max_queries}, "
+        f"cycles {event.cycles_used}/{event.max_cycles}"
     )
 
 
@@ -94,18 +120,17 @@ def _settled(methods: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-def citation_counts(event: dict[str, Any]) -> str:
+def citation_counts(event: CitationsChecked) -> str:
     """The citation check in one line: what settled the pairs, the verdicts, the repairs."""
-    precision = event.get("precision")
-    share = "-" if precision is None else f"{precision:.0%}"
+    share = "-" if event.precision is None else f"{event.precision:.0%}"
     line = (
-        f"{event.get('checked', 0)} checked ({_settled(event.get('by_method') or {})}), "
-        f"{event.get('supported', 0)} supported ({share}), {event.get('removed', 0)} removed, "
-        f"{event.get('rewritten', 0)} rewritten, {event.get('marked', 0)} marked"
+        f"{event.checked} checked ({_settled(event.by_method)}), "
+        f"{event.supported} supported ({share}), {event.removed} removed, "
+        f"{event.rewritten} rewritten, {event.marked} marked"
     )
-    rewrites = event.get("rewrites_by_method") or {}
-    if sum(rewrites.values()):
-        line += f"; {sum(rewrites.values())} rewrites checked ({_settled(rewrites)})"
+    rewrites = sum(event.rewrites_by_method.values())
+    if rewrites:
+        line += f"; {rewrites} rewrites checked ({_settled(event.rewrites_by_method)})"
     return line
 
 
@@ -115,7 +140,7 @@ class PlainProgress:
     def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.stream, self.quiet = stream, quiet
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: ProgressEvent) -> None:
         line = describe(event)
         if line:
             self.note(line)

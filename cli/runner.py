@@ -22,13 +22,14 @@ from graph import build_graph
 from graph.threads import advance, thread_config
 from state import output_of
 from tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
+from tools.events import ProgressEvent
 from tools.secrets import mask_url_passwords
 
 
 class Progress(Protocol):
     """Where progress events and notes go."""
 
-    def event(self, event: dict[str, Any]) -> None: ...
+    def event(self, event: ProgressEvent) -> None: ...
     def note(self, text: str) -> None: ...
     def paused(self) -> AbstractContextManager[None]: ...
 

@@ -17,6 +17,7 @@ import re
 import tomllib
 import types
 import typing
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from cli.bad_input import BadInput
-from settings import LOWERS_A_GUARD, Settings
+from settings import LOWERS_A_GUARD, RENAMED_SETTINGS, Settings, renamed
 
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
@@ -180,6 +181,14 @@ def parse_value(name: str, text: str) -> Any:
         return text  # pydantic reads "true", "yes", "3" by itself and names what is wrong
 
 
+def _current_name(name: str, where: str) -> str:
+    """The setting's name today: an old name is taken, with a warning naming the new one."""
+    if name in RENAMED_SETTINGS:
+        warnings.warn(renamed(name, where), FutureWarning, stacklevel=2)
+        return RENAMED_SETTINGS[name]
+    return name
+
+
 def _unknown(name: str, where: str) -> BadInput:
     """The error for a name that is no setting, with the closest one as a hint."""
     close = difflib.get_close_matches(name, list(Settings.model_fields), n=1)
@@ -191,13 +200,14 @@ def _from_overrides(pairs: list[str], cwd: Path) -> dict[str, tuple[Any, str]]:
     """The `--set KEY=VALUE` pairs, each read by its field's type."""
     values: dict[str, tuple[Any, str]] = {}
     for pair in pairs:
-        name, equals, text = pair.partition("=")
-        name = name.strip()
+        given, equals, text = pair.partition("=")
+        given = given.strip()
         if not equals:
             raise BadInput(f"--set {pair}: write it as KEY=VALUE, e.g. --set max_queries=3")
+        name = _current_name(given, f"--set {given}")
         if name not in Settings.model_fields:
-            raise _unknown(name, f"--set {pair}")
-        values[name] = (_absolute(name, parse_value(name, text), cwd), f"--set {name}")
+            raise _unknown(given, f"--set {pair}")
+        values[name] = (_absolute(name, parse_value(name, text), cwd), f"--set {given}")
     return values
 
 
@@ -224,9 +234,10 @@ def _from_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, tuple[
     """`DEEP_RESEARCH_<SETTING>` variables; an empty one counts as not set."""
     _check_variable_names(environ)
     values: dict[str, tuple[Any, str]] = {}
-    for name in Settings.model_fields:
-        variable = ENV_PREFIX + name.upper()
+    for given in [*RENAMED_SETTINGS, *Settings.model_fields]:  # a current name wins over an old
+        variable = ENV_PREFIX + given.upper()
         if environ.get(variable, "").strip():
+            name = _current_name(given, f"${variable}")
             value = _absolute(name, parse_value(name, environ[variable]), cwd)
             values[name] = (value, f"${variable}")
     return values
@@ -261,19 +272,19 @@ def _from_file(path: Path | None, found_here: bool = False) -> dict[str, tuple[A
         raise BadInput(f"cannot read the config file {path}: {error.strerror or error}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise BadInput(f"the config file {path} is not valid TOML: {error}") from None
-    for name in table:
+    values: dict[str, tuple[Any, str]] = {}
+    for given, value in table.items():
+        name = _current_name(given, f"{given} in {path}")
         if name not in Settings.model_fields:
-            raise _unknown(name, str(path))
+            raise _unknown(given, str(path))
         if found_here and name in LOWERS_A_GUARD:
             raise BadInput(
                 f"{name} in {path}: a setting that switches a security guard off is not read "
                 "from a file found in the current folder; give it as a flag, with --set, or "
                 "in a file you name with --config"
             )
-    return {
-        name: (_absolute(name, value, path.parent), f"{name} in {path}")
-        for name, value in table.items()
-    }
+        values[name] = (_absolute(name, value, path.parent), f"{given} in {path}")
+    return values
 
 
 def _from_flags(args: argparse.Namespace, cwd: Path) -> dict[str, tuple[Any, str]]:

@@ -1,8 +1,8 @@
 """The stop rules of a research run, as pure functions of plain values (no state, no model).
 
-`quality_check` calls them to record why a run ends; the route after it calls them to decide the
-way. Order, from the design: max_iterations, budget, then (only after min_iterations) quality
-threshold, plateau, and the reviewer's "not worthwhile".
+`quality_check` calls them once to record why a run ends (`stop_reason` in state); the route
+after it reads that record. Order, from the design: max_iterations, budget, then (only after
+min_iterations) quality threshold, plateau, and the reviewer's "not worthwhile".
 """
 
 from __future__ import annotations

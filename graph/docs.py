@@ -1,6 +1,6 @@
-"""The README's generated sections: the graph diagram and the settings table, from the code.
+"""The documentation's generated sections: the graph diagram and the settings table, from the code.
 
-`python -m graph.docs` rewrites them in README.md; a test fails when they are out of date.
+`python -m graph.docs` rewrites them in docs/; a test fails when they are out of date.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from pathlib import Path
 
 from settings import Settings
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 
 def mermaid() -> str:
@@ -47,10 +49,12 @@ def settings_table() -> str:
 
 
 SECTIONS = {"graph": mermaid, "settings": settings_table}
+GENERATED = {"graph": DOCS / "architecture.md", "settings": DOCS / "settings.md"}
+"""Where each generated section lives."""
 
 
 def render(text: str) -> str:
-    """The README text with every generated section replaced by its current content."""
+    """The text with every generated section it holds replaced by its current content."""
     for name, make in SECTIONS.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(\n<!-- {name}:end -->)", re.S)
         text = pattern.sub(lambda m, make=make: m.group(1) + make() + m.group(2), text)
@@ -58,4 +62,5 @@ def render(text: str) -> str:
 
 
 if __name__ == "__main__":
-    README.write_text(render(README.read_text(encoding="utf-8")), encoding="utf-8")
+    for page in set(GENERATED.values()):
+        page.write_text(render(page.read_text(encoding="utf-8")), encoding="utf-8")

@@ -1,4 +1,9 @@
-"""Every routing decision, as pure functions of state (the stop rules are in domain.stop_rules)."""
+"""Every routing decision, as pure functions of state.
+
+The stop rules (`domain.stop_rules`) are applied once, by `quality_check`, which records the
+reason in state; the route after it reads that record, so the way taken and the reason given
+cannot disagree.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,6 @@ from typing import Literal
 from langgraph.types import Send
 
 from domain.budgets import budget_for
-from domain.stop_rules import stop_reason
 from state import ResearchState, SubTask, Usage, WorkerInput, WorkerState
 
 
@@ -25,15 +29,8 @@ def finish(state: ResearchState) -> Literal["verify_citations", "finalize"]:
 def route_after_quality(
     state: ResearchState,
 ) -> Literal["analyze_gaps", "verify_citations", "finalize"]:
-    """Another research round, unless a stop rule holds on what the last review saw."""
-    reason = stop_reason(
-        state.get("iteration", 0),
-        state.get("quality_history", []),
-        state.get("quality"),
-        state.get("usage") or Usage(),
-        state["settings"],
-    )
-    return finish(state) if reason else "analyze_gaps"
+    """Another research round, unless `quality_check` recorded the stop rule that now holds."""
+    return finish(state) if state.get("stop_reason") else "analyze_gaps"
 
 
 def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -> list[Send]:

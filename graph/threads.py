@@ -2,17 +2,17 @@
 
 The CLI's `run`/`resume`, `batch` and `eval` all go through `advance`, so a resumed thread always
 opens its run with what the checkpoint says it spent (the budget holds across a crash), and only
-the progress events the callers read are streamed.
+the progress events the callers read are streamed, each as its typed model (`tools.events`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
 
+from tools.events import ProgressEvent, parse_event
 from tools.run_resources import resume_run
 
 
@@ -25,14 +25,19 @@ async def advance(
     graph: Pregel,
     thread_id: str,
     step_input: dict | Command | None,
-    on_event: Callable[[dict[str, Any]], None] = lambda event: None,
+    on_event: Callable[[ProgressEvent], None] = lambda event: None,
 ) -> StateSnapshot:
-    """Run the thread until it ends or waits for a person; None as input resumes it."""
+    """Run the thread until it ends or waits for a person; None as input resumes it.
+
+    `on_event` gets every progress event of the run, workers' included, as it happens.
+    """
     config = thread_config(thread_id)
     if step_input is None:
         await resume_run(graph, config)  # the budget counts what finished before the crash
-    async for _namespace, event in graph.astream(
+    async for _namespace, raw in graph.astream(
         step_input, config, stream_mode="custom", subgraphs=True, durability="sync"
     ):
-        on_event(event)
+        event = parse_event(raw)
+        if event is not None:
+            on_event(event)
     return await graph.aget_state(config)

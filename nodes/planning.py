@@ -16,7 +16,7 @@ from nodes import prompts
 from settings import Settings, guards_restored, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
-from tools.events import emit
+from tools.events import ContextWindowFound, GuardKept, GuardLowered, PlanMade, PlannedSubtask, emit
 from tools.run_resources import for_step, release_run
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
@@ -103,16 +103,17 @@ def announce_plan(
     """The plan on the progress stream: route, subtasks, whether it was a fallback or edited,
     and what of an edit could not be kept (`dropped`)."""
     subtasks = [
-        {"id": t.id, "description": t.description, "complexity": t.complexity}
+        PlannedSubtask(id=t.id, description=t.description, complexity=t.complexity)
         for t in plan.subtasks
     ]
     emit(
-        "plan",
-        query_type=plan.query_type,
-        subtasks=subtasks,
-        fallback=fallback,
-        edited=edited,
-        dropped=dropped,
+        PlanMade(
+            query_type=plan.query_type,
+            subtasks=subtasks,
+            fallback=fallback,
+            edited=edited,
+            dropped=dropped,
+        )
     )
 
 
@@ -126,9 +127,9 @@ async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dic
     if not caller_runs_it and not state.get("run_id"):
         settings, refused = guards_restored(settings, os.environ)
         for name in refused:
-            emit("guard_kept", setting=name)
+            emit(GuardKept(setting=name))
     if settings.fetch_private_addresses and not state.get("run_id"):
-        emit("guard_lowered", setting="fetch_private_addresses")
+        emit(GuardLowered(setting="fetch_private_addresses"))
     question = clean_question(state["question"])
     if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
         language = await asyncio.to_thread(detect_language, question)
@@ -136,7 +137,7 @@ async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dic
     run_id = state.get("run_id") or uuid.uuid4().hex
     settings, window = await fitted_to_server(settings)
     if window:
-        emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
+        emit(ContextWindowFound(tokens=window, max_context_tokens=settings.max_context_tokens))
     run = for_step({**state, "run_id": run_id, "settings": settings})
     fallback = ""
     try:

@@ -9,7 +9,7 @@ from domain.stop_rules import stop_reason
 from nodes import prompts
 from nodes.planning import distinct_subtasks
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
-from tools.events import emit
+from tools.events import GapsAnalyzed, QualityScored, emit
 from tools.run_resources import for_step
 from tools.structured import StructuredOutputError, ask
 
@@ -37,7 +37,7 @@ async def quality_check(state: ResearchState) -> dict:
         state["settings"],
     )
     issues = assessment.issues if assessment else ["the reviewer gave no valid assessment"]
-    emit("quality", round=state["iteration"], score=score, issues=issues, stop_reason=reason)
+    emit(QualityScored(round=state["iteration"], score=score, issues=issues, stop_reason=reason))
     return {
         "quality": assessment,
         "quality_history": [score],
@@ -91,13 +91,14 @@ async def analyze_gaps(state: ResearchState) -> dict:
     try:
         analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
     except StructuredOutputError as error:  # no reliable gaps: finish, and say why
-        emit("gaps", round=state["iteration"], gaps=[], tasks=[], error=str(error))
+        emit(GapsAnalyzed(round=state["iteration"], gaps=[], tasks=[], error=str(error)))
         nothing = GapAnalysis(gaps=[], supplementary_tasks=[])
         return {"gap_analysis": nothing, "stop_reason": "gaps_failed", "usage": error.usage}
     tasks = shape_supplementary(
         analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
     )
-    emit("gaps", round=state["iteration"], gaps=analysis.gaps, tasks=[t.description for t in tasks])
+    tasks_asked = [t.description for t in tasks]
+    emit(GapsAnalyzed(round=state["iteration"], gaps=analysis.gaps, tasks=tasks_asked))
     update = {"gap_analysis": analysis.model_copy(update={"supplementary_tasks": tasks})}
     if not tasks:
         update["stop_reason"] = "no_gaps"

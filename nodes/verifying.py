@@ -35,7 +35,7 @@ from state import (
     StatementRewrites,
     Usage,
 )
-from tools.events import emit
+from tools.events import CitationsChecked, emit
 from tools.run_resources import RunResources, for_step
 from tools.structured import StructuredOutputError, ask
 
@@ -273,15 +273,16 @@ async def verify_citations(state: ResearchState) -> dict:
     supported = sum(check.verdict == "supported" for check in ordered)
     precision = supported / len(ordered) if ordered else None
     emit(
-        "citations",
-        checked=len(ordered),
-        supported=supported,
-        precision=precision,
-        removed=sum(c.verdict == "unsupported" for c in ordered),
-        rewritten=rewritten,
-        marked=len(orphans) - rewritten,
-        by_method=dict(Counter(c.method for c in ordered)),
-        rewrites_by_method=dict(Counter(c.method for c in rewrite_checks)),
+        CitationsChecked(
+            checked=len(ordered),
+            supported=supported,
+            precision=precision,
+            removed=sum(c.verdict == "unsupported" for c in ordered),
+            rewritten=rewritten,
+            marked=len(orphans) - rewritten,
+            by_method=dict(Counter(c.method for c in ordered)),
+            rewrites_by_method=dict(Counter(c.method for c in rewrite_checks)),
+        )
     )
     return {
         "report": _apply(report, statements, keep, replacements),

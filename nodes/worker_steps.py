@@ -23,7 +23,7 @@ from state import (
     WorkerResult,
     WorkerState,
 )
-from tools.events import emit
+from tools.events import WorkerDone, WorkerSearched, emit
 from tools.run_resources import RunResources, for_worker
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure
@@ -35,19 +35,17 @@ FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fa
 MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 
 
-def _progress(state: WorkerState, phase: str, **data: object) -> None:
-    """One worker event: which subtask, what phase, and its budget use."""
-    event = {
+def _budget_use(state: WorkerState) -> dict:
+    """What every worker event carries: which subtask, and how much of its budget is used."""
+    return {
         "round": state["round"],
         "subtask_id": state["subtask"].id,
         "description": state["subtask"].description,
-        "phase": phase,
         "queries_used": len(state.get("sent_queries", [])),
         "max_queries": state["budget"].max_queries,
         "cycles_used": state.get("cycles_used", 0),
         "max_cycles": state["budget"].max_cycles,
     }
-    emit("worker", **{**event, **data})
 
 
 def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[str]:
@@ -88,7 +86,8 @@ async def observe(state: WorkerState) -> dict:
     outcomes = [outcome for outcome in searched if outcome]
     usage = sum((cost for _, cost, _ in outcomes), Usage())
     cycles = state.get("cycles_used", 0) + 1
-    _progress(state, "searched", queries_used=len(sent) + len(queries), cycles_used=cycles)
+    used = {"queries_used": len(sent) + len(queries), "cycles_used": cycles}
+    emit(WorkerSearched(**{**_budget_use(state), **used}))
     return {
         "sent_queries": sent + queries,
         "cycles_used": cycles,
@@ -195,14 +194,15 @@ def _snippets_only(
 
 def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
     """The worker's output, announced on the progress stream."""
-    _progress(
-        state,
-        "done",
-        status=result.status,
-        findings=len(result.findings),
-        sources=len(result.sources),
-        termination_reason=result.termination_reason,
-        error=result.error,
+    emit(
+        WorkerDone(
+            **_budget_use(state),
+            status=result.status,
+            findings=len(result.findings),
+            sources=len(result.sources),
+            termination_reason=result.termination_reason,
+            error=result.error,
+        )
     )
     return {"worker_results": [result], "usage": usage}
 
@@ -217,7 +217,7 @@ async def report_findings(state: WorkerState) -> dict:
         description=state["subtask"].description,
         queries_used=len(state.get("sent_queries", [])),
         cycles_used=state.get("cycles_used", 0),
-        termination_reason=state.get("termination_reason", ""),
+        termination_reason=state.get("termination_reason"),
         gaps=state.get("gaps", []),
     )
     if not hits:

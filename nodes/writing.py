@@ -17,7 +17,7 @@ from domain.plain_text import one_line
 from domain.sources import SourceRegistry
 from nodes import prompts
 from state import ResearchState, Source, Usage, WorkerResult
-from tools.events import emit
+from tools.events import ReplyDegenerate, ReportWritten, RunDone, emit
 from tools.run_resources import RunResources, for_step, release_run
 from tools.structured import settled_methods, write_raw
 
@@ -91,7 +91,7 @@ async def written_report(
         if problem is None:
             return without_fences(text), usage, ""
         stats.degenerate += 1
-        emit("degenerate", role="writer", problem=problem, final=attempt == 1)
+        emit(ReplyDegenerate(role="writer", problem=problem, final=attempt == 1))
         if attempt == 0:
             stats.reasks += 1
             last = conversation[-1]
@@ -132,7 +132,7 @@ async def synthesize(state: ResearchState) -> dict:
     )
     report, usage, problem = await written_report(messages, for_step(state), sources)
     report = report or failed_report(state["question"], problem, results, _language(state))
-    emit("report", round=1, chars=len(report), problem=problem)
+    emit(ReportWritten(round=1, chars=len(report), problem=problem))
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
 
 
@@ -160,7 +160,7 @@ async def refine_report(state: ResearchState) -> dict:
         update["report_problem"] = problem
     else:
         update |= {"report": report, "report_problem": ""}
-    emit("report", round=round_, chars=len(report or state["report"]), problem=problem)
+    emit(ReportWritten(round=round_, chars=len(report or state["report"]), problem=problem))
     return update
 
 
@@ -182,7 +182,7 @@ async def finalize(state: ResearchState) -> dict:
     report = text + (f"\n\n{limits}" if limits else "")
     report += f"\n\n{sources_section(sources, language)}\n" if sources else "\n"
     reason = state["stop_reason"]  # every way into finalize has recorded why
-    emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
+    emit(RunDone(stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0)))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
     methods = settled_methods(for_step(state))
     release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it

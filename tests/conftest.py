@@ -40,6 +40,14 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(autouse=True)
+def own_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
+    """Each test gets its own data folder (capability memory, indexes, default checkpoints):
+    no test reads or writes the developer's, nor another test's when tests run in parallel. It
+    sits outside the test's `tmp_path`, which a test may use as a corpus (never written to)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+
+
+@pytest.fixture(autouse=True)
 def no_real_search_provider(monkeypatch: pytest.MonkeyPatch):
     """No test reaches a real search service: the key-free default points at a closed port,
     and keys from the developer's own environment do not pick a provider."""

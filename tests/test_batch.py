@@ -8,10 +8,10 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 from cli.batch_file import read_batch, thread_id_for
@@ -79,10 +79,14 @@ def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_fl
 
     chat_server.fault = freeze_after_25_answers
     command = batch_command(questions, out, db)
+    threads = [thread_id_for(questions, n, q) for n, q in zip(range(2, 7), QUESTIONS, strict=True)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert frozen.wait(90), "the batch never got 25 model calls in"
-        time.sleep(1.0)  # every answered call has been processed and its step saved
+        wait_until(  # every answered call is saved (a task result) before the kill
+            lambda: saved_writes(db, TASK_RESULT, threads) >= len(answered),
+            f"the {len(answered)} answered model calls saved",
+        )
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         before = [r for r in chat_server.chat_requests if r["status"] == 200]
@@ -176,14 +180,17 @@ def test_a_bad_setting_on_a_line_exits_2_before_any_call(chat_server, search_ser
 
 def test_a_batch_row_follows_its_runs_events():
     from cli.batch_progress import BatchRow
+    from tools.events import GapsAnalyzed, PlanMade, QualityScored, ReportWritten, WorkerDone
 
     row = BatchRow(3, "Compare zstd and xz")
-    row.apply({"event": "plan", "subtasks": [{"id": 1}, {"id": 2}], "query_type": "x"})
-    row.apply({"event": "worker", "phase": "done", "round": 1})
+    subtasks = [{"id": n, "description": "d", "complexity": "simple"} for n in (1, 2)]
+    row.apply(PlanMade(subtasks=subtasks, query_type="breadth_first"))
+    budget = dict(queries_used=1, max_queries=3, cycles_used=1, max_cycles=1, description="d")
+    row.apply(WorkerDone(round=1, subtask_id=1, status="ok", findings=1, sources=1, **budget))
     assert (row.state, row.round, row.workers_done, row.workers) == ("researching", 1, 1, 2)
-    row.apply({"event": "report", "round": 1, "chars": 10})
-    row.apply({"event": "quality", "round": 1, "score": 72})
-    row.apply({"event": "gaps", "round": 1, "gaps": ["g"], "tasks": ["t"]})
+    row.apply(ReportWritten(round=1, chars=10))
+    row.apply(QualityScored(round=1, score=72, issues=[]))
+    row.apply(GapsAnalyzed(round=1, gaps=["g"], tasks=["t"]))
     assert (row.state, row.round, row.workers, row.score) == ("researching", 2, 1, 72)
     assert row.text().startswith("[3] Compare zstd and xz: researching, round 2, workers 0/1")
 

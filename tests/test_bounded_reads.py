@@ -162,7 +162,7 @@ def test_an_endless_search_answer_ends(monkeypatch, drip):
         server = await endless_server(drip)
         port = server.sockets[0].getsockname()[1]
         monkeypatch.setenv("SEARXNG_URL", f"http://127.0.0.1:{port}")
-        backend = SearxngSearch(Settings(request_timeout=1, search_retries=0))
+        backend = SearxngSearch(Settings(search_timeout=1, search_retries=0))
         async with server:
             await backend.search("q", 5)
 

@@ -187,7 +187,8 @@ def test_a_contradiction_through_the_entry_point(chat_server, search_server, hom
 
 def test_every_search_failing_exits_3_with_the_report_written(chat_server, search_server, home):
     search_server.fail_all = True
-    done = cli("run", QUESTION, "--output", "r.md", "--json", "r.json", cwd=home)
+    no_retries = ("--set", "search_retries=0")  # retries are tested elsewhere; here, the end
+    done = cli("run", QUESTION, *no_retries, "--output", "r.md", "--json", "r.json", cwd=home)
     assert done.returncode == 3, done.stderr
     assert record(home / "r.json")["stop_reason"] == "no_evidence"
     assert (home / "r.md").read_text().startswith("#")

@@ -127,7 +127,7 @@ def test_12_concurrent_runs_on_the_server_share_the_endpoint_limit_and_keep_budg
         return finished, states
 
     with dev_server(
-        tmp_path, "--n-jobs-per-worker", "16", DEEP_RESEARCH_MAX_MODEL_CONCURRENCY="4"
+        tmp_path, "--n-jobs-per-worker", "16", DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS="4"
     ) as url:
         finished, states = asyncio.run(scenario(url))
 

@@ -3,65 +3,93 @@
 from __future__ import annotations
 
 import io
+import json
 
+import pytest
 from rich.console import Console
 
 from cli.live import LiveProgress, ProgressModel, render
 from cli.summary import RunSummary, render_summary, summary_lines
+from tools.events import (
+    CitationsChecked,
+    GapsAnalyzed,
+    PlanMade,
+    PlannedSubtask,
+    QualityScored,
+    ReportWritten,
+    RunDone,
+    WorkerDone,
+    WorkerSearched,
+    emit,
+    parse_event,
+)
 
 SUBTASKS = [
-    {"id": 1, "description": "History of solid-state batteries", "complexity": "low"},
-    {"id": 2, "description": "Current energy density of commercial cells", "complexity": "medium"},
-    {"id": 3, "description": "Manufacturing cost outlook to 2030", "complexity": "high"},
+    PlannedSubtask(id=1, description="History of solid-state batteries", complexity="simple"),
+    PlannedSubtask(
+        id=2, description="Current energy density of commercial cells", complexity="medium"
+    ),
+    PlannedSubtask(id=3, description="Manufacturing cost outlook to 2030", complexity="complex"),
 ]
 
 
-def worker(round_: int, subtask: dict, phase: str, queries: int, cycles: int, **done) -> dict:
-    """A worker event shaped like `nodes.worker_steps._progress` emits it."""
+def budget(round_: int, subtask: PlannedSubtask, queries: int, cycles: int) -> dict:
+    """What every worker event carries: the subtask and its budget use."""
     return {
-        "event": "worker",
         "round": round_,
-        "subtask_id": subtask["id"],
-        "description": subtask["description"],
-        "phase": phase,
+        "subtask_id": subtask.id,
+        "description": subtask.description,
         "queries_used": queries,
         "max_queries": 3,
         "cycles_used": cycles,
         "max_cycles": 2,
-        **done,
     }
 
 
-def finished(status: str, findings: int, sources: int, error: str | None = None) -> dict:
-    """The extra fields of a worker's "done" event."""
-    return {
-        "status": status,
-        "findings": findings,
-        "sources": sources,
-        "termination_reason": "budget" if status == "ok" else "error",
-        "error": error,
-    }
+def searched(round_: int, subtask: PlannedSubtask, queries: int, cycles: int) -> WorkerSearched:
+    return WorkerSearched(**budget(round_, subtask, queries, cycles))
 
 
-GAP_TASK = {"id": 4, "description": "Safety record of pilot production lines"}
+def finished(
+    round_: int,
+    subtask: PlannedSubtask,
+    queries: int,
+    cycles: int,
+    status: str,
+    findings: int,
+    sources: int,
+    error: str = "",
+) -> WorkerDone:
+    return WorkerDone(
+        **budget(round_, subtask, queries, cycles),
+        status=status,
+        findings=findings,
+        sources=sources,
+        termination_reason="budget_spent" if status == "ok" else "model_error",
+        error=error,
+    )
+
+
+GAP_TASK = PlannedSubtask(
+    id=4, description="Safety record of pilot production lines", complexity="simple"
+)
 
 EVENTS = [
-    {"event": "plan", "query_type": "breadth_first", "subtasks": SUBTASKS, "fallback": ""},
-    worker(1, SUBTASKS[0], "searched", 2, 1),
-    worker(1, SUBTASKS[1], "searched", 3, 1),
-    worker(1, SUBTASKS[2], "searched", 1, 1),
-    worker(1, SUBTASKS[0], "done", 2, 1, **finished("ok", 4, 5)),
-    worker(1, SUBTASKS[1], "done", 3, 2, **finished("partial", 2, 3, "search timed out")),
-    worker(1, SUBTASKS[2], "done", 1, 1, **finished("failed", 0, 0, "model returned no JSON")),
-    {"event": "report", "round": 1, "chars": 5234},
-    {"event": "quality", "round": 1, "score": 68.0, "issues": ["thin on costs"]},
-    {"event": "gaps", "round": 1, "gaps": ["safety"], "tasks": [GAP_TASK["description"]]},
-    {"event": "telemetry", "whatever": 1},
-    worker(2, GAP_TASK, "searched", 2, 1),
-    worker(2, GAP_TASK, "done", 2, 1, **finished("ok", 3, 4)),
-    {"event": "report", "round": 2, "chars": 6120},
-    {"event": "quality", "round": 2, "score": None, "issues": ["review failed"]},
-    {"event": "done", "stop_reason": "max_iterations", "sources": 9, "rounds": 2},
+    PlanMade(query_type="breadth_first", subtasks=SUBTASKS),
+    searched(1, SUBTASKS[0], 2, 1),
+    searched(1, SUBTASKS[1], 3, 1),
+    searched(1, SUBTASKS[2], 1, 1),
+    finished(1, SUBTASKS[0], 2, 1, "ok", 4, 5),
+    finished(1, SUBTASKS[1], 3, 2, "partial", 2, 3, "search timed out"),
+    finished(1, SUBTASKS[2], 1, 1, "failed", 0, 0, "model returned no JSON"),
+    ReportWritten(round=1, chars=5234),
+    QualityScored(round=1, score=68.0, issues=["thin on costs"]),
+    GapsAnalyzed(round=1, gaps=["safety"], tasks=[GAP_TASK.description]),
+    searched(2, GAP_TASK, 2, 1),
+    finished(2, GAP_TASK, 2, 1, "ok", 3, 4),
+    ReportWritten(round=2, chars=6120),
+    QualityScored(round=2, score=None, issues=["review failed"]),
+    RunDone(stop_reason="max_iterations", sources=9, rounds=2),
 ]
 
 SUMMARY = RunSummary(
@@ -91,7 +119,7 @@ def as_text(renderable) -> str:
     return buffer.getvalue()
 
 
-def model_after(events: list[dict]) -> ProgressModel:
+def model_after(events: list) -> ProgressModel:
     """The model with every event applied in order."""
     model = ProgressModel()
     for event in events:
@@ -110,7 +138,7 @@ def test_model_follows_the_run():
     partial = model.workers[(1, 2)]
     assert (partial.status, partial.cycles_used, partial.max_cycles) == ("partial", 2, 2)
     assert model.workers[(2, 4)].sources == 4
-    assert model.rounds[1].score == 68.0 and model.rounds[1].gap_tasks == [GAP_TASK["description"]]
+    assert model.rounds[1].score == 68.0 and model.rounds[1].gap_tasks == [GAP_TASK.description]
     assert model.rounds[2].scored and model.rounds[2].score is None
     assert model.rounds[2].gap_tasks is None
     assert (model.stop_reason, model.total_rounds, model.cited_sources) == ("max_iterations", 2, 9)
@@ -122,41 +150,57 @@ def test_searching_worker_has_no_counts_until_done():
     assert (row.status, row.queries_used, row.findings, row.sources) == ("searching", 2, None, None)
 
 
-def test_unknown_events_are_ignored():
-    model = model_after([{"event": "telemetry"}, {"no": "kind"}, {"event": None}])
-    assert model == ProgressModel()
-    assert "Plan" in as_text(render(model))
+def test_unknown_events_are_skipped_and_a_broken_known_one_is_an_error():
+    for raw in [{"event": "telemetry"}, {"no": "kind"}, {"event": None}, "text", None]:
+        assert parse_event(raw) is None
+    with pytest.raises(ValueError, match="chars"):
+        parse_event({"event": "report", "round": 1})
+
+
+def test_every_event_travels_as_json_and_comes_back_as_itself():
+    """What Studio and SDK clients read on the custom stream is each model's JSON, as is."""
+    citations = CitationsChecked(
+        checked=2, supported=1, precision=0.5, removed=1, rewritten=0, marked=1
+    )
+    for event in [*EVENTS, citations]:
+        wire = json.loads(json.dumps(event.model_dump(mode="json")))
+        assert wire["event"] == event.event and parse_event(wire) == event
+    assert EVENTS[4].model_dump(mode="json")["phase"] == "done"
+
+
+def test_emit_outside_a_graph_run_goes_nowhere():
+    emit(ReportWritten(round=1, chars=3))  # a step called directly has no stream: no error
 
 
 def test_edited_and_fallback_plans_are_marked():
-    plan = {"event": "plan", "query_type": "straightforward", "subtasks": SUBTASKS[:1]}
-    text = as_text(render(model_after([{**plan, "fallback": "planner returned no JSON"}])))
+    plan = {"query_type": "straightforward", "subtasks": SUBTASKS[:1]}
+    text = as_text(render(model_after([PlanMade(**plan, fallback="planner returned no JSON")])))
     assert "fallback plan: planner returned no JSON" in text and "(edited)" not in text
-    text = as_text(render(model_after([{**plan, "fallback": "", "edited": True}])))
+    text = as_text(render(model_after([PlanMade(**plan, edited=True)])))
     assert "(edited)" in text and "fallback" not in text
 
 
 def test_render_shows_plan_workers_rounds_and_stop_reason():
     text = as_text(render(model_after(EVENTS)))
-    for description in [t["description"] for t in SUBTASKS] + [GAP_TASK["description"]]:
+    for description in [t.description for t in SUBTASKS] + [GAP_TASK.description]:
         assert description in text
     assert "breadth_first" in text
     assert "2/3" in text and "1/2" in text and "2/2" in text
     assert "failed" in text and "partial" in text and "model returned no JSON" in text
     assert "quality 68/100" in text and "quality unknown" in text
-    assert f"gap analysis: {GAP_TASK['description']}" in text
+    assert f"gap analysis: {GAP_TASK.description}" in text
     assert "max_iterations" in text and "9 sources cited" in text
 
 
 def test_gap_analysis_with_nothing_to_add():
-    events = [{"event": "gaps", "round": 1, "gaps": [], "tasks": [], "error": "bad JSON"}]
+    events = [GapsAnalyzed(round=1, gaps=[], tasks=[], error="bad JSON")]
     text = as_text(render(model_after(events)))
     assert "nothing more to research" in text and "gap analysis failed: bad JSON" in text
 
 
 def test_long_descriptions_and_errors_are_truncated():
-    long = {"id": 1, "description": "word " * 40}
-    event = worker(1, long, "done", 1, 1, **finished("failed", 0, 0, "trace " * 40))
+    long = PlannedSubtask(id=1, description="word " * 40, complexity="simple")
+    event = finished(1, long, 1, 1, "failed", 0, 0, "trace " * 40)
     text = as_text(render(model_after([event])))
     assert "…" in text and "word " * 20 not in text
 
@@ -201,14 +245,7 @@ def test_summary_shows_measured_numbers():
 def test_the_citation_check_gets_its_line() -> None:
     model = ProgressModel()
     model.apply(
-        {
-            "event": "citations",
-            "checked": 12,
-            "supported": 9,
-            "precision": 0.75,
-            "removed": 2,
-            "rewritten": 1,
-        }
+        CitationsChecked(checked=12, supported=9, precision=0.75, removed=2, rewritten=1, marked=0)
     )
     assert "12 checked (0 by close match, 0 by the model), 9 supported (75%), 2 removed" in (
         model.citations
@@ -218,17 +255,19 @@ def test_the_citation_check_gets_its_line() -> None:
 def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
     from cli.progress import describe
 
-    event = {
-        "event": "citations",
-        "checked": 12,
-        "supported": 9,
-        "precision": 0.75,
-        "removed": 2,
-        "rewritten": 1,
-        "marked": 1,
-        "by_method": {"lexical": 3, "model": 8, "fallback": 1},
-        "rewrites_by_method": {"model": 1},
-    }
+    event = parse_event(
+        {
+            "event": "citations",
+            "checked": 12,
+            "supported": 9,
+            "precision": 0.75,
+            "removed": 2,
+            "rewritten": 1,
+            "marked": 1,
+            "by_method": {"lexical": 3, "model": 8, "fallback": 1},
+            "rewrites_by_method": {"model": 1},
+        }
+    )
     line = describe(event)
     assert line == (
         "citations: 12 checked (3 by close match, 8 by the model, 1 without a verdict), "

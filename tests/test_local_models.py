@@ -381,8 +381,9 @@ def test_the_views_show_the_method_a_long_call_and_its_retries():
 
     from cli.live import ProgressModel, render
     from cli.progress import describe
+    from tools.events import parse_event
 
-    events = [
+    wire = [
         {
             "event": "structured_output",
             "model": "gemma",
@@ -393,6 +394,7 @@ def test_the_views_show_the_method_a_long_call_and_its_retries():
         {"event": "streaming", "role": "writer", "chunks": 812, "seconds": 41.0},
         {"event": "retry", "role": "writer", "attempt": 1, "error": "StreamChunkTimeoutError"},
     ]
+    events = [parse_event(raw) for raw in wire]
     model = ProgressModel()
     for event in events:
         model.apply(event)

@@ -9,6 +9,7 @@ import asyncio
 from collections import Counter
 
 import pytest
+from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 from graph import build_graph
@@ -44,7 +45,7 @@ async def run_all(asked: list[str], settings: dict) -> tuple[list[dict], int]:
 def test_24_concurrent_runs_keep_their_search_budgets_and_the_endpoint_limit(
     chat_server, search_server, monkeypatch
 ):
-    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "8")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "8")
     chat_server.brain.subtasks = 4  # 8 first-round queries per run: more than its budget of 6
     chat_server.latency = search_server.latency = 0.01
     asked = questions(24)
@@ -210,7 +211,6 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     import subprocess
     import sys
     import threading
-    import time
     from pathlib import Path
 
     from cli.runner import execute
@@ -236,10 +236,12 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     )
     try:
         assert held.wait(60), "the third worker never searched"
-        deadline = time.monotonic() + 30
-        while _saved_worker_results(db) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)  # the two finished workers' results are saved as pending writes
-        time.sleep(0.5)  # and every answered search's step with them; only the held one is open
+        # Every worker but the held one finishes and is saved: the two that searched, and the
+        # fourth, which finds the run's search budget taken (the held search counts) and stops.
+        wait_until(
+            lambda: saved_writes(db, "worker_results", ["t"], latest_only=True) >= 3,
+            "three workers' results saved",
+        )
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
     finally:
@@ -290,9 +292,35 @@ def test_retry_after_is_read_as_the_openai_sdk_reads_it(headers, seconds):
 def test_a_bad_limit_in_the_environment_names_the_variable(monkeypatch):
     from tools.endpoint_limits import BadLimit, Limits
 
-    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "lots")
-    with pytest.raises(BadLimit, match="DEEP_RESEARCH_MODEL_RPM='lots'"):
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "lots")
+    with pytest.raises(BadLimit, match="DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE='lots'"):
         Limits.for_models()
-    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "600")
-    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "4")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "600")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "4")
     assert Limits.for_models() == Limits(4, 600.0, None)
+
+
+def test_process_wide_limits_have_names_no_setting_can_take_and_old_names_still_work(
+    monkeypatch,
+):
+    """`DEEP_RESEARCH_<SETTING>` sets one run; `DEEP_RESEARCH_ENDPOINT_<LIMIT>` the process."""
+    from settings import Settings
+    from tools.endpoint_limits import PREFIX, VARIABLES, Limits
+
+    assert not [name for name in Settings.model_fields if name.startswith("endpoint_")]
+    assert all(name.startswith(PREFIX) for name, _ in VARIABLES.values())
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", "3")
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_TPM", "9000")
+    monkeypatch.setenv("DEEP_RESEARCH_SEARCH_RPM", "60")
+    with pytest.warns(FutureWarning) as warned:
+        assert Limits.for_models() == Limits(3, None, 9000.0)
+        assert Limits.for_search() == Limits(32, 60.0)
+    assert [str(w.message).split(": set ")[0] for w in warned] == [
+        "DEEP_RESEARCH_MAX_MODEL_CONCURRENCY",
+        "DEEP_RESEARCH_MODEL_TPM",
+        "DEEP_RESEARCH_SEARCH_RPM",
+    ]
+    assert "set DEEP_RESEARCH_ENDPOINT_MODEL_TOKENS_PER_MINUTE" in str(warned[1].message)
+    monkeypatch.delenv("DEEP_RESEARCH_MODEL_TPM")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "5")  # the new wins
+    assert Limits.for_models().max_in_flight == 5

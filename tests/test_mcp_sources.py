@@ -108,7 +108,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
                 *(sys.executable, "-m", "cli", "run", "Compare zstd and xz"),
                 *("--mcp-config", str(config_file), "--json", str(out)),
                 *("--max-iterations", "1", "--min-iterations", "1", "--max-workers", "1"),
-                *("--checkpoint-db", str(tmp_path / "runs.sqlite"), "--set", "request_timeout=10"),
+                *("--checkpoint-db", str(tmp_path / "runs.sqlite"), "--set", "search_timeout=10"),
             ],
             cwd=ROOT,
             capture_output=True,

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from nodes.reviewing import quality_check
 from nodes.verifying import verify_citations
 from nodes.worker_steps import decide, report_findings
 from settings import Settings
@@ -144,3 +145,37 @@ def test_verify_citations_keeps_what_the_model_confirms_and_removes_the_rest(rep
     assert "Zstd compresses quickly [1]." in update["report"]
     assert "[2]" not in update["report"] and "not supported by the sources" in update["report"]
     assert update["citation_precision"] == 0.5
+
+
+def review_reply(score: float, worthwhile: bool = True) -> dict:
+    names = ("completeness", "accuracy", "depth", "structure", "readability", "source_quality")
+    return {
+        "score": score,
+        "dimensions": dict.fromkeys(names, score),
+        "issues": ["thin on memory use"],
+        "another_round_worthwhile": worthwhile,
+    }
+
+
+@pytest.mark.parametrize(
+    ("history", "iteration", "reply", "reason"),
+    [
+        ([60], 2, review_reply(85), "quality_threshold"),  # the threshold met after round 2
+        ([], 1, review_reply(85), None),  # before min_iterations: go on
+        ([60], 2, review_reply(62, worthwhile=False), "not_worthwhile"),
+        ([60, 62], 5, review_reply(63), "max_iterations"),
+        ([60], 2, "no JSON at all", None),  # no valid review: an unknown score stops nothing
+    ],
+)
+def test_quality_check_records_the_stop_reason_the_route_reads(
+    replies, history, iteration, reply, reason
+):
+    replies.extend([reply] * (SETTINGS.structured_retries + 1))
+    state = {
+        **research_state("# Report\n\nZstd compresses quickly [1].\n"),
+        "iteration": iteration,
+        "quality_history": history,
+    }
+    update = asyncio.run(quality_check(state))
+    assert update["stop_reason"] == reason
+    assert update["quality_history"] == [None if isinstance(reply, str) else reply["score"]]

@@ -13,11 +13,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 from tools.checkpoints import open_checkpointer
@@ -95,7 +95,10 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
     process = subprocess.Popen(command, **options, stdout=subprocess.DEVNULL)
     try:
         assert held.wait(60), "the run never reached the third worker's report"
-        time.sleep(0.5)  # a step that finished has been saved by now; only the held one is open
+        wait_until(  # the two finished workers' results are saved; only the held one is open
+            lambda: saved_writes(checkpoint_db, "worker_results", [thread], latest_only=True) >= 2,
+            "the first two workers' results saved",
+        )
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         answered_chat = list(chat_server.chat_requests)
@@ -136,16 +139,24 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
 
     real_decide = worker_module.decide
     failures = {"left": 1}
+    store: dict = {}  # the run's checkpointer, once the scenario has opened it
+    config = {"configurable": {"thread_id": f"raise-{uuid.uuid4().hex[:8]}"}}
+
+    async def siblings_saved() -> bool:
+        latest = await store["saver"].aget_tuple(config)
+        writes = latest.pending_writes if latest else []
+        return sum(channel == "worker_results" for _, channel, _ in writes or []) >= 2
 
     async def decide_or_raise(state):
         if state["subtask"].id == 2 and failures["left"]:
-            await asyncio.sleep(0.3)  # let the siblings finish first
+            async with asyncio.timeout(60):  # the siblings finish, and are saved, first
+                while not await siblings_saved():
+                    await asyncio.sleep(0.02)
             failures["left"] -= 1
             raise RuntimeError("worker 2 broke")
         return await real_decide(state)
 
     monkeypatch.setattr(worker_module, "decide", decide_or_raise)
-    config = {"configurable": {"thread_id": f"raise-{uuid.uuid4().hex[:8]}"}}
     question = {
         "question": "Compare zstd and xz",
         "settings": {"max_iterations": 1, "min_iterations": 1, "model_retries": 0},
@@ -153,6 +164,7 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
 
     async def scenario():
         async with open_checkpointer(checkpoint_db) as saver:
+            store["saver"] = saver
             graph = build_graph(checkpointer=saver)
             with pytest.raises(RuntimeError, match="worker 2 broke"):
                 await graph.ainvoke(question, config)

@@ -105,13 +105,20 @@ def test_threshold_wins_over_plateau_when_both_hold():
     assert rules(review([79, 80, 81]), DEFAULTS) == "quality_threshold"
 
 
-def test_route_after_quality_follows_the_stop_rules():
-    going_on = {**review([60]), "settings": DEFAULTS}
-    stopping = {**review([60, 90]), "settings": DEFAULTS}
-    unchecked = {**stopping, "settings": Settings(verify_citations=False)}
-    assert route_after_quality(going_on) == "analyze_gaps"
-    assert route_after_quality(stopping) == "verify_citations"
-    assert route_after_quality(unchecked) == "finalize"
+@pytest.mark.parametrize(
+    ("recorded", "settings", "expected"),
+    [
+        (None, DEFAULTS, "analyze_gaps"),  # no stop rule held after the review
+        ("quality_threshold", DEFAULTS, "verify_citations"),
+        ("budget", DEFAULTS, "verify_citations"),
+        ("max_iterations", Settings(verify_citations=False), "finalize"),
+        ("plateau", Settings(verify_citations=False), "finalize"),
+    ],
+)
+def test_route_after_quality_reads_the_recorded_stop_reason(recorded, settings, expected):
+    # The state's other values would stop the run: only the recorded reason decides the way.
+    state = {**review([95, 95, 95, 95, 95]), "settings": settings, "stop_reason": recorded}
+    assert route_after_quality(state) == expected
 
 
 @pytest.mark.parametrize(

@@ -67,3 +67,71 @@ def test_an_unknown_key_in_the_file_is_named(tmp_path):
     (tmp_path / "deep-research.toml").write_text("max_worker = 2\n")
     with pytest.raises(BadInput, match=r"no setting named 'max_worker' \(did you mean max_workers"):
         resolve_settings(parsed(), {}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "toml", "origin"),
+    [
+        (["--set", "request_timeout=30"], {}, "", "--set request_timeout"),
+        ([], {"DEEP_RESEARCH_REQUEST_TIMEOUT": "30"}, "", "$DEEP_RESEARCH_REQUEST_TIMEOUT"),
+        ([], {}, "request_timeout = 30\n", "request_timeout in "),
+    ],
+)
+def test_the_old_name_of_a_setting_still_works_and_says_the_new_one(
+    tmp_path, argv, environ, toml, origin
+):
+    if toml:
+        (tmp_path / "deep-research.toml").write_text(toml)
+    with pytest.warns(FutureWarning, match="write search_timeout, the setting's new name"):
+        resolved = resolve_settings(parsed(*argv), environ, tmp_path)
+    assert resolved.settings.search_timeout == 30
+    assert resolved.origins["search_timeout"].startswith(origin)
+
+
+def test_the_old_name_from_python_too_and_never_both():
+    from settings import Settings
+
+    with pytest.warns(FutureWarning, match="request_timeout: write search_timeout"):
+        assert Settings(request_timeout=7).search_timeout == 7
+    with pytest.raises(ValueError, match="give search_timeout only"):
+        Settings(request_timeout=7, search_timeout=8)
+
+
+def test_the_validators_say_what_they_check():
+    from settings import Settings
+
+    checks = {
+        name: validator.func.__doc__
+        for name, validator in Settings.__pydantic_decorators__.model_validators.items()
+    }
+    assert set(checks) == {
+        "_local_profile",
+        "_old_names",
+        "_iterations_in_order",
+        "_every_model_priced_for_a_cost_budget",
+        "_corpus_for_local_search",
+    }
+    with pytest.raises(ValueError, match="needs prices for every model"):
+        Settings(max_cost_usd=1)
+    with pytest.raises(ValueError, match="needs corpus_dir"):
+        Settings(search_backend="local")
+
+
+def test_config_shows_the_limits_every_run_of_the_process_shares(tmp_path, monkeypatch):
+    from cli.config_view import config_lines
+
+    for name in ("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "DEEP_RESEARCH_MODEL_TPM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL_RPM", "600")
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_SEARCHES", "4")
+    lines = config_lines(resolve_settings(parsed(), {}, tmp_path), str(tmp_path / "c.sqlite"))
+    shown = {line.split()[0]: line.split()[1:] for line in lines if line.startswith("DEEP_")}
+    assert shown["DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE"] == [
+        "600",
+        "$DEEP_RESEARCH_MODEL_RPM",
+        "(its",
+        "old",
+        "name)",
+    ]
+    assert shown["DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_SEARCHES"] == ["4", "environment"]
+    assert shown["DEEP_RESEARCH_ENDPOINT_MODEL_TOKENS_PER_MINUTE"] == ["no", "limit", "default"]

@@ -8,8 +8,9 @@ charged the difference once the server reports what the call really used), and a
 whole endpoint when the server answers 429 with `Retry-After`.
 
 Configured from the environment, so that the CLI, Python callers and `langgraph dev` all obey
-it: `DEEP_RESEARCH_MAX_MODEL_CONCURRENCY`, `DEEP_RESEARCH_MODEL_RPM`, `DEEP_RESEARCH_MODEL_TPM`,
-`DEEP_RESEARCH_MAX_SEARCH_CONCURRENCY`, `DEEP_RESEARCH_SEARCH_RPM`.
+it. The variables are `DEEP_RESEARCH_ENDPOINT_<LIMIT>`, named like the per-run setting they cap
+for the whole process (`max_concurrent_model_calls` per run,
+`DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS` per endpoint); see `VARIABLES`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import contextlib
 import email.utils
 import os
 import time
+import warnings
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -38,11 +40,40 @@ class BadLimit(ValueError):
     """An endpoint limit in the environment is not a positive number."""
 
 
-def _positive(name: str, kind: type[int] | type[float]) -> int | float | None:
-    """A positive number from the environment variable `name`, None when unset or empty."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
+PREFIX = "DEEP_RESEARCH_ENDPOINT_"
+VARIABLES = {  # each limit's variable, and the old name that still works (with a warning)
+    "model_in_flight": (
+        f"{PREFIX}MAX_CONCURRENT_MODEL_CALLS",
+        "DEEP_RESEARCH_MAX_MODEL_CONCURRENCY",
+    ),
+    "model_requests": (f"{PREFIX}MODEL_CALLS_PER_MINUTE", "DEEP_RESEARCH_MODEL_RPM"),
+    "model_tokens": (f"{PREFIX}MODEL_TOKENS_PER_MINUTE", "DEEP_RESEARCH_MODEL_TPM"),
+    "search_in_flight": (
+        f"{PREFIX}MAX_CONCURRENT_SEARCHES",
+        "DEEP_RESEARCH_MAX_SEARCH_CONCURRENCY",
+    ),
+    "search_requests": (f"{PREFIX}SEARCHES_PER_MINUTE", "DEEP_RESEARCH_SEARCH_RPM"),
+}
+
+
+def _variable(limit: str) -> str | None:
+    """The variable that sets a limit: its name, else its old name (with a warning), else None."""
+    name, old = VARIABLES[limit]
+    if os.environ.get(name, "").strip():
+        return name
+    if os.environ.get(old, "").strip():
+        message = f"{old}: set {name}, the limit's new name ({old} still works)"
+        warnings.warn(message, FutureWarning, stacklevel=3)
+        return old
+    return None
+
+
+def _positive(limit: str, kind: type[int] | type[float]) -> int | float | None:
+    """A positive number from the limit's environment variable, None when unset or empty."""
+    name = _variable(limit)
+    if name is None:
         return None
+    raw = os.environ[name].strip()
     try:
         value = kind(raw)
     except ValueError:
@@ -64,17 +95,17 @@ class Limits:
     def for_models(cls) -> Limits:
         """The model endpoint's limits, from the environment."""
         return cls(
-            _positive("DEEP_RESEARCH_MAX_MODEL_CONCURRENCY", int) or DEFAULT_CONCURRENCY,
-            _positive("DEEP_RESEARCH_MODEL_RPM", float),
-            _positive("DEEP_RESEARCH_MODEL_TPM", float),
+            _positive("model_in_flight", int) or DEFAULT_CONCURRENCY,
+            _positive("model_requests", float),
+            _positive("model_tokens", float),
         )
 
     @classmethod
     def for_search(cls) -> Limits:
         """The search endpoint's limits, from the environment."""
         return cls(
-            _positive("DEEP_RESEARCH_MAX_SEARCH_CONCURRENCY", int) or DEFAULT_CONCURRENCY,
-            _positive("DEEP_RESEARCH_SEARCH_RPM", float),
+            _positive("search_in_flight", int) or DEFAULT_CONCURRENCY,
+            _positive("search_requests", float),
         )
 
 

@@ -20,7 +20,7 @@ from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable
 
 from domain.context import estimate_tokens
-from tools.events import emit
+from tools.events import Streaming, emit
 
 TICK_SECONDS = 2.0  # how often a streaming call reports its progress
 MAX_CHARS_PER_TOKEN = 16  # no tokenizer's token is longer: more text than this is over the cap
@@ -100,7 +100,7 @@ async def stream_reply(
                 now = time.monotonic()
                 if now - last_tick >= TICK_SECONDS:
                     last_tick = now
-                    emit("streaming", role=role, chunks=chunks, seconds=round(now - started, 1))
+                    emit(Streaming(role=role, chunks=chunks, seconds=round(now - started, 1)))
     except ValueError as error:  # langchain-core's word for a stream that carried no chunk
         if "No generation chunks" not in str(error):
             raise
@@ -121,5 +121,5 @@ async def stream_reply(
             "total_tokens": prompt + chunks,
         }
     if seconds >= TICK_SECONDS:
-        emit("streaming", role=role, chunks=chunks, seconds=round(seconds, 1), done=True)
+        emit(Streaming(role=role, chunks=chunks, seconds=round(seconds, 1), done=True))
     return StreamedReply(message, finish, seconds, chunks, estimated)

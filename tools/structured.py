@@ -41,7 +41,7 @@ from state import Usage
 from tools import capabilities, context_window
 from tools.capabilities import METHODS
 from tools.durable_calls import durable, fingerprint
-from tools.events import emit
+from tools.events import CallRetried, MethodSettled, PromptShrunk, ReplyPartlyKept, emit
 from tools.models import chat_base_url, chat_model
 from tools.refusals import refuses, too_long, window_named
 from tools.run_resources import RunResources
@@ -159,7 +159,7 @@ async def send(
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
-                emit("shrunk", role=role)
+                emit(PromptShrunk(role=role))
                 continue
             if not _is_transient(error) or attempt >= settings.model_retries:
                 raise
@@ -167,7 +167,7 @@ async def send(
             stats.retries += 1
             if getattr(error, "chunks_received", 0):
                 stats.retries_after_output += 1
-            emit("retry", role=role, attempt=attempt, error=type(error).__name__)
+            emit(CallRetried(role=role, attempt=attempt, error=type(error).__name__))
             await asyncio.sleep(_retry_delay(error, attempt))
             continue
         stats.calls += 1
@@ -278,7 +278,7 @@ def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
     model = settings.model_for(role)
     settled, _ = capabilities.settle(chat_base_url(), model, METHODS[index + 1])
     why = " ".join(redact(why).split())[:200]
-    emit("structured_output", model=model, method=settled, refused=method, why=why)
+    emit(MethodSettled(model=model, method=settled, refused=method, why=why))
     return True
 
 
@@ -289,7 +289,7 @@ def _settle_on_success(role: Role, run: RunResources, method: str) -> None:
     model = run.settings.model_for(role)
     settled, changed = capabilities.settle(chat_base_url(), model, method)
     if changed:
-        emit("structured_output", model=model, method=settled, refused="", why="")
+        emit(MethodSettled(model=model, method=settled))
 
 
 def settled_methods(run: RunResources) -> dict[str, str]:
@@ -378,7 +378,7 @@ async def ask(
     if partial is not None:
         kept, dropped, why = partial
         _settle_on_success(role, run, method)
-        emit("partial_reply", role=role, contract=contract.__name__, dropped=dropped, problem=why)
+        emit(ReplyPartlyKept(role=role, contract=contract.__name__, dropped=dropped, problem=why))
         return kept, usage
     raise StructuredOutputError(
         f"{contract.__name__}: no valid reply in {tries} tries ({problem})", usage

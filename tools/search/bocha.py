@@ -93,8 +93,8 @@ class BochaSearch:
         self._key = bocha_api_key()
         base = os.environ.get("BOCHA_API_BASE_URL") or DEFAULT_BASE_URL
         self._url = base.rstrip("/") + "/v1/web-search"
-        self._clients = LoopClients(timeout=settings.request_timeout)
-        self._seconds = settings.request_timeout
+        self._clients = LoopClients(timeout=settings.search_timeout)
+        self._seconds = settings.search_timeout
         self._attempts = settings.search_retries + 1
 
     async def _page(self, query: str, count: int, page: int) -> list:

@@ -78,7 +78,7 @@ class DuckDuckGoSearch:
     def __init__(self, settings: Settings) -> None:
         self._engine = _HtmlEngine(
             proxy=os.environ.get("DDGS_PROXY") or None,  # ddgs' own variable for its proxy
-            timeout=math.ceil(settings.request_timeout),
+            timeout=math.ceil(settings.search_timeout),
         )
         if base := os.environ.get("DUCKDUCKGO_BASE_URL"):
             self._engine.search_url = base.rstrip("/") + "/html/"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from settings import Settings
-from tools.events import emit
+from tools.events import SourceFailed, emit
 from tools.local_search import HybridSearch, LocalSearch
 from tools.mcp_config import McpConfigError, read_mcp_config
 from tools.search.base import SearchBackend
@@ -49,9 +49,9 @@ def search_backend(settings: Settings) -> SearchBackend:
     try:
         sources = read_mcp_config(settings.mcp_config)
     except McpConfigError as error:  # unreadable since the run started: a failed source
-        emit("source_failed", source="mcp", error=str(error))
+        emit(SourceFailed(source="mcp", error=str(error)))
         return backend
-    return WithToolSources(backend, ToolSearch(sources, settings.request_timeout))
+    return WithToolSources(backend, ToolSearch(sources, settings.search_timeout))
 
 
 def _base_backend(settings: Settings) -> SearchBackend:

@@ -69,9 +69,9 @@ class SearxngSearch:
 
     def __init__(self, settings: Settings) -> None:
         self._base, auth = split_credentials(searxng_url())
-        self._clients = LoopClients(timeout=settings.request_timeout, headers=HEADERS, auth=auth)
+        self._clients = LoopClients(timeout=settings.search_timeout, headers=HEADERS, auth=auth)
         self._attempts = settings.search_retries + 1
-        self._seconds = settings.request_timeout
+        self._seconds = settings.search_timeout
 
     async def _page(self, query: str, pageno: int) -> dict:
         """One page of results, retried on 429/5xx and dropped connections."""

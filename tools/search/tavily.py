@@ -74,7 +74,7 @@ class TavilySearch:
     def __init__(self, settings: Settings) -> None:
         self._key = tavily_api_key()
         self._base_url = os.environ.get("TAVILY_API_BASE_URL") or None
-        self._timeout = settings.request_timeout
+        self._timeout = settings.search_timeout
         self._attempts = settings.search_retries + 1
         self._clients = weakref.WeakKeyDictionary()
 

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 from domain.sources import normalize_url
 from state import SearchHit
-from tools.events import emit
+from tools.events import SourceFailed, emit
 from tools.mcp_config import McpServerEntry, McpSources
 from tools.search.base import SearchBackend, compact, rank_score
 
@@ -144,7 +144,7 @@ class ServerConnection:
         """Mark the server failed (once) and say so on the progress stream."""
         if self.failure is None:
             self.failure = why[:300]
-            emit("source_failed", source=f"mcp:{self.name}", error=self.failure)
+            emit(SourceFailed(source=f"mcp:{self.name}", error=self.failure))
         if self.stop:
             self.stop.set()
 
@@ -189,7 +189,7 @@ class ToolSearch:
             try:
                 hits.append(await connection.ask(tool, query, self.timeout))
             except (ToolFailed, TimeoutError) as error:
-                emit("source_failed", source=f"mcp:{connection.name}/{tool}", error=str(error))
+                emit(SourceFailed(source=f"mcp:{connection.name}/{tool}", error=str(error)))
             except Exception as error:  # the connection broke mid-run: a failed source
                 connection.fail(f"{type(error).__name__}: {error}")
                 break
