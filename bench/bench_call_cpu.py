@@ -90,9 +90,10 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
         )
     )
     run = open_run("bench", settings)
+    asker = run.model_client()
 
     async def structured() -> None:
-        await ask(GapCheck, messages, role="researcher", run=run)
+        await ask(GapCheck, messages, role="researcher", client=asker)
 
     rows.append(
         ("ask(): limits, ledger, validation", await cpu_per_call(structured, calls, concurrency))
@@ -110,7 +111,7 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
         n: int
 
     async def ask_step(state: Asked) -> dict:
-        await ask(GapCheck, messages, role="researcher", run=run)
+        await ask(GapCheck, messages, role="researcher", client=asker)
         return {"n": 1}
 
     asking = StateGraph(Asked)

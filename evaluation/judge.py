@@ -1,8 +1,9 @@
 """The judge: a model on its own OpenAI-compatible endpoint, asked through the research layers.
 
-Every call goes through `tools.structured.ask` (structured output with re-asks on a reply that
-breaks its contract, retries on server faults, the concurrency limit and usage counting of a
-`RunResources`), sent to the judge's endpoint instead of `OPENAI_BASE_URL`. A reply that never
+Every call goes through `tools.structured.ask` with the judge's own `ModelClient` (structured
+output with re-asks on a reply that breaks its contract, retries on server faults, its own limit
+on calls in flight, its endpoint's process-wide gate), sent to the judge's endpoint instead of
+`OPENAI_BASE_URL` (a `provider:model` judge goes to its provider). A reply that never
 validates raises `JudgeFailed`: the task stays unscored (never zero) and a rerun asks again.
 """
 
@@ -11,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 import openai
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from domain.budgets import cost_usd
-from settings import Settings
+from settings import Role, Settings
 from state import Usage
-from tools.models import PLACEHOLDER_KEY, Endpoint, openai_api_key, openai_base_url, using_endpoint
-from tools.run_resources import RunResources
+from tools.model_client import ModelClient
+from tools.models import PLACEHOLDER_KEY, Endpoint, named_model, openai_api_key, openai_base_url
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
@@ -64,20 +67,24 @@ def judge_settings(research: Settings, model: str) -> Settings:
     return Settings(model=model, **{name: getattr(research, name) for name in JUDGE_SETTINGS})
 
 
+def _judge_model(endpoint: Endpoint, settings: Settings, role: Role) -> BaseChatModel:
+    """The judge's chat model: its name on the judge's endpoint (or its provider's)."""
+    return named_model(settings.model_for(role), settings.request_idle_timeout, endpoint)
+
+
 @dataclass
 class Judge:
     """Asks the judge model for contracts; counts what each task's judging cost."""
 
     settings: Settings
     endpoint: Endpoint
-    resources: RunResources = field(init=False)
+    client: ModelClient = field(init=False)
 
     def __post_init__(self) -> None:
-        self.resources = RunResources(
-            settings=self.settings,
-            worker_slots=asyncio.Semaphore(1),
-            model_calls=asyncio.Semaphore(self.settings.max_concurrent_model_calls),
-            searches=asyncio.Semaphore(1),
+        self.client = ModelClient(
+            self.settings,
+            partial(_judge_model, self.endpoint),
+            calls_in_flight=asyncio.Semaphore(self.settings.max_concurrent_model_calls),
         )
 
     @property
@@ -90,8 +97,7 @@ class Judge:
     ) -> Contract:
         """A validated `contract` from the judge; its cost is appended to `usage`."""
         try:
-            with using_endpoint(self.endpoint):
-                value, spent = await ask(contract, messages, role=JUDGE_ROLE, run=self.resources)
+            value, spent = await ask(contract, messages, role=JUDGE_ROLE, client=self.client)
         except StructuredOutputError as error:
             usage.append(error.usage)
             raise JudgeFailed(f"the judge gave no valid {contract.__name__}: {error}") from None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -22,27 +25,40 @@ from nodes.verifying import verify_citations
 from nodes.writing import finalize, refine_report, synthesize
 from settings import Settings
 from state import ResearchInput, ResearchOutput, ResearchState
+from tools.models import chat_model as named_models
+from tools.models import given_models
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    """A fresh compiled research graph; pass a checkpointer to make runs resumable."""
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    chat_model: BaseChatModel | Mapping[str, BaseChatModel] | None = None,
+) -> CompiledStateGraph:
+    """A fresh compiled research graph; pass a checkpointer to make runs resumable.
+
+    Without `chat_model`, each role's model name (settings) is resolved: a plain name on the
+    OpenAI-compatible endpoint, `provider:model` through LangChain's `init_chat_model`. With
+    it, that chat model answers every role (or, as a mapping, the roles it names). The model
+    object stays out of state and checkpoints: a resumed run is given it again the same way.
+    """
+    models = given_models(chat_model) if chat_model is not None else named_models
     builder = StateGraph(
         ResearchState,
         context_schema=Settings,
         input_schema=ResearchInput,
         output_schema=ResearchOutput,
     )
-    worker = build_worker_graph()
-    builder.add_node("decompose", node(decompose))
+    worker = build_worker_graph(models)
+    builder.add_node("decompose", node(decompose, models=models))
     builder.add_node("approve_plan", node(approve_plan))
     builder.add_node("research", worker)
-    builder.add_node("synthesize", node(synthesize))
-    builder.add_node("quality_check", node(quality_check))
-    builder.add_node("analyze_gaps", node(analyze_gaps))
+    builder.add_node("synthesize", node(synthesize, models=models))
+    builder.add_node("quality_check", node(quality_check, models=models))
+    builder.add_node("analyze_gaps", node(analyze_gaps, models=models))
     builder.add_node("supplementary_research", worker)
-    builder.add_node("refine_report", node(refine_report))
-    builder.add_node("verify_citations", node(verify_citations))
-    builder.add_node("finalize", node(finalize))
+    builder.add_node("refine_report", node(refine_report, models=models))
+    builder.add_node("verify_citations", node(verify_citations, models=models))
+    builder.add_node("finalize", node(finalize, models=models))
 
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges("decompose", route_after_plan, ["approve_plan", "research"])

@@ -80,9 +80,11 @@ def ends_run_on_raise(afunc: Callable[[Any], Awaitable[dict]]) -> Callable[[Any]
     return guarded
 
 
-def node(afunc: Callable[[Any], Awaitable[dict]]) -> RunnableLambda:
-    """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`."""
-    guarded = ends_run_on_raise(afunc)
+def node(afunc: Callable[..., Awaitable[dict]], **collaborators: Any) -> RunnableLambda:
+    """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`;
+    `collaborators` (the chat models, say) are passed to it as keyword arguments."""
+    bound = functools.partial(afunc, **collaborators) if collaborators else afunc
+    guarded = ends_run_on_raise(bound)
     return RunnableLambda(
         lambda state: run_sync(guarded, state), afunc=guarded, name=afunc.__name__
     )

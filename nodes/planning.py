@@ -16,6 +16,7 @@ from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
 from tools.events import emit
+from tools.models import ModelSource, chat_model
 from tools.run_resources import for_step, release_run
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
@@ -104,7 +105,7 @@ def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> N
     emit("plan", query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited)
 
 
-async def decompose(state: ResearchState) -> dict:
+async def decompose(state: ResearchState, models: ModelSource = chat_model) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks."""
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
@@ -116,13 +117,14 @@ async def decompose(state: ResearchState) -> dict:
     if window:
         emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
     run = for_step({**state, "run_id": run_id, "settings": settings})
+    client = run.model_client(models)
     fallback = ""
     try:
         plan, usage = await ask(
             TaskPlan,
             prompts.plan(question, settings.max_subtasks, language=settings.language),
             role="planner",
-            run=run,
+            client=client,
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = fallback_plan(question), error.usage, redact(str(error))

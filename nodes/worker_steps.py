@@ -24,6 +24,7 @@ from state import (
     WorkerState,
 )
 from tools.events import emit
+from tools.models import ModelSource, chat_model
 from tools.run_resources import RunResources, for_worker
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure
@@ -115,7 +116,7 @@ async def orient(state: WorkerState) -> dict:
     return {"hits": rank_hits(state.get("hits", []))}
 
 
-async def decide(state: WorkerState) -> dict:
+async def decide(state: WorkerState, models: ModelSource = chat_model) -> dict:
     """Decide: stop when the budget is spent or nothing is missing; else name gaps and queries."""
     sent, cycles = len(state.get("sent_queries", [])), state.get("cycles_used", 0)
     hits = state.get("hits", [])
@@ -140,7 +141,7 @@ async def decide(state: WorkerState) -> dict:
                     language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
-                run=run,
+                client=run.model_client(models),
             )
     except MODEL_ERRORS as error:
         return {"termination_reason": "model_error", "usage": _usage_of(error)}
@@ -207,7 +208,7 @@ def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
     return {"worker_results": [result], "usage": usage}
 
 
-async def report_findings(state: WorkerState) -> dict:
+async def report_findings(state: WorkerState, models: ModelSource = chat_model) -> dict:
     """Hand back one `WorkerResult`: findings that cite the sources they came from."""
     hits = state.get("hits", [])
     errors = state.get("search_errors", [])
@@ -243,7 +244,7 @@ async def report_findings(state: WorkerState) -> dict:
                     language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
-                run=run,
+                client=run.model_client(models),
             )
     except MODEL_ERRORS as error:  # the evidence is real even when its summary failed
         reason = redact(f"{type(error).__name__}: {error}")[:300]

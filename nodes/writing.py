@@ -17,7 +17,9 @@ from domain.sources import SourceRegistry
 from nodes import prompts
 from state import ResearchState, Source, Usage, WorkerResult
 from tools.events import emit
-from tools.run_resources import RunResources, for_step, release_run
+from tools.model_client import ModelClient
+from tools.models import ModelSource, chat_model
+from tools.run_resources import for_step, release_run
 from tools.structured import settled_methods, write_raw
 
 
@@ -66,7 +68,7 @@ def failed_report(question: str, problem: str, results: list[WorkerResult], lang
 
 
 async def written_report(
-    messages: list[BaseMessage], run: RunResources, current: str = ""
+    messages: list[BaseMessage], client: ModelClient, current: str = ""
 ) -> tuple[str, Usage, str]:
     """The writer's report, asked again once with the failure named when it is degenerate.
 
@@ -75,9 +77,9 @@ async def written_report(
     """
     usage = Usage()
     conversation = messages
-    stats = run.stats.of("writer")
+    stats = client.stats.of("writer")
     for attempt in range(2):
-        text, cost, finish = await write_raw(conversation, role="writer", run=run)
+        text, cost, finish = await write_raw(conversation, role="writer", client=client)
         usage += cost
         text = strip_reasoning(text)
         problem = prose_problem(text, finish, messages, own=current, cites=True)
@@ -103,7 +105,7 @@ def limitations(results: list[WorkerResult], language: str) -> str:
     return f"## {words_for(language).not_researched}\n\n" + "\n".join(lines)
 
 
-async def synthesize(state: ResearchState) -> dict:
+async def synthesize(state: ResearchState, models: ModelSource = chat_model) -> dict:
     """Write the first report from every worker's findings, citing run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
     results, sources = registry.from_round(1)
@@ -114,13 +116,13 @@ async def synthesize(state: ResearchState) -> dict:
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage, problem = await written_report(messages, for_step(state))
+    report, usage, problem = await written_report(messages, for_step(state).model_client(models))
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit("report", round=1, chars=len(report), problem=problem)
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
 
 
-async def refine_report(state: ResearchState) -> dict:
+async def refine_report(state: ResearchState, models: ModelSource = chat_model) -> dict:
     """Revise the report with the gap round's research: only the new findings are sent."""
     round_ = state["iteration"] + 1
     results, new_sources = SourceRegistry(state["worker_results"]).from_round(round_)
@@ -135,7 +137,9 @@ async def refine_report(state: ResearchState) -> dict:
         limit,
         language=_language(state),
     )
-    report, usage, problem = await written_report(messages, for_step(state), state["report"])
+    report, usage, problem = await written_report(
+        messages, for_step(state).model_client(models), state["report"]
+    )
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
         problem = f"revision {round_}: {problem}"
@@ -146,7 +150,7 @@ async def refine_report(state: ResearchState) -> dict:
     return update
 
 
-async def finalize(state: ResearchState) -> dict:
+async def finalize(state: ResearchState, models: ModelSource = chat_model) -> dict:
     """Keep only citations of registered sources, number them 1..N, and say why the run ended.
 
     The report cites its sources by number in order of first citation; `sources` lists them in
@@ -166,7 +170,7 @@ async def finalize(state: ResearchState) -> dict:
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
-    methods = settled_methods(for_step(state))
+    methods = settled_methods(for_step(state).model_client(models))
     release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
     return {
         "report": report,

@@ -18,7 +18,7 @@ from domain.fences import data_section
 from graph import graph
 from settings import Settings
 from tools import capabilities
-from tools.run_resources import resources_for
+from tools.model_client import ModelClient
 from tools.structured import ask, write_raw
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
@@ -109,8 +109,8 @@ def test_a_prompt_too_long_is_shrunk_and_sent_once_more(chat_server, empty_strea
     chat_server.empty_stream_when_too_long = empty_stream  # llama-cpp-python, streamed
 
     async def go():
-        run = resources_for(f"long-{empty_stream}", Settings(model_retries=0))
-        text, _usage, _finish = await write_raw(_evidence_prompt(9_000), role="writer", run=run)
+        run = ModelClient(Settings(model_retries=0))
+        text, _usage, _finish = await write_raw(_evidence_prompt(9_000), role="writer", client=run)
         return text, run.stats.of("writer")
 
     text, stats = asyncio.run(go())
@@ -125,8 +125,8 @@ def test_a_prompt_still_too_long_after_shrinking_fails_clearly(chat_server):
     chat_server.context_window = 100
 
     async def go():
-        run = resources_for("too-long", Settings(model_retries=0))
-        await write_raw(_evidence_prompt(9_000), role="writer", run=run)
+        run = ModelClient(Settings(model_retries=0))
+        await write_raw(_evidence_prompt(9_000), role="writer", client=run)
 
     with pytest.raises(Exception, match="maximum context length is 100 tokens"):
         asyncio.run(go())
@@ -136,9 +136,9 @@ def test_a_slow_stream_outlives_the_old_total_timeout(chat_server):
     chat_server.stream_parts = [0.3] * 8  # 2.4 s in all, never silent for more than 0.3 s
 
     async def go():
-        run = resources_for("slow", Settings(request_idle_timeout=1.0, model_retries=0))
+        run = ModelClient(Settings(request_idle_timeout=1.0, model_retries=0))
         messages = [HumanMessage("Question: zstd?")]
-        return await write_raw(messages, role="writer", run=run), run.stats.of("writer")
+        return await write_raw(messages, role="writer", client=run), run.stats.of("writer")
 
     (text, usage, finish), stats = asyncio.run(go())
     assert text and finish == "stop" and stats.retries == 0 and stats.seconds > 2.0
@@ -155,8 +155,8 @@ def test_a_stream_that_goes_silent_is_retried_and_counted(chat_server):
     chat_server.fault = next_stream
 
     async def go():
-        run = resources_for("stall", Settings(request_idle_timeout=0.5, model_retries=1))
-        text, _, _ = await write_raw([HumanMessage("Question: zstd?")], role="writer", run=run)
+        run = ModelClient(Settings(request_idle_timeout=0.5, model_retries=1))
+        text, _, _ = await write_raw([HumanMessage("Question: zstd?")], role="writer", client=run)
         return text, run.stats.of("writer")
 
     text, stats = asyncio.run(go())
@@ -214,9 +214,9 @@ def test_structured_replies_stream_and_count_usage(chat_server):
     from state import GapCheck
 
     async def go():
-        run = resources_for("one-ask", Settings())
+        run = ModelClient(Settings())
         messages = [SystemMessage("Judge."), HumanMessage("Overall question: zstd?")]
-        return await ask(GapCheck, messages, role="researcher", run=run)
+        return await ask(GapCheck, messages, role="researcher", client=run)
 
     check, usage = asyncio.run(go())
     assert check.gaps == [] and usage.llm_calls == 1 and usage.input_tokens > 0

@@ -33,8 +33,8 @@ class Replies(list):
 
 
 @pytest.fixture
-def replies(monkeypatch) -> Replies:
-    """A fake chat model in place of every role's client, answering from `Replies`."""
+def replies() -> Replies:
+    """A fake chat model for every role, answering from `Replies` (a node is handed it)."""
     answers = Replies()
 
     class Recording(GenericFakeChatModel):
@@ -44,8 +44,8 @@ def replies(monkeypatch) -> Replies:
             async for chunk in super().astream(messages, *args, **kwargs):
                 yield chunk
 
-    model = Recording(messages=iter([]))
-    monkeypatch.setattr("tools.structured.chat_model", lambda settings, role: model)
+    answers.model = Recording(messages=iter([]))
+    answers.models = lambda settings, role: answers.model
     return answers
 
 
@@ -73,13 +73,13 @@ def worker(**extra) -> dict:
 
 def test_decide_goes_on_with_the_models_gaps_and_queries(replies):
     replies.append({"gaps": ["memory use"], "next_queries": ["zstd memory"]})
-    update = asyncio.run(decide(worker()))
+    update = asyncio.run(decide(worker(), models=replies.models))
     assert update["gaps"] == ["memory use"] and update["pending_queries"] == ["zstd memory"]
     assert "termination_reason" not in update and update["usage"].llm_calls == 1
 
 
 def test_decide_stops_without_a_call_when_the_budget_is_spent(replies):
-    update = asyncio.run(decide(worker(cycles_used=2)))
+    update = asyncio.run(decide(worker(cycles_used=2), models=replies.models))
     assert update == {"termination_reason": "budget_spent"} and replies.sent == []
 
 
@@ -95,7 +95,7 @@ def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
             "confidence": 0.7,
         }
     )
-    result = asyncio.run(report_findings(worker()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker(), models=replies.models))["worker_results"][0]
     assert result.status == "ok"
     assert [(f.claim, f.source_ids) for f in result.findings] == [("zstd is fast", [1])]
     assert [s.url for s in result.sources] == ["https://a.example/zstd"]  # only what it cites
@@ -103,7 +103,7 @@ def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
 
 def test_report_findings_falls_back_to_snippets_when_the_model_never_answers(replies):
     replies.extend(["{}", "{}", "{}"])  # an empty object is a failed reply, re-asked, not findings
-    result = asyncio.run(report_findings(worker()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker(), models=replies.models))["worker_results"][0]
     assert result.status == "partial" and len(replies.sent) == 3
     assert [f.claim for f in result.findings] == ["zstd is fast.", "xz is small."]
 
@@ -136,7 +136,7 @@ def test_verify_citations_keeps_what_the_model_confirms_and_removes_the_rest(rep
     )
     replies.append({"rewrites": [{"statement": 1, "text": ""}]})  # nothing to say: marked
     state = research_state("# Report\n\nZstd compresses quickly [1]. Xz is the fastest [2].\n")
-    update = asyncio.run(verify_citations(state))
+    update = asyncio.run(verify_citations(state, models=replies.models))
     assert [(c.source_id, c.verdict, c.method) for c in update["citations"]] == [
         (1, "supported", "model"),
         (2, "unsupported", "model"),

@@ -15,19 +15,17 @@ import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
-from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from domain.context import MESSAGE_OVERHEAD, estimate_tokens
 from domain.run_ledger import RunLedger
 from settings import Settings, settings_from
 from state import Usage
-from tools import endpoint_limits
 from tools.call_stats import CallStats
 from tools.endpoint_limits import Endpoint, endpoint
-from tools.models import chat_base_url
+from tools.model_client import ModelClient
+from tools.models import ModelSource, chat_model
 from tools.search.factory import search_backend, web_provider
 from tools.search_cache import SearchCache
 
@@ -59,20 +57,20 @@ class RunResources:
     def record(self, usage: Usage) -> None:
         """Count calls as they are answered, so workers see the run's spending live."""
         self.ledger.record(usage)
-        if usage.total_tokens:
-            model_endpoint().reported(usage.total_tokens)
+
+    def model_client(self, models: ModelSource = chat_model) -> ModelClient:
+        """The run's model client: the run's call slots, its ledger and its call figures."""
+        return ModelClient(
+            self.settings,
+            models,
+            book=self.ledger.record,
+            calls_in_flight=self.model_calls,
+            stats=self.stats,
+        )
 
     def budget_spent(self) -> bool:
         """True once the run's token, search or dollar budget is spent (in-flight searches too)."""
         return self.ledger.budget_spent(self.settings)
-
-    @contextlib.asynccontextmanager
-    async def model_call(self, messages: list[BaseMessage]) -> AsyncIterator[None]:
-        """One model request: a slot of the run, then one of the endpoint, for every process run."""
-        gate = model_endpoint()
-        estimate = _estimate(messages) if gate.limits.tokens_per_minute else 0
-        async with self.model_calls, gate.call(estimate):
-            yield
 
     @contextlib.asynccontextmanager
     async def search_call(self) -> AsyncIterator[bool]:
@@ -87,16 +85,6 @@ class RunResources:
                 yield True
             finally:
                 self.ledger.searches_in_flight -= 1
-
-
-def _estimate(messages: list[BaseMessage]) -> int:
-    """Our upper estimate of a prompt's tokens, for the endpoint's tokens-per-minute bucket."""
-    return sum(estimate_tokens(m.text) + MESSAGE_OVERHEAD for m in messages)
-
-
-def model_endpoint() -> Endpoint:
-    """The process-wide gate of the chat server every role talks to."""
-    return endpoint_limits.model_endpoint(chat_base_url())
 
 
 def search_endpoint(settings: Settings) -> Endpoint:
