@@ -139,7 +139,8 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
     settings = resolved.settings
     question = preflight.check_question(args.question)
     preflight.check_credentials(settings)
-    preflight.check_model_endpoint()
+    if preflight.needs_model_endpoint(settings):
+        preflight.check_model_endpoint()
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
     if settings.local_model:

@@ -22,7 +22,7 @@ import httpx
 from settings import ROLES, Settings
 from tools import endpoint_limits
 from tools.endpoint_limits import endpoint_id
-from tools.models import openai_api_key, openai_base_url
+from tools.models import openai_api_key, openai_base_url, uses_openai_endpoint
 
 PROBE_TIMEOUT = 3.0  # seconds per probe; a server that does not answer quickly tells nothing
 OLLAMA_DEFAULT_CONTEXT = 4_096
@@ -120,8 +120,13 @@ async def context_window(base_url: str | None, model: str, api_key: str = "") ->
 async def fitted_to_server(settings: Settings) -> tuple[Settings, int | None]:
     """The settings with `max_context_tokens` lowered to the smallest window the run's models
     report (never raised), and that window (None when no server tells)."""
-    base, key = openai_base_url(), openai_api_key()
-    windows = [await context_window(base, settings.model_for(role), key) for role in ROLES]
+    names = {settings.model_for(role) for role in ROLES}
+    asked = sorted(n.removeprefix("openai:") for n in names if uses_openai_endpoint(n))
+    base = openai_base_url()
+    if not base or not asked:  # OpenAI itself, or only other providers: nothing to ask
+        return settings, None
+    key = openai_api_key()
+    windows = [await context_window(base, name, key) for name in asked]
     known = [w for w in windows if w]
     if not known:
         return settings, None
