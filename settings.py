@@ -12,8 +12,10 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from domain.language import LanguageCode
-
+LanguageCode = Literal[
+    "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
+]
+"""The languages a report can be written in; `und`: another one, named by the question itself."""
 Complexity = Literal["simple", "medium", "complex"]
 Role = Literal["planner", "researcher", "writer", "reviewer"]
 ROLES: tuple[Role, ...] = ("planner", "researcher", "writer", "reviewer")
