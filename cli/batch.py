@@ -29,6 +29,7 @@ from graph.threads import advance, thread_config
 from settings import Settings
 from state import output_of
 from tools.checkpoints import open_checkpointer
+from tools.run_resources import LiveRuns
 from tools.search.factory import web_provider
 from tools.secrets import redact
 
@@ -136,6 +137,7 @@ async def research_one(
     plan: BatchPlan,
     progress: BatchProgress,
     previous: dict | None,
+    runs: LiveRuns,
 ) -> dict:
     """Run, resume or skip one question; returns its summary row."""
     config = thread_config(question.thread_id)
@@ -155,7 +157,11 @@ async def research_one(
     step_input = None if resumed else {"question": question.question, "settings": settings}
     try:
         snapshot = await advance(
-            graph, question.thread_id, step_input, partial(progress.event, question.line)
+            graph,
+            question.thread_id,
+            step_input,
+            partial(progress.event, question.line),
+            runs=runs,
         )
     except Exception as error:  # this question failed; the others go on; it resumes next time
         progress.finish(question.line, "failed", redact(str(error))[:80])
@@ -180,12 +186,13 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
         check_corpus(settings, progress)
     slots = asyncio.Semaphore(plan.concurrency)
     async with open_checkpointer(plan.target) as saver:
-        graph = build_graph(checkpointer=saver)
+        runs = LiveRuns()
+        graph = build_graph(checkpointer=saver, runs=runs)
 
         async def one(question: BatchQuestion, settings: Settings) -> None:
             async with slots:
                 previous = rows.get(question.thread_id)
-                row = await research_one(graph, question, settings, plan, progress, previous)
+                row = await research_one(graph, question, settings, plan, progress, previous, runs)
             rows[question.thread_id] = row
             write_summary(summary, order, rows)
 

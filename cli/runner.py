@@ -22,6 +22,7 @@ from graph.threads import advance, thread_config
 from settings import Settings
 from state import output_of
 from tools.checkpoints import StoreMissing, open_checkpointer
+from tools.run_resources import LiveRuns
 
 
 class Progress(Protocol):
@@ -77,7 +78,8 @@ async def execute(
 ) -> tuple[dict[str, Any], Settings | None]:
     """Run (or, with no input, resume) a thread to its end; returns the output and settings."""
     async with open_checkpointer(target) as saver:
-        graph = build_graph(checkpointer=saver)
+        runs = LiveRuns()
+        graph = build_graph(checkpointer=saver, runs=runs)
         config = thread_config(thread_id)
         existing = (await graph.aget_state(config)).values
         if graph_input is None and not existing:
@@ -89,7 +91,7 @@ async def execute(
             )
         step_input: dict | Command | None = graph_input
         while True:
-            snapshot = await advance(graph, thread_id, step_input, progress.event)
+            snapshot = await advance(graph, thread_id, step_input, progress.event, runs=runs)
             if not snapshot.interrupts:
                 break
             with progress.paused():  # the question is asked on a still terminal

@@ -21,6 +21,7 @@ from graph.threads import advance, thread_config
 from settings import Settings
 from state import SourceEvidence, output_of
 from tools.checkpoints import open_checkpointer
+from tools.run_resources import LiveRuns
 
 
 @dataclass
@@ -34,7 +35,9 @@ class TaskRun:
     seconds: float  # wall time of this attempt (0 when the run had finished before)
 
 
-async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settings) -> TaskRun:
+async def _research(
+    graph: Any, runs: LiveRuns, task: EvalTask, thread_id: str, settings: Settings
+) -> TaskRun:
     """Run, resume or read back the task's thread, to its end."""
     config = thread_config(thread_id)
     snapshot = await graph.aget_state(config)
@@ -42,7 +45,7 @@ async def _research(graph: Any, task: EvalTask, thread_id: str, settings: Settin
     unfinished = not snapshot.values or bool(snapshot.next)
     if unfinished:
         graph_input = None if snapshot.values else {"question": task.prompt, "settings": settings}
-        snapshot = await advance(graph, thread_id, graph_input)
+        snapshot = await advance(graph, thread_id, graph_input, runs=runs)
     if snapshot.next:
         raise RuntimeError(f"the run stopped before its end, at {list(snapshot.next)}")
     values = snapshot.values
@@ -71,12 +74,13 @@ async def run_tasks(
     """
     slots = asyncio.Semaphore(concurrency)
     async with open_checkpointer(checkpoint_db) as saver:
-        graph = build_graph(checkpointer=saver)
+        runs = LiveRuns()
+        graph = build_graph(checkpointer=saver, runs=runs)
 
         async def one(task: EvalTask) -> None:
             async with slots:
                 try:
-                    await finished(await _research(graph, task, thread_id(task), settings))
+                    await finished(await _research(graph, runs, task, thread_id(task), settings))
                 except Exception as error:  # one task's failure is recorded; the set goes on
                     failed(task, error)
 

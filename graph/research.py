@@ -25,14 +25,15 @@ from nodes.verifying import verify_citations
 from nodes.writing import finalize, refine_report, synthesize
 from settings import Settings
 from state import ResearchInput, ResearchOutput, ResearchState
-from tools.models import chat_model as named_models
 from tools.models import given_models
+from tools.run_resources import LiveRuns
 
 
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None,
     *,
     chat_model: BaseChatModel | Mapping[str, BaseChatModel] | None = None,
+    runs: LiveRuns | None = None,
 ) -> CompiledStateGraph:
     """A fresh compiled research graph; pass a checkpointer to make runs resumable.
 
@@ -40,25 +41,32 @@ def build_graph(
     OpenAI-compatible endpoint, `provider:model` through LangChain's `init_chat_model`. With
     it, that chat model answers every role (or, as a mapping, the roles it names). The model
     object stays out of state and checkpoints: a resumed run is given it again the same way.
+
+    `runs` holds the live runs' in-memory resources (cache, limits, ledger); pass your own to
+    open a resumed run first (`LiveRuns.resume`) or to look at it; by default the graph makes
+    one. Its chat models are the ones `chat_model` names, if given.
     """
-    models = given_models(chat_model) if chat_model is not None else named_models
+    if runs is None:
+        runs = LiveRuns(given_models(chat_model)) if chat_model is not None else LiveRuns()
+    elif chat_model is not None:
+        raise ValueError("give the chat model to LiveRuns(...) or to build_graph, not both")
     builder = StateGraph(
         ResearchState,
         context_schema=Settings,
         input_schema=ResearchInput,
         output_schema=ResearchOutput,
     )
-    worker = build_worker_graph(models)
-    builder.add_node("decompose", node(decompose, models=models))
-    builder.add_node("approve_plan", node(approve_plan))
+    worker = build_worker_graph(runs)
+    builder.add_node("decompose", node(decompose, runs))
+    builder.add_node("approve_plan", node(approve_plan, runs))
     builder.add_node("research", worker)
-    builder.add_node("synthesize", node(synthesize, models=models))
-    builder.add_node("quality_check", node(quality_check, models=models))
-    builder.add_node("analyze_gaps", node(analyze_gaps, models=models))
+    builder.add_node("synthesize", node(synthesize, runs))
+    builder.add_node("quality_check", node(quality_check, runs))
+    builder.add_node("analyze_gaps", node(analyze_gaps, runs))
     builder.add_node("supplementary_research", worker)
-    builder.add_node("refine_report", node(refine_report, models=models))
-    builder.add_node("verify_citations", node(verify_citations, models=models))
-    builder.add_node("finalize", node(finalize, models=models))
+    builder.add_node("refine_report", node(refine_report, runs))
+    builder.add_node("verify_citations", node(verify_citations, runs))
+    builder.add_node("finalize", node(finalize, runs, ends_run=True))
 
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges("decompose", route_after_plan, ["approve_plan", "research"])

@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
 
-from tools.run_resources import resume_run
+from tools.run_resources import LiveRuns
 
 
 def thread_config(thread_id: str) -> dict:
@@ -26,11 +26,16 @@ async def advance(
     thread_id: str,
     step_input: dict | Command | None,
     on_event: Callable[[dict[str, Any]], None] = lambda event: None,
+    *,
+    runs: LiveRuns | None = None,
 ) -> StateSnapshot:
-    """Run the thread until it ends or waits for a person; None as input resumes it."""
+    """Run the thread until it ends or waits for a person; None as input resumes it.
+
+    `runs` is the graph's live runs (`build_graph(runs=...)`): a resumed run is opened in it
+    first, so that its budget counts what finished before the crash."""
     config = thread_config(thread_id)
-    if step_input is None:
-        await resume_run(graph, config)  # the budget counts what finished before the crash
+    if step_input is None and runs is not None:
+        await runs.resume(graph, config)
     async for _namespace, event in graph.astream(
         step_input, config, stream_mode="custom", subgraphs=True, durability="sync"
     ):

@@ -16,8 +16,7 @@ from settings import Settings, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
 from tools.events import emit
-from tools.models import ModelSource, chat_model
-from tools.run_resources import for_step, release_run
+from tools.run_resources import LiveRuns
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
@@ -105,7 +104,7 @@ def announce_plan(plan: TaskPlan, fallback: str = "", edited: bool = False) -> N
     emit("plan", query_type=plan.query_type, subtasks=subtasks, fallback=fallback, edited=edited)
 
 
-async def decompose(state: ResearchState, models: ModelSource = chat_model) -> dict:
+async def decompose(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks."""
     settings = settings_from(state.get("settings") or get_runtime(Settings).context)
     question = clean_question(state["question"])
@@ -116,21 +115,18 @@ async def decompose(state: ResearchState, models: ModelSource = chat_model) -> d
     settings, window = await fitted_to_server(settings)
     if window:
         emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
-    run = for_step({**state, "run_id": run_id, "settings": settings})
-    client = run.model_client(models)
+    run = runs.detached(settings, state.get("usage"))  # kept (`adopt`) once its id is in state
     fallback = ""
     try:
         plan, usage = await ask(
             TaskPlan,
             prompts.plan(question, settings.max_subtasks, language=settings.language),
             role="planner",
-            client=client,
+            client=run.model_client(),
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = fallback_plan(question), error.usage, redact(str(error))
-    except BaseException:  # the run ends before its id reaches state: release it here
-        release_run(run_id)
-        raise
+    runs.adopt(run_id, run)
     plan = shape_plan(plan, question, settings)
     announce_plan(plan, fallback=fallback)
     return {

@@ -37,8 +37,7 @@ from state import (
 )
 from tools.events import emit
 from tools.model_client import ModelClient
-from tools.models import ModelSource, chat_model
-from tools.run_resources import for_step
+from tools.run_resources import LiveRuns
 from tools.structured import StructuredOutputError, ask
 
 Claim = tuple[str, int]  # (statement text, source id)
@@ -237,7 +236,7 @@ def _without_stray_markers(report: str) -> str:
     return outside_code(report, lambda prose: re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", prose))
 
 
-async def verify_citations(state: ResearchState, models: ModelSource = chat_model) -> dict:
+async def verify_citations(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Check each cited statement against its sources; keep only the citations that hold."""
     registry = SourceRegistry(state["worker_results"])
     sources = {s.id: s for s in registry.sources}
@@ -245,7 +244,7 @@ async def verify_citations(state: ResearchState, models: ModelSource = chat_mode
     words = words_for(language)
     report = _without_stray_markers(clean_citations(state["report"], registry.sources)[0])
     statements = cited_statements(report)
-    client = for_step(state).model_client(models)
+    client = runs.for_step(state).model_client()
     pairs = [(i, s) for i, st in enumerate(statements) for s in st.source_ids]
     ordered, usage = await check_claims(
         [(statements[i].text, s) for i, s in pairs], sources, client

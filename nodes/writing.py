@@ -18,8 +18,7 @@ from nodes import prompts
 from state import ResearchState, Source, Usage, WorkerResult
 from tools.events import emit
 from tools.model_client import ModelClient
-from tools.models import ModelSource, chat_model
-from tools.run_resources import for_step, release_run
+from tools.run_resources import LiveRuns
 from tools.structured import settled_methods, write_raw
 
 
@@ -105,7 +104,7 @@ def limitations(results: list[WorkerResult], language: str) -> str:
     return f"## {words_for(language).not_researched}\n\n" + "\n".join(lines)
 
 
-async def synthesize(state: ResearchState, models: ModelSource = chat_model) -> dict:
+async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Write the first report from every worker's findings, citing run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
     results, sources = registry.from_round(1)
@@ -116,13 +115,13 @@ async def synthesize(state: ResearchState, models: ModelSource = chat_model) -> 
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage, problem = await written_report(messages, for_step(state).model_client(models))
+    report, usage, problem = await written_report(messages, runs.for_step(state).model_client())
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit("report", round=1, chars=len(report), problem=problem)
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
 
 
-async def refine_report(state: ResearchState, models: ModelSource = chat_model) -> dict:
+async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Revise the report with the gap round's research: only the new findings are sent."""
     round_ = state["iteration"] + 1
     results, new_sources = SourceRegistry(state["worker_results"]).from_round(round_)
@@ -138,7 +137,7 @@ async def refine_report(state: ResearchState, models: ModelSource = chat_model) 
         language=_language(state),
     )
     report, usage, problem = await written_report(
-        messages, for_step(state).model_client(models), state["report"]
+        messages, runs.for_step(state).model_client(), state["report"]
     )
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
@@ -150,7 +149,7 @@ async def refine_report(state: ResearchState, models: ModelSource = chat_model) 
     return update
 
 
-async def finalize(state: ResearchState, models: ModelSource = chat_model) -> dict:
+async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Keep only citations of registered sources, number them 1..N, and say why the run ended.
 
     The report cites its sources by number in order of first citation; `sources` lists them in
@@ -170,8 +169,7 @@ async def finalize(state: ResearchState, models: ModelSource = chat_model) -> di
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit("done", stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
-    methods = settled_methods(for_step(state).model_client(models))
-    release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
+    methods = settled_methods(runs.for_step(state).model_client())  # released after this node
     return {
         "report": report,
         "sources": sources,

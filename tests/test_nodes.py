@@ -14,6 +14,7 @@ from nodes.verifying import verify_citations
 from nodes.worker_steps import decide, report_findings
 from settings import Settings
 from state import Budget, SearchHit, SourceEvidence, SubTask, WorkerResult
+from tools.run_resources import LiveRuns
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake")
 
@@ -45,7 +46,7 @@ def replies() -> Replies:
                 yield chunk
 
     answers.model = Recording(messages=iter([]))
-    answers.models = lambda settings, role: answers.model
+    answers.runs = LiveRuns(lambda settings, role: answers.model)
     return answers
 
 
@@ -73,13 +74,13 @@ def worker(**extra) -> dict:
 
 def test_decide_goes_on_with_the_models_gaps_and_queries(replies):
     replies.append({"gaps": ["memory use"], "next_queries": ["zstd memory"]})
-    update = asyncio.run(decide(worker(), models=replies.models))
+    update = asyncio.run(decide(worker(), runs=replies.runs))
     assert update["gaps"] == ["memory use"] and update["pending_queries"] == ["zstd memory"]
     assert "termination_reason" not in update and update["usage"].llm_calls == 1
 
 
 def test_decide_stops_without_a_call_when_the_budget_is_spent(replies):
-    update = asyncio.run(decide(worker(cycles_used=2), models=replies.models))
+    update = asyncio.run(decide(worker(cycles_used=2), runs=replies.runs))
     assert update == {"termination_reason": "budget_spent"} and replies.sent == []
 
 
@@ -95,7 +96,7 @@ def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
             "confidence": 0.7,
         }
     )
-    result = asyncio.run(report_findings(worker(), models=replies.models))["worker_results"][0]
+    result = asyncio.run(report_findings(worker(), runs=replies.runs))["worker_results"][0]
     assert result.status == "ok"
     assert [(f.claim, f.source_ids) for f in result.findings] == [("zstd is fast", [1])]
     assert [s.url for s in result.sources] == ["https://a.example/zstd"]  # only what it cites
@@ -103,7 +104,7 @@ def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
 
 def test_report_findings_falls_back_to_snippets_when_the_model_never_answers(replies):
     replies.extend(["{}", "{}", "{}"])  # an empty object is a failed reply, re-asked, not findings
-    result = asyncio.run(report_findings(worker(), models=replies.models))["worker_results"][0]
+    result = asyncio.run(report_findings(worker(), runs=replies.runs))["worker_results"][0]
     assert result.status == "partial" and len(replies.sent) == 3
     assert [f.claim for f in result.findings] == ["zstd is fast.", "xz is small."]
 
@@ -136,7 +137,7 @@ def test_verify_citations_keeps_what_the_model_confirms_and_removes_the_rest(rep
     )
     replies.append({"rewrites": [{"statement": 1, "text": ""}]})  # nothing to say: marked
     state = research_state("# Report\n\nZstd compresses quickly [1]. Xz is the fastest [2].\n")
-    update = asyncio.run(verify_citations(state, models=replies.models))
+    update = asyncio.run(verify_citations(state, runs=replies.runs))
     assert [(c.source_id, c.verdict, c.method) for c in update["citations"]] == [
         (1, "supported", "model"),
         (2, "unsupported", "model"),

@@ -1,17 +1,17 @@
 """What all workers of one run share in memory while the run is live: cache, limits, ledger.
 
-A run's resources are created when its first step runs on an event loop (or when a caller opens
-the run, `open_run`) and released when the run ends: after `finalize`, or when any step raises
-(an error, an interrupt for approval, a cancelled caller; see `graph.sync_bridge.node`). Nothing
-evicts a live run and there is no cap on how many may be live. Nothing here is checkpointed:
-a run resumed in another process builds its own, and its ledger starts from the checkpoint.
+A run's resources are built when its first step runs on an event loop (or when a caller opens
+the run, `LiveRuns.resume`) and released when the run ends: after `finalize`, or when any step
+raises (an error, an interrupt for approval, a cancelled caller; see `graph.sync_bridge.node`).
+Nothing evicts a live run and there is no cap on how many may be live. Nothing here is
+checkpointed: a run resumed in another process builds its own, and its ledger starts from the
+checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
@@ -40,6 +40,7 @@ class RunResources:
     searches: asyncio.Semaphore
     ledger: RunLedger = field(default_factory=RunLedger)
     stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
+    models: ModelSource = chat_model  # where the run's model client gets each role's model
     _search_cache: SearchCache | None = None
 
     @property
@@ -58,11 +59,11 @@ class RunResources:
         """Count calls as they are answered, so workers see the run's spending live."""
         self.ledger.record(usage)
 
-    def model_client(self, models: ModelSource = chat_model) -> ModelClient:
+    def model_client(self) -> ModelClient:
         """The run's model client: the run's call slots, its ledger and its call figures."""
         return ModelClient(
             self.settings,
-            models,
+            self.models,
             book=self.ledger.record,
             calls_in_flight=self.model_calls,
             stats=self.stats,
@@ -93,83 +94,92 @@ def search_endpoint(settings: Settings) -> Endpoint:
     return endpoint(f"search:{web_provider(settings) or 'local'}")
 
 
-_live: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunResources]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _runs() -> dict[str, RunResources]:
-    return _live.setdefault(asyncio.get_running_loop(), {})
-
-
-def open_run(run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
-    """The live run's resources; created (its ledger starting at `spent`) if it has none yet."""
-    runs = _runs()
-    if run_id not in runs:
-        runs[run_id] = RunResources(
-            settings=settings,
-            worker_slots=asyncio.Semaphore(settings.max_workers),
-            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
-            searches=asyncio.Semaphore(settings.max_concurrent_searches),
-            ledger=RunLedger(spent),
-        )
-    return runs[run_id]
-
-
-def resources_for(run_id: str, settings: Settings) -> RunResources:
-    """The run's shared resources, created on first use on this event loop."""
-    return open_run(run_id, settings)
-
-
-def for_step(state: dict) -> RunResources:
-    """The run's resources at an orchestrator step: its ledger set to the checkpointed total
-    (at such a step none of the run's calls is in flight, so the two must agree)."""
-    run = open_run(state["run_id"], state["settings"])
-    run.ledger.settle(state.get("usage") or Usage())
-    return run
-
-
 def worker_key(state: dict) -> Hashable:
     """What names one worker within its run: its round and subtask."""
     return (state["round"], state["subtask"].id)
 
 
-def for_worker(state: dict) -> RunResources:
-    """The run's resources at a worker step: the worker's own checkpointed spending counted
-    once (it is not yet in the run's usage), on top of the run's usage when it was sent."""
-    run = open_run(state["run_id"], state["settings"], state.get("spent"))
-    run.ledger.join(worker_key(state), state.get("usage") or Usage())
-    return run
+class LiveRuns:
+    """The in-memory side of one graph's live runs, by event loop and run id.
 
-
-async def resume_run(graph: Pregel, config: RunnableConfig) -> RunResources | None:
-    """Before resuming a checkpointed run: open it with everything its checkpoint says it spent.
-
-    The snapshot's values include the writes of steps that finished after the last complete
-    one (a fan-out's finished workers); each unfinished worker adds what its own saved steps
-    cost. So the budget counts all of it from the first resumed call, whichever worker runs
-    first.
+    `build_graph` makes one and hands it to every node that needs its run (an argument, not a
+    lookup): this is the one place a run's resources are built, lazily, on the first step that
+    needs them in this process (a run started by `langgraph dev` or Studio, a Python caller's,
+    or the CLI's, which opens a resumed run first with `resume`). `graph.sync_bridge.node` is
+    the one place they are released: when a node raises (an error, an interrupt for approval,
+    a cancelled caller) or when the run's last node has finished.
     """
-    snapshot = await graph.aget_state(config, subgraphs=True)
-    values = snapshot.values
-    if not values.get("run_id") or not values.get("settings"):
-        return None
-    settings = settings_from(values["settings"])
-    run = open_run(values["run_id"], settings, values.get("usage") or Usage())
-    for task in snapshot.tasks:
-        unfinished = task.result is None and isinstance(task.state, StateSnapshot)
-        worker = task.state.values if unfinished else {}
-        if "subtask" in worker and "round" in worker:
-            run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
-    return run
 
+    def __init__(self, models: ModelSource = chat_model) -> None:
+        self.models = models
+        self._runs: dict[tuple[asyncio.AbstractEventLoop, str], RunResources] = {}
+        self.last_released: RunResources | None = None  # its figures, for benchmarks
 
-def release_run(run_id: str | None) -> None:
-    """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
-    with contextlib.suppress(RuntimeError):  # no running loop: nothing was kept for it
-        _runs().pop(run_id or "", None)
+    def __len__(self) -> int:
+        """How many runs keep resources now (for tests and benchmarks)."""
+        return len(self._runs)
 
+    def detached(self, settings: Settings, spent: Usage | None = None) -> RunResources:
+        """Resources for a run that has no id yet (planning): kept only once `adopt`ed."""
+        return RunResources(
+            settings=settings,
+            worker_slots=asyncio.Semaphore(settings.max_workers),
+            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
+            searches=asyncio.Semaphore(settings.max_concurrent_searches),
+            ledger=RunLedger(spent),
+            models=self.models,
+        )
 
-def live_runs() -> int:
-    """How many runs keep resources on this event loop (for tests and benchmarks)."""
-    return len(_runs())
+    def adopt(self, run_id: str, run: RunResources) -> None:
+        """Keep `run` as the live run `run_id` (once its id is in state), unless one is kept."""
+        self._runs.setdefault((asyncio.get_running_loop(), run_id), run)
+
+    def open(self, run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
+        """The live run's resources; created (its ledger starting at `spent`) if it has none."""
+        key = (asyncio.get_running_loop(), run_id)
+        if key not in self._runs:
+            self._runs[key] = self.detached(settings, spent)
+        return self._runs[key]
+
+    def for_step(self, state: dict) -> RunResources:
+        """The run's resources at an orchestrator step: its ledger set to the checkpointed
+        total (at such a step none of the run's calls is in flight, so the two must agree)."""
+        run = self.open(state["run_id"], state["settings"])
+        run.ledger.settle(state.get("usage") or Usage())
+        return run
+
+    def for_worker(self, state: dict) -> RunResources:
+        """The run's resources at a worker step: the worker's own checkpointed spending counted
+        once (it is not yet in the run's usage), on top of the run's usage when it was sent."""
+        run = self.open(state["run_id"], state["settings"], state.get("spent"))
+        run.ledger.join(worker_key(state), state.get("usage") or Usage())
+        return run
+
+    async def resume(self, graph: Pregel, config: RunnableConfig) -> RunResources | None:
+        """Before resuming a checkpointed run: open it with everything its checkpoint says it
+        spent. The snapshot's values include the writes of steps that finished after the last
+        complete one (a fan-out's finished workers); each unfinished worker adds what its own
+        saved steps cost. So the budget counts all of it from the first resumed call,
+        whichever worker runs first."""
+        snapshot = await graph.aget_state(config, subgraphs=True)
+        values = snapshot.values
+        if not values.get("run_id") or not values.get("settings"):
+            return None
+        settings = settings_from(values["settings"])
+        run = self.open(values["run_id"], settings, values.get("usage") or Usage())
+        for task in snapshot.tasks:
+            unfinished = task.result is None and isinstance(task.state, StateSnapshot)
+            worker = task.state.values if unfinished else {}
+            if "subtask" in worker and "round" in worker:
+                run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
+        return run
+
+    def release(self, run_id: str | None) -> None:
+        """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
+        try:
+            key = (asyncio.get_running_loop(), run_id or "")
+        except RuntimeError:  # no running loop: nothing was kept for it
+            return
+        released = self._runs.pop(key, None)
+        if released is not None:
+            self.last_released = released
