@@ -137,12 +137,12 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
     real_decide = worker_module.decide
     failures = {"left": 1}
 
-    async def decide_or_raise(state):
+    async def decide_or_raise(state, *, runs):
         if state["subtask"].id == 2 and failures["left"]:
             await asyncio.sleep(0.3)  # let the siblings finish first
             failures["left"] -= 1
             raise RuntimeError("worker 2 broke")
-        return await real_decide(state)
+        return await real_decide(state, runs=runs)
 
     monkeypatch.setattr(worker_module, "decide", decide_or_raise)
     config = {"configurable": {"thread_id": f"raise-{uuid.uuid4().hex[:8]}"}}
