@@ -281,10 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     from tools.checkpoints import default_checkpoint_db
 
     target = args.checkpoint_db or default_checkpoint_db()
-    from tools import capabilities
     from tools.checkpoints import data_dir
+    from tools.process_wide import current
 
-    capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
+    current().capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
     if args.command in ("run", "resume"):
         return _research(args, target)
     if args.command == "config":

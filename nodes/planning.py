@@ -112,7 +112,8 @@ async def decompose(state: ResearchState, *, runs: LiveRuns) -> dict:
         language = await asyncio.to_thread(detect_language, question)
         settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
-    settings, window = await fitted_to_server(settings)
+    process = runs.process
+    settings, window = await fitted_to_server(settings, process.context_windows, process.gates)
     if window:
         emit("context_window", tokens=window, max_context_tokens=settings.max_context_tokens)
     run = runs.detached(settings, state.get("usage"))  # kept (`adopt`) once its id is in state

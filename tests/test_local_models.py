@@ -17,7 +17,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from domain.fences import data_section
 from graph import graph
 from settings import Settings
-from tools import capabilities
+from tools.capabilities import CapabilityMemory
+from tools.context_window import ContextWindows
+from tools.endpoint_limits import Gates
 from tools.model_client import ModelClient
 from tools.structured import ask, write_raw
 
@@ -189,25 +191,24 @@ def test_a_model_without_a_system_role_gets_the_instructions_in_the_user_message
 
 def test_the_method_is_remembered_on_disk_per_endpoint_and_model(tmp_path):
     store = tmp_path / "capabilities.json"
-    capabilities.remember_on_disk(store)
-    capabilities.settle("http://127.0.0.1:8011/v1/", "gemma", "json_object")
-    capabilities.settle("http://127.0.0.1:8011/v1", "gemma", "json_schema")  # never back up
+    memory = CapabilityMemory(store)
+    memory.settle("http://127.0.0.1:8011/v1/", "gemma", "json_object")
+    memory.settle("http://127.0.0.1:8011/v1", "gemma", "json_schema")  # never back up
     assert json.loads(store.read_text()) == [
         {"base_url": "http://127.0.0.1:8011/v1", "model": "gemma", "method": "json_object"}
     ]
-    capabilities.forget_all()
-    assert capabilities.settled_method("http://127.0.0.1:8011/v1", "gemma") is None
-    capabilities.remember_on_disk(store)  # the next run starts from what worked
-    assert capabilities.settled_method("http://127.0.0.1:8011/v1", "gemma") == "json_object"
-    assert capabilities.settled_method("http://127.0.0.1:8011/v1", "other") is None
+    assert CapabilityMemory().settled_method("http://127.0.0.1:8011/v1", "gemma") is None
+    later = CapabilityMemory(store)  # the next process starts from what worked
+    assert later.settled_method("http://127.0.0.1:8011/v1", "gemma") == "json_object"
+    assert later.settled_method("http://127.0.0.1:8011/v1", "other") is None
 
 
 def test_a_password_in_the_base_url_never_reaches_the_capability_file(tmp_path):
     store = tmp_path / "capabilities.json"
-    capabilities.remember_on_disk(store)
-    capabilities.settle("https://user:s3cretpw@proxy.example/v1", "m", "prompt")
+    memory = CapabilityMemory(store)
+    memory.settle("https://user:s3cretpw@proxy.example/v1", "m", "prompt")
     assert "s3cretpw" not in store.read_text()
-    assert capabilities.settled_method("https://user:s3cretpw@proxy.example/v1", "m") == "prompt"
+    assert memory.settled_method("https://user:s3cretpw@proxy.example/v1", "m") == "prompt"
 
 
 def test_structured_replies_stream_and_count_usage(chat_server):
@@ -247,14 +248,15 @@ def test_ollama_without_num_ctx_is_taken_at_its_default_window(chat_server, sear
     chat_server.info_paths["/api/show"] = {"model_info": {"gemma3.context_length": 32_768}}
     from tools.context_window import OLLAMA_DEFAULT_CONTEXT, fitted_to_server
 
-    settings, window = asyncio.run(fitted_to_server(Settings()))
+    settings, window = asyncio.run(fitted_to_server(Settings(), ContextWindows(), Gates()))
     assert window == OLLAMA_DEFAULT_CONTEXT == settings.max_context_tokens
 
 
 def test_a_server_that_tells_nothing_leaves_the_setting_alone(chat_server):
     from tools.context_window import fitted_to_server
 
-    settings, window = asyncio.run(fitted_to_server(Settings(max_context_tokens=50_000)))
+    asked = fitted_to_server(Settings(max_context_tokens=50_000), ContextWindows(), Gates())
+    settings, window = asyncio.run(asked)
     assert window is None and settings.max_context_tokens == 50_000
 
 

@@ -13,7 +13,6 @@ from stand_ins.loopback import Reply
 
 from graph import build_graph
 from state import SubTask, Usage
-from tools.endpoint_limits import endpoint, endpoints
 from tools.run_resources import LiveRuns
 
 QUESTION = "Topic {:02d}: how do log archivers compare"
@@ -122,7 +121,9 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
     assert asyncio.run(scenario()) == (2 + 2 + 1, 0)
 
 
-def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_server):
+def test_a_429_with_retry_after_pauses_the_whole_endpoint(
+    chat_server, search_server, fresh_process
+):
     arrivals: list[float] = []
     loop_time = []
 
@@ -141,7 +142,7 @@ def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_se
         await graph.ainvoke(
             {"question": "q", "settings": {"max_iterations": 1, "min_iterations": 1}}
         )
-        gates = endpoints()
+        gates = fresh_process.gates.all()
         loop_time.append(asyncio.get_running_loop().time())
         return {name: gate.rate_limited for name, gate in gates.items()}
 
@@ -151,10 +152,10 @@ def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_se
 
 
 def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported():
-    from tools.endpoint_limits import Limits
+    from tools.endpoint_limits import Gates, Limits
 
     async def scenario():
-        gate = endpoint("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
+        gate = Gates().get("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
         async with gate.call(400):
             pass
         async with gate.call(400):

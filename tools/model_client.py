@@ -20,9 +20,10 @@ from langchain_core.messages import BaseMessage
 from domain.context import MESSAGE_OVERHEAD, estimate_tokens
 from settings import Role, Settings
 from state import Usage
-from tools import endpoint_limits
 from tools.call_stats import CallStats
+from tools.endpoint_limits import Endpoint
 from tools.models import ModelSource, chat_model, endpoint_name, model_name
+from tools.process_wide import ProcessWide, current
 
 
 def _nowhere(usage: Usage) -> None:
@@ -38,6 +39,7 @@ class ModelClient:
     book: Callable[[Usage], None] = _nowhere
     calls_in_flight: asyncio.Semaphore | None = None  # the caller's own cap, if any
     stats: CallStats = field(default_factory=CallStats)
+    process: ProcessWide = field(default_factory=current)  # gates, capability memory
 
     def model(self, role: Role) -> BaseChatModel:
         """The role's chat model."""
@@ -51,9 +53,9 @@ class ModelClient:
         """What names the server the role's model talks to."""
         return endpoint_name(self.model(role))
 
-    def gate(self, role: Role) -> endpoint_limits.Endpoint:
+    def gate(self, role: Role) -> Endpoint:
         """The process-wide gate of the role's server."""
-        return endpoint_limits.endpoint(self.endpoint(role))
+        return self.process.gates.get(self.endpoint(role))
 
     @contextlib.asynccontextmanager
     async def slot(self, role: Role, messages: list[BaseMessage]) -> AsyncIterator[None]:

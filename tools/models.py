@@ -11,102 +11,42 @@ build time and never enter settings, state or checkpoints.
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import os
-import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import httpx
 from langchain.chat_models import init_chat_model
-from langchain.chat_models.base import _BUILTIN_PROVIDERS
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from settings import Role, Settings
-from tools.endpoint_limits import endpoint_id, model_endpoint
+from tools.endpoint_limits import endpoint_id
+from tools.model_names import (  # noqa: F401  (re-exported: where callers look for them)
+    PLACEHOLDER_KEY,
+    Endpoint,
+    MissingCredentials,
+    MissingProvider,
+    check_provider_installed,
+    environment_endpoint,
+    openai_api_key,
+    openai_base_url,
+    provider_of,
+    uses_openai_endpoint,
+)
+from tools.process_wide import ProcessWide, current
 
-PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
 
 ModelSource = Callable[[Settings, Role], BaseChatModel]
 """Where a model client gets a role's chat model: by name (`chat_model`), or one given."""
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]] = (
-    weakref.WeakKeyDictionary()
-)
 
-
-class MissingCredentials(RuntimeError):
-    """The environment lacks a key the chosen services need."""
-
-
-class MissingProvider(ValueError):
-    """A `provider:model` name whose LangChain package is not installed."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Another OpenAI-compatible server than `OPENAI_BASE_URL` (the eval judge's, for one)."""
-
-    base_url: str | None
-    api_key: str
-
-    def __repr__(self) -> str:  # the key never reaches a log or a traceback
-        return f"Endpoint(base_url={self.base_url!r})"
-
-
-def openai_base_url() -> str | None:
-    """The chat server's base URL, from the variables the OpenAI SDK itself reads."""
-    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
-
-
-def openai_api_key() -> str:
-    """The chat server's key; a custom base URL may do without one (local servers)."""
-    key = os.environ.get("OPENAI_API_KEY", "").strip()
-    if key:
-        return key
-    if openai_base_url():
-        return PLACEHOLDER_KEY
-    raise MissingCredentials(
-        "OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to a server that needs no key."
-    )
-
-
-def environment_endpoint() -> Endpoint:
-    """The server plain model names go to: `OPENAI_BASE_URL` with `OPENAI_API_KEY`."""
-    return Endpoint(base_url=openai_base_url(), api_key=openai_api_key())
-
-
-def provider_of(name: str) -> str | None:
-    """The LangChain provider a `provider:model` name names; None for a plain name (which may
-    hold a colon itself, like Ollama's `qwen2.5:7b`, and still means the OpenAI endpoint)."""
-    prefix, colon, rest = name.partition(":")
-    return prefix if colon and rest and prefix in _BUILTIN_PROVIDERS else None
-
-
-def uses_openai_endpoint(name: str) -> bool:
-    """True when the name goes to the OpenAI-compatible endpoint (plain or `openai:`)."""
-    return provider_of(name) in (None, "openai")
-
-
-def check_provider_installed(name: str) -> None:
-    """Raise MissingProvider when a `provider:model` name's package is not installed."""
-    provider = provider_of(name)
-    if provider is None:
-        return
-    module = _BUILTIN_PROVIDERS[provider][0]
-    if importlib.util.find_spec(module.split(".")[0]) is None:
-        package = module.split(".")[0].replace("_", "-")
-        raise MissingProvider(f"model {name!r} needs the {package} package: pip install {package}")
-
-
-def openai_model(name: str, endpoint: Endpoint, idle_timeout: float) -> BaseChatModel:
+def openai_model(
+    name: str, endpoint: Endpoint, idle_timeout: float, process: ProcessWide
+) -> BaseChatModel:
     """A `ChatOpenAI` for `name` on `endpoint`, on the running loop (its pool is reused)."""
     key = ("openai", name, endpoint, idle_timeout)
-    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    per_loop = process.chat_clients_here()
     if key not in per_loop:
         # Waiting for the first byte is prompt processing, which a cold local model may spend
         # minutes on: every socket wait is bounded by the idle timeout, the whole call by none.
@@ -122,29 +62,36 @@ def openai_model(name: str, endpoint: Endpoint, idle_timeout: float) -> BaseChat
             stream_usage=True,
             stream_chunk_timeout=idle_timeout,
             http_async_client=httpx.AsyncClient(
-                timeout=timeout, event_hooks=model_endpoint(endpoint.base_url).http_hooks()
+                timeout=timeout, event_hooks=process.gates.model(endpoint.base_url).http_hooks()
             ),
         )
     return per_loop[key]
 
 
-def provider_model(name: str) -> BaseChatModel:
+def provider_model(name: str, process: ProcessWide) -> BaseChatModel:
     """Any other provider's chat model, built by `init_chat_model` with its own defaults."""
     check_provider_installed(name)
     key = ("provider", name)
-    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    per_loop = process.chat_clients_here()
     if key not in per_loop:
         per_loop[key] = init_chat_model(name)
     return per_loop[key]
 
 
-def named_model(name: str, idle_timeout: float, endpoint: Endpoint | None = None) -> BaseChatModel:
-    """The chat model a name means: OpenAI-compatible (plain or `openai:`), else its provider's."""
+def named_model(
+    name: str,
+    idle_timeout: float,
+    endpoint: Endpoint | None = None,
+    process: ProcessWide | None = None,
+) -> BaseChatModel:
+    """The chat model a name means: OpenAI-compatible (plain or `openai:`), else its provider's;
+    built once per process (`process`, else the current one) and event loop."""
+    process = process or current()
     provider = provider_of(name)
     if provider is None or provider == "openai":
         model = name.removeprefix("openai:") if provider else name
-        return openai_model(model, endpoint or environment_endpoint(), idle_timeout)
-    return provider_model(name)
+        return openai_model(model, endpoint or environment_endpoint(), idle_timeout, process)
+    return provider_model(name, process)
 
 
 def chat_model(settings: Settings, role: Role) -> BaseChatModel:

@@ -23,9 +23,10 @@ from domain.run_ledger import RunLedger
 from settings import Settings, settings_from
 from state import Usage
 from tools.call_stats import CallStats
-from tools.endpoint_limits import Endpoint, endpoint
+from tools.endpoint_limits import Endpoint
 from tools.model_client import ModelClient
 from tools.models import ModelSource, chat_model
+from tools.process_wide import ProcessWide, current
 from tools.search.factory import search_backend, web_provider
 from tools.search_cache import SearchCache
 
@@ -41,6 +42,7 @@ class RunResources:
     ledger: RunLedger = field(default_factory=RunLedger)
     stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
     models: ModelSource = chat_model  # where the run's model client gets each role's model
+    process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     _search_cache: SearchCache | None = None
 
     @property
@@ -55,6 +57,11 @@ class RunResources:
         """Everything the run has spent, as its ledger knows it."""
         return self.ledger.spent
 
+    def search_gate(self) -> Endpoint:
+        """The process-wide gate of the run's search provider: runs that ask the same web
+        provider (on its own or in hybrid) share it; the local index has its own."""
+        return self.process.gates.get(f"search:{web_provider(self.settings) or 'local'}")
+
     def record(self, usage: Usage) -> None:
         """Count calls as they are answered, so workers see the run's spending live."""
         self.ledger.record(usage)
@@ -67,6 +74,7 @@ class RunResources:
             book=self.ledger.record,
             calls_in_flight=self.model_calls,
             stats=self.stats,
+            process=self.process,
         )
 
     def budget_spent(self) -> bool:
@@ -77,7 +85,7 @@ class RunResources:
     async def search_call(self) -> AsyncIterator[bool]:
         """One search: yields False (send nothing) once the run's search budget is spent,
         counting searches in flight; else holds a run slot and an endpoint slot."""
-        async with self.searches, search_endpoint(self.settings).call():
+        async with self.searches, self.search_gate().call():
             if self.budget_spent():
                 yield False
                 return
@@ -86,12 +94,6 @@ class RunResources:
                 yield True
             finally:
                 self.ledger.searches_in_flight -= 1
-
-
-def search_endpoint(settings: Settings) -> Endpoint:
-    """The process-wide gate of the run's search provider: runs that ask the same web provider
-    (on its own or in hybrid) share it; the local index has its own."""
-    return endpoint(f"search:{web_provider(settings) or 'local'}")
 
 
 def worker_key(state: dict) -> Hashable:
@@ -110,10 +112,16 @@ class LiveRuns:
     a cancelled caller) or when the run's last node has finished.
     """
 
-    def __init__(self, models: ModelSource = chat_model) -> None:
+    def __init__(self, models: ModelSource = chat_model, process: ProcessWide | None = None):
         self.models = models
+        self._process = process
         self._runs: dict[tuple[asyncio.AbstractEventLoop, str], RunResources] = {}
         self.last_released: RunResources | None = None  # its figures, for benchmarks
+
+    @property
+    def process(self) -> ProcessWide:
+        """What the runs share with every other run in the process (given, else the current)."""
+        return self._process or current()
 
     def __len__(self) -> int:
         """How many runs keep resources now (for tests and benchmarks)."""
@@ -128,6 +136,7 @@ class LiveRuns:
             searches=asyncio.Semaphore(settings.max_concurrent_searches),
             ledger=RunLedger(spent),
             models=self.models,
+            process=self.process,
         )
 
     def adopt(self, run_id: str, run: RunResources) -> None:

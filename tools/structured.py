@@ -38,7 +38,6 @@ from domain.reply_format import fix_reply, reply_format
 from domain.system_role import place_system
 from settings import ROLES, Role, Settings
 from state import Usage
-from tools import capabilities, context_window
 from tools.capabilities import METHODS
 from tools.durable_calls import durable, fingerprint
 from tools.events import emit
@@ -158,7 +157,9 @@ async def send(
             if too_long(error) and not shrunk:
                 window = window_named(error)
                 if window:
-                    context_window.learn(base_url_of(model), settings.model_for(role), window)
+                    client.process.context_windows.learn(
+                        base_url_of(model), settings.model_for(role), window
+                    )
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
@@ -269,7 +270,9 @@ def _method_for(role: Role, client: ModelClient) -> str:
     settings = client.settings
     if settings.structured_output != "auto":
         return settings.structured_output
-    known = capabilities.settled_method(client.endpoint(role), client.model_name(role))
+    known = client.process.capabilities.settled_method(
+        client.endpoint(role), client.model_name(role)
+    )
     if known:
         return known
     return METHODS[0] if is_openai_compatible(client.model(role)) else "tool_calling"
@@ -282,7 +285,9 @@ def _move_down(role: Role, client: ModelClient, method: str, why: str) -> bool:
     if settings.structured_output != "auto" or index + 1 >= len(METHODS):
         return False
     model = client.model_name(role)
-    settled, _ = capabilities.settle(client.endpoint(role), model, METHODS[index + 1])
+    settled, _ = client.process.capabilities.settle(
+        client.endpoint(role), model, METHODS[index + 1]
+    )
     why = " ".join(redact(why).split())[:200]
     emit("structured_output", model=model, method=settled, refused=method, why=why)
     return True
@@ -293,7 +298,7 @@ def _settle_on_success(role: Role, client: ModelClient, method: str) -> None:
     if client.settings.structured_output != "auto":
         return
     model = client.model_name(role)
-    settled, changed = capabilities.settle(client.endpoint(role), model, method)
+    settled, changed = client.process.capabilities.settle(client.endpoint(role), model, method)
     if changed:
         emit("structured_output", model=model, method=settled, refused="", why="")
 
@@ -307,7 +312,7 @@ def settled_methods(client: ModelClient) -> dict[str, str]:
         calls = client.stats.roles.get(role)
         seen = calls.methods.most_common(1)[0][0] if calls and calls.methods else None
         if settings.structured_output == "auto":
-            seen = capabilities.settled_method(client.endpoint(role), model) or seen
+            seen = client.process.capabilities.settled_method(client.endpoint(role), model) or seen
         if seen:
             used[model] = seen
     return used
