@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import os
-import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +24,8 @@ from dataclasses import dataclass
 
 import httpx
 from aiolimiter import AsyncLimiter
+
+from tools.retry_policy import retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"  # where the OpenAI SDK goes without a base URL
 DEFAULT_CONCURRENCY = 32  # requests in flight per endpoint when the environment says nothing
@@ -79,23 +79,10 @@ class Limits:
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float:
-    """How long a 429 asks us to wait: `retry-after-ms`, `retry-after` (seconds or a date)."""
-    try:
-        return min(MAX_PAUSE, max(0.0, float(headers["retry-after-ms"]) / 1000))
-    except (KeyError, ValueError):
-        pass
-    value = headers.get("retry-after", "").strip()
-    if not value:
-        return DEFAULT_PAUSE
-    try:
-        return min(MAX_PAUSE, max(0.0, float(value)))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return DEFAULT_PAUSE
-    return min(MAX_PAUSE, max(0.0, when - time.time()))
+    """How long a 429 pauses the endpoint: what the server asks (`tools.retry_policy`), capped
+    at MAX_PAUSE, else DEFAULT_PAUSE."""
+    asked = retry_after(headers, cap=MAX_PAUSE)
+    return DEFAULT_PAUSE if asked is None else asked
 
 
 BUCKET_SECONDS = 0.1  # a bucket holds this long's allowance (or one `burst`, if more)

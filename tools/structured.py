@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import random
 from functools import partial
 from typing import TypeVar
 
@@ -44,16 +43,15 @@ from tools.events import emit
 from tools.model_client import ModelClient
 from tools.models import base_url_of, is_openai_compatible
 from tools.refusals import refuses, too_long, window_named
+from tools.retry_policy import is_transient, retry_delay
 from tools.secrets import redact
 from tools.streaming import EmptyStream, StreamedReply, stream_reply
 
 Contract = TypeVar("Contract", bound=BaseModel)
 
 MIN_REPLY_TOKENS = 256  # never ask for less room than this, whatever the prompt's size
-_TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, TimeoutError, EmptyStream)
 # What a model call raises once its retries are spent (a silent stream is a TimeoutError).
 MODEL_CALL_ERRORS = (openai.APIError, TimeoutError, EmptyStream)
-_RETRY_STATUS = {408, 409, 429}
 
 
 class StructuredOutputError(RuntimeError):
@@ -100,29 +98,6 @@ def _with_reply_cap(request: dict, cap: int, model: BaseChatModel) -> dict:
     return {**request, "extra_body": {**request.get("extra_body", {}), "max_tokens": cap}}
 
 
-def _is_transient(error: BaseException) -> bool:
-    """Worth sending again: timeouts, dropped connections, rate limits, server errors."""
-    if isinstance(error, _TRANSIENT):
-        return True
-    return isinstance(error, openai.APIStatusError) and (
-        error.status_code in _RETRY_STATUS or error.status_code >= 500
-    )
-
-
-def _retry_delay(error: BaseException, attempt: int) -> float:
-    """The server's Retry-After if it gave one (seconds or ms), else jittered exponential."""
-    response = getattr(error, "response", None)
-    headers = response.headers if response is not None else {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            asked = float(headers.get(name, "")) * scale
-        except ValueError:
-            continue
-        if 0 <= asked <= 60:
-            return asked
-    return random.uniform(0, min(20.0, 0.5 * 2**attempt))
-
-
 async def send(
     role: Role,
     messages: list[BaseMessage],
@@ -165,14 +140,14 @@ async def send(
                 conversation = shrink(conversation)
                 emit("shrunk", role=role)
                 continue
-            if not _is_transient(error) or attempt >= settings.model_retries:
+            if not is_transient(error) or attempt >= settings.model_retries:
                 raise
             attempt += 1
             stats.retries += 1
             if getattr(error, "chunks_received", 0):
                 stats.retries_after_output += 1
             emit("retry", role=role, attempt=attempt, error=type(error).__name__)
-            await asyncio.sleep(_retry_delay(error, attempt))
+            await asyncio.sleep(retry_delay(error, attempt))
             continue
         stats.calls += 1
         stats.seconds += reply.seconds
