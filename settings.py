@@ -105,7 +105,8 @@ class Settings(BaseModel):
     model: str = Field(
         default_factory=_default_model,
         min_length=1,
-        description="Model for every role without its own.",
+        description="Model for every role without its own: a name on the OpenAI-compatible "
+        "server, or provider:model (anthropic:..., ollama:...).",
     )
     planner_model: str | None = Field(None, description="Model for planning; default `model`.")
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")
