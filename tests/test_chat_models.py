@@ -140,3 +140,26 @@ def test_the_cli_names_a_missing_provider_package_before_any_call(tmp_path, monk
         "model 'anthropic:claude-sonnet-4-5' needs the langchain-anthropic package: "
         "pip install langchain-anthropic"
     )
+
+
+def test_ollamas_own_api_through_langchain_ollama(search_server, tmp_path, monkeypatch):
+    """`ollama:NAME` goes through `init_chat_model` to LangChain's `ChatOllama`, which speaks
+    Ollama's own API (not the OpenAI-compatible one): a stand-in of it answers."""
+    pytest.importorskip("langchain_ollama")
+    from stand_ins.ollama import OllamaServer
+
+    server = OllamaServer().start()
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    try:
+        graph = build_graph()
+        context = {"model": "ollama:stand-in", "max_iterations": 1, "language": "en"}
+        result = asyncio.run(graph.ainvoke({"question": "Compare zstd and xz"}, context=context))
+    finally:
+        server.stop()
+    assert result["stop_reason"] == "max_iterations" and "## Sources" in result["report"]
+    assert {r["body"]["model"] for r in server.requests} == {"stand-in"}
+    assert result["structured_output"] == {"stand-in": "tool_calling"}  # tools, natively
+    assert result["usage"].input_tokens > 0 and result["usage"].output_tokens > 0
