@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
@@ -115,7 +116,9 @@ class LiveRuns:
     def __init__(self, models: ModelSource = chat_model, process: ProcessWide | None = None):
         self.models = models
         self._process = process
-        self._runs: dict[tuple[asyncio.AbstractEventLoop, str], RunResources] = {}
+        self._runs: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, RunResources]
+        ] = weakref.WeakKeyDictionary()  # a loop that is gone takes its runs with it
         self.last_released: RunResources | None = None  # its figures, for benchmarks
 
     @property
@@ -124,8 +127,12 @@ class LiveRuns:
         return self._process or current()
 
     def __len__(self) -> int:
-        """How many runs keep resources now (for tests and benchmarks)."""
-        return len(self._runs)
+        """How many runs keep resources now, on every loop (for tests and benchmarks)."""
+        return sum(len(runs) for runs in list(self._runs.values()))
+
+    def _here(self) -> dict[str, RunResources]:
+        """The runs kept on the running event loop (their semaphores belong to it)."""
+        return self._runs.setdefault(asyncio.get_running_loop(), {})
 
     def detached(self, settings: Settings, spent: Usage | None = None) -> RunResources:
         """Resources for a run that has no id yet (planning): kept only once `adopt`ed."""
@@ -141,14 +148,14 @@ class LiveRuns:
 
     def adopt(self, run_id: str, run: RunResources) -> None:
         """Keep `run` as the live run `run_id` (once its id is in state), unless one is kept."""
-        self._runs.setdefault((asyncio.get_running_loop(), run_id), run)
+        self._here().setdefault(run_id, run)
 
     def open(self, run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
         """The live run's resources; created (its ledger starting at `spent`) if it has none."""
-        key = (asyncio.get_running_loop(), run_id)
-        if key not in self._runs:
-            self._runs[key] = self.detached(settings, spent)
-        return self._runs[key]
+        runs = self._here()
+        if run_id not in runs:
+            runs[run_id] = self.detached(settings, spent)
+        return runs[run_id]
 
     def for_step(self, state: dict) -> RunResources:
         """The run's resources at an orchestrator step: its ledger set to the checkpointed
@@ -186,9 +193,9 @@ class LiveRuns:
     def release(self, run_id: str | None) -> None:
         """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
         try:
-            key = (asyncio.get_running_loop(), run_id or "")
+            runs = self._here()
         except RuntimeError:  # no running loop: nothing was kept for it
             return
-        released = self._runs.pop(key, None)
+        released = runs.pop(run_id or "", None)
         if released is not None:
             self.last_released = released
