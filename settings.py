@@ -14,8 +14,10 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from domain.language import LanguageCode
-
+LanguageCode = Literal[
+    "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
+]
+"""The languages a report can be written in; `und`: another one, named by the question itself."""
 Complexity = Literal["simple", "medium", "complex"]
 Role = Literal["planner", "researcher", "writer", "reviewer"]
 ROLES: tuple[Role, ...] = ("planner", "researcher", "writer", "reviewer")
@@ -118,7 +120,8 @@ class Settings(BaseModel):
     model: str = Field(
         default_factory=_default_model,
         min_length=1,
-        description="Model for every role without its own.",
+        description="Model for every role without its own: a name on the OpenAI-compatible "
+        "server, or provider:model (anthropic:..., ollama:...).",
     )
     planner_model: str | None = Field(None, description="Model for planning; default `model`.")
     researcher_model: str | None = Field(None, description="Model for workers; default `model`.")

@@ -47,7 +47,7 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
     from settings import Settings
     from state import GapCheck
     from tools.models import chat_model
-    from tools.run_resources import open_run, release_run
+    from tools.run_resources import LiveRuns
     from tools.structured import ask
 
     base = os.environ["OPENAI_BASE_URL"]
@@ -89,10 +89,12 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
             await cpu_per_call(with_schema, calls, concurrency),
         )
     )
-    run = open_run("bench", settings)
+    runs = LiveRuns()
+    run = runs.open("bench", settings)
+    asker = run.model_client()
 
     async def structured() -> None:
-        await ask(GapCheck, messages, role="researcher", run=run)
+        await ask(GapCheck, messages, role="researcher", client=asker)
 
     rows.append(
         ("ask(): limits, ledger, validation", await cpu_per_call(structured, calls, concurrency))
@@ -110,7 +112,7 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
         n: int
 
     async def ask_step(state: Asked) -> dict:
-        await ask(GapCheck, messages, role="researcher", run=run)
+        await ask(GapCheck, messages, role="researcher", client=asker)
         return {"n": 1}
 
     asking = StateGraph(Asked)
@@ -128,7 +130,7 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
             await cpu_per_call(ask_in_graph, calls, concurrency),
         )
     )
-    release_run("bench")
+    runs.release("bench")
 
     class Empty(TypedDict, total=False):
         n: int

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from graph import build_graph  # noqa: E402
 from settings import ROLES  # noqa: E402
-from tools.call_stats import latest_stats  # noqa: E402
 from tools.local_profile import is_loopback  # noqa: E402
 from tools.models import openai_base_url  # noqa: E402
+from tools.run_resources import LiveRuns  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 from stand_ins.documents import LOG_ARCHIVES as CORPUS  # noqa: E402
@@ -36,8 +36,9 @@ from stand_ins.documents import LOG_ARCHIVES_QUESTION as QUESTION  # noqa: E402
 async def research(settings: dict) -> tuple[dict, object, float]:
     """One run; its output, its call figures, and its wall time."""
     started = time.monotonic()
-    output = await build_graph().ainvoke({"question": QUESTION, "settings": settings})
-    return output, latest_stats(), time.monotonic() - started
+    runs = LiveRuns()
+    output = await build_graph(runs=runs).ainvoke({"question": QUESTION, "settings": settings})
+    return output, runs.last_released.stats, time.monotonic() - started
 
 
 def table(output: dict, stats, seconds: float) -> list[str]:

@@ -162,7 +162,8 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
     settings = resolved.settings
     question = preflight.check_question(args.question)
     preflight.check_credentials(settings)
-    preflight.check_model_endpoint()
+    if preflight.needs_model_endpoint(settings):
+        preflight.check_model_endpoint()
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
     if settings.fetch_private_addresses:
@@ -369,10 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     from tools.checkpoints import default_checkpoint_db
 
     target = args.checkpoint_db or default_checkpoint_db()
-    from tools import capabilities
     from tools.checkpoints import data_dir
+    from tools.process_wide import current
 
-    capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
+    current().capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
     if args.command in ("run", "resume"):
         return _research(args, target)
     if args.command == "config":

@@ -17,13 +17,20 @@ from pydantic import ValidationError
 from cli.bad_input import BadInput
 from cli.summary import counted
 from nodes.planning import BadQuestion, clean_question
-from settings import Settings
+from settings import ROLES, Settings
 from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from tools.corpus import CorpusError
 from tools.endpoint_limits import endpoint_id
 from tools.local_search import open_corpus
 from tools.mcp_config import McpConfigError, read_mcp_config
-from tools.models import MissingCredentials, openai_api_key, openai_base_url
+from tools.models import (
+    MissingCredentials,
+    MissingProvider,
+    check_provider_installed,
+    openai_api_key,
+    openai_base_url,
+    uses_openai_endpoint,
+)
 from tools.search import SearchProviderError
 from tools.search.factory import check_provider, web_provider
 from tools.secrets import redact
@@ -102,9 +109,13 @@ def check_credentials(settings: Settings) -> None:
     machine without a route to it stops here, not after the planner was paid for.
     """
     try:
-        openai_api_key()
+        names = {settings.model_for(role) for role in ROLES}
+        for name in sorted(names):
+            check_provider_installed(name)
+        if needs_model_endpoint(settings):
+            openai_api_key()
         check_provider(settings)
-    except (MissingCredentials, SearchProviderError) as error:
+    except (MissingCredentials, MissingProvider, SearchProviderError) as error:
         raise BadInput(redact(str(error))) from None
     except httpx.HTTPError as error:
         name = web_provider(settings)
@@ -193,6 +204,11 @@ def _proxied(scheme: str, host: str) -> bool:
 def model_endpoint() -> str:
     """The chat server's base URL as the SDK will use it."""
     return endpoint_id(openai_base_url())
+
+
+def needs_model_endpoint(settings: Settings) -> bool:
+    """True when a role's model goes to the OpenAI-compatible server (not another provider)."""
+    return any(uses_openai_endpoint(settings.model_for(role)) for role in ROLES)
 
 
 def check_model_endpoint(timeout: float = CONNECT_TIMEOUT) -> None:

@@ -23,6 +23,7 @@ from graph.threads import advance, thread_config
 from state import output_of
 from tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from tools.events import ProgressEvent
+from tools.run_resources import LiveRuns
 from tools.secrets import mask_url_passwords
 
 
@@ -85,7 +86,8 @@ async def execute(
     """Run (or, with no input, resume) a thread to its end; returns the output and the state
     values (settings, question) it ended with."""
     async with open_checkpointer(target) as saver:
-        graph = build_graph(checkpointer=saver)
+        runs = LiveRuns()
+        graph = build_graph(checkpointer=saver, runs=runs)
         config = thread_config(thread_id)
         existing = (await graph.aget_state(config)).values
         if graph_input is None and not existing:
@@ -99,7 +101,7 @@ async def execute(
             )
         step_input: dict | Command | None = graph_input
         while True:
-            snapshot = await advance(graph, thread_id, step_input, progress.event)
+            snapshot = await advance(graph, thread_id, step_input, progress.event, runs=runs)
             if not snapshot.interrupts:
                 break
             with progress.paused():  # the question is asked on a still terminal

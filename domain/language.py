@@ -12,12 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Literal
 
-LanguageCode = Literal[
-    "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
-]
-"""The languages a report can be written in; `und`: another one, named by the question itself."""
+from settings import LanguageCode
 
 _LATIN = ("en", "de", "fr", "es", "it", "pt", "nl")
 CONFIDENT = 0.75  # py3langid's normalised probability below which a Latin question is English

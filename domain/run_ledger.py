@@ -5,7 +5,7 @@ call of the run is in flight, so the ledger is set to the checkpointed total (`s
 fan-out each answered call is added as it comes back (`record`), so that sibling workers see
 each other's spending at once. A worker resumed in a new process brings the spending of its own
 checkpointed steps (`join`), and a caller that resumes a run may add what finished siblings
-wrote before the crash (`open_run(..., spent=...)`); so the budget holds for a fresh run, a
+wrote before the crash (`LiveRuns.open(..., spent=...)`); so the budget holds for a fresh run, a
 resumed one, and one of a hundred.
 """
 

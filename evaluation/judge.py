@@ -1,10 +1,11 @@
 """The judge: a model on its own OpenAI-compatible endpoint, with its own client settings.
 
 Its reply cap, context window, timeout, concurrency and retries are its own (`JudgeConfig`),
-never the research run's. Every call goes through `ask_model` (today `tools.structured.ask`:
-structured output with re-asks on a reply that breaks its contract, retries on server faults,
-the concurrency limit and usage counting of a `RunResources`), sent to the judge's endpoint
-instead of `OPENAI_BASE_URL`, and bounded as a whole by the judge's timeout. A reply that never
+never the research run's. Every call goes through the judge's own narrow `ModelClient` (structured
+output with re-asks on a reply that breaks its contract, retries on server faults, its own limit
+on calls in flight, its endpoint's process-wide gate), sent to the judge's endpoint instead of
+`OPENAI_BASE_URL` (a `provider:model` judge goes to its provider), and bounded as a whole by the
+judge's timeout. A reply that never
 validates raises `JudgeFailed`: the task stays unscored (never zero) and a rerun asks again.
 """
 
@@ -13,17 +14,20 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, TypeVar
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.budgets import cost_usd
 from settings import ModelPrice, Role, Settings
 from state import Usage
-from tools.context_window import MIN_CONTEXT, context_window
-from tools.models import PLACEHOLDER_KEY, Endpoint, openai_api_key, openai_base_url, using_endpoint
-from tools.run_resources import RunResources
+from tools.context_window import MIN_CONTEXT
+from tools.model_client import ModelClient
+from tools.models import PLACEHOLDER_KEY, Endpoint, named_model, openai_api_key, openai_base_url
+from tools.process_wide import current
 from tools.secrets import redact
 from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask, write_raw
 
@@ -100,22 +104,19 @@ def judge_endpoint(base_url: str | None) -> Endpoint:
     return Endpoint(base_url=url, api_key=own_key or PLACEHOLDER_KEY)
 
 
-async def ask_model(
-    contract: type[Contract] | None,
-    messages: list[BaseMessage],
-    endpoint: Endpoint,
-    resources: RunResources,
-    role: Role = JUDGE_ROLE,
-) -> tuple[Contract | str, Usage]:
-    """The judge's one way to a model: a validated contract, or prose when `contract` is None.
+def _judge_model(endpoint: Endpoint, settings: Settings, role: Role) -> BaseChatModel:
+    """The judge's chat model: its name on the judge's endpoint (or its provider's)."""
+    return named_model(settings.model_for(role), settings.request_idle_timeout, endpoint)
 
-    Kept this small so the judge can move to a narrow model client in one place.
-    """
-    with using_endpoint(endpoint):
-        if contract is None:
-            text, spent, _finish = await write_raw(messages, role=role, run=resources)
-            return text, spent
-        return await ask(contract, messages, role=role, run=resources)
+
+async def ask_model(
+    contract: type[Contract] | None, messages: list[BaseMessage], client: ModelClient, role: Role
+) -> tuple[Contract | str, Usage]:
+    """The judge's one way to a model: a validated contract, or prose when `contract` is None."""
+    if contract is None:
+        text, spent, _finish = await write_raw(messages, role=role, client=client)
+        return text, spent
+    return await ask(contract, messages, role=role, client=client)
 
 
 @dataclass
@@ -124,15 +125,14 @@ class Judge:
 
     config: JudgeConfig
     endpoint: Endpoint
-    resources: RunResources = field(init=False)
+    client: ModelClient = field(init=False)
 
     def __post_init__(self) -> None:
         settings = self.config.settings()
-        self.resources = RunResources(
-            settings=settings,
-            worker_slots=asyncio.Semaphore(1),
-            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
-            searches=asyncio.Semaphore(1),
+        self.client = ModelClient(
+            settings,
+            partial(_judge_model, self.endpoint),
+            calls_in_flight=asyncio.Semaphore(settings.max_concurrent_model_calls),
         )
 
     @property
@@ -152,9 +152,7 @@ class Judge:
         what = contract.__name__ if contract else "reply"
         try:
             async with asyncio.timeout(self.config.timeout):
-                value, spent = await ask_model(
-                    contract, messages, self.endpoint, self.resources, self.config.role
-                )
+                value, spent = await ask_model(contract, messages, self.client, self.config.role)
         except TimeoutError:
             usage.append(Usage())
             raise JudgeFailed(
@@ -182,7 +180,7 @@ class Judge:
     def cost(self, usage: Usage, fact_model: str | None = None) -> float | None:
         """What `usage` of the judge (and of a FACT judge on `fact_model`) cost, from the price
         table; None when a model has no price."""
-        settings = self.resources.settings
+        settings = self.client.settings
         if fact_model:
             settings = settings.model_copy(update={f"{FACT_ROLE}_model": fact_model})
         return cost_usd(usage, settings)
@@ -192,7 +190,10 @@ async def fitted_to_server(judge: Judge) -> tuple[Judge, int | None]:
     """The judge with its context window lowered to what its server reports for its model
     (llama.cpp, Ollama, vLLM, LM Studio tell; never raised), and that window."""
     endpoint = judge.endpoint
-    window = await context_window(endpoint.base_url, judge.model, endpoint.api_key)
+    process = current()
+    window = await process.context_windows.window(
+        endpoint.base_url, judge.model, process.gates, endpoint.api_key
+    )
     if not window or window >= judge.context_tokens:
         return judge, window
     lowered = judge.config.model_copy(update={"context_tokens": max(MIN_CONTEXT, window)})

@@ -18,6 +18,8 @@ from graph import build_graph
 from graph.threads import advance, thread_config
 from settings import Settings
 from tools.checkpoints import open_checkpointer
+from tools.events import ProgressEvent
+from tools.run_resources import LiveRuns
 
 Item = TypeVar("Item")
 
@@ -43,9 +45,10 @@ class ThreadEnd:
 
 async def drive(
     graph: Any,
+    runs: LiveRuns,
     job: ThreadJob,
     started: Callable[[ThreadJob, bool], None],
-    on_event: Callable[[ThreadJob, dict[str, Any]], None],
+    on_event: Callable[[ThreadJob, ProgressEvent], None],
 ) -> ThreadEnd:
     """Read back, resume or start one thread, to its end; raises if it stops before."""
     snapshot = await graph.aget_state(thread_config(job.thread_id))
@@ -55,7 +58,9 @@ async def drive(
     started(job, resumed)
     began = time.monotonic()
     step_input = None if resumed else {"question": job.question, "settings": job.settings}
-    snapshot = await advance(graph, job.thread_id, step_input, lambda e: on_event(job, e))
+    snapshot = await advance(
+        graph, job.thread_id, step_input, lambda e: on_event(job, e), runs=runs
+    )
     if snapshot.next:
         raise RuntimeError(f"the run stopped before its end, at {list(snapshot.next)}")
     return ThreadEnd(snapshot.values, ran=True, seconds=time.monotonic() - began)
@@ -69,22 +74,25 @@ async def run_threads(
     finished: Callable[[ThreadJob[Item], ThreadEnd], Awaitable[None]],
     failed: Callable[[ThreadJob[Item], Exception, float], Awaitable[None] | None],
     started: Callable[[ThreadJob[Item], bool], None] = lambda job, resumed: None,
-    on_event: Callable[[ThreadJob[Item], dict[str, Any]], None] = lambda job, event: None,
+    on_event: Callable[[ThreadJob[Item], ProgressEvent], None] = lambda job, event: None,
+    runs: LiveRuns | None = None,
 ) -> None:
     """Drive every job's thread to its end, `concurrency` at a time.
 
     `finished` gets each thread as it ends; a thread whose run (or whose `finished`) raises is
-    handed to `failed` with the seconds it took, and the others go on.
+    handed to `failed` with the seconds it took, and the others go on. `runs` holds the live
+    runs' resources (one is made when not given).
     """
     slots = asyncio.Semaphore(concurrency)
     async with open_checkpointer(checkpoint_db) as saver:
-        graph = build_graph(checkpointer=saver)
+        runs = runs or LiveRuns()
+        graph = build_graph(checkpointer=saver, runs=runs)
 
         async def one(job: ThreadJob[Item]) -> None:
             async with slots:
                 began = time.monotonic()
                 try:
-                    await finished(job, await drive(graph, job, started, on_event))
+                    await finished(job, await drive(graph, runs, job, started, on_event))
                 except Exception as error:  # this thread failed; the others go on
                     outcome = failed(job, error, time.monotonic() - began)
                     if outcome is not None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -22,35 +25,53 @@ from nodes.verifying import verify_citations
 from nodes.writing import finalize, refine_report, synthesize
 from settings import Settings
 from state import ResearchInput, ResearchOutput, ResearchState
+from tools.models import given_models
+from tools.run_resources import LiveRuns
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None, *, remote_callers: bool = False
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    chat_model: BaseChatModel | Mapping[str, BaseChatModel] | None = None,
+    runs: LiveRuns | None = None,
+    remote_callers: bool = False,
 ) -> CompiledStateGraph:
     """A fresh compiled research graph; pass a checkpointer to make runs resumable.
+
+    Without `chat_model`, each role's model name (settings) is resolved: a plain name on the
+    OpenAI-compatible endpoint, `provider:model` through LangChain's `init_chat_model`. With
+    it, that chat model answers every role (or, as a mapping, the roles it names). The model
+    object stays out of state and checkpoints: a resumed run is given it again the same way.
+
+    `runs` holds the live runs' in-memory resources (cache, limits, ledger); pass your own to
+    open a resumed run first (`LiveRuns.resume`) or to look at it; by default the graph makes
+    one. Its chat models are the ones `chat_model` names, if given.
 
     With `remote_callers`, the settings a caller passes cannot switch a security guard off
     (`fetch_private_addresses`): only the server's own environment can.
     """
+    if runs is None:
+        runs = LiveRuns(given_models(chat_model)) if chat_model is not None else LiveRuns()
+    elif chat_model is not None:
+        raise ValueError("give the chat model to LiveRuns(...) or to build_graph, not both")
     builder = StateGraph(
         ResearchState,
         context_schema=Settings,
         input_schema=ResearchInput,
         output_schema=ResearchOutput,
     )
-    worker = build_worker_graph()
-    builder.add_node(
-        "decompose", node(decompose_for_remote_callers if remote_callers else decompose)
-    )
-    builder.add_node("approve_plan", node(approve_plan))
+    worker = build_worker_graph(runs)
+    planner = decompose_for_remote_callers if remote_callers else decompose
+    builder.add_node("decompose", node(planner, runs))
+    builder.add_node("approve_plan", node(approve_plan, runs))
     builder.add_node("research", worker)
-    builder.add_node("synthesize", node(synthesize))
-    builder.add_node("quality_check", node(quality_check))
-    builder.add_node("analyze_gaps", node(analyze_gaps))
+    builder.add_node("synthesize", node(synthesize, runs))
+    builder.add_node("quality_check", node(quality_check, runs))
+    builder.add_node("analyze_gaps", node(analyze_gaps, runs))
     builder.add_node("supplementary_research", worker)
-    builder.add_node("refine_report", node(refine_report))
-    builder.add_node("verify_citations", node(verify_citations))
-    builder.add_node("finalize", node(finalize))
+    builder.add_node("refine_report", node(refine_report, runs))
+    builder.add_node("verify_citations", node(verify_citations, runs))
+    builder.add_node("finalize", node(finalize, runs, ends_run=True))
 
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges("decompose", route_after_plan, ["approve_plan", "research"])

@@ -12,13 +12,14 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
+import inspect
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 
-from tools.run_resources import release_run
+from tools.run_resources import LiveRuns
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
@@ -64,25 +65,32 @@ def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         raise
 
 
-def ends_run_on_raise(afunc: Callable[[Any], Awaitable[dict]]) -> Callable[[Any], Awaitable[dict]]:
-    """`afunc`, releasing the run's in-memory resources when it raises: none of our nodes has a
-    retry policy, so anything that leaves a node (an error, an interrupt for approval, a
-    cancelled caller) ends the run; a resume builds the resources again from the checkpoint."""
+def node(
+    afunc: Callable[..., Awaitable[dict]], runs: LiveRuns, *, ends_run: bool = False
+) -> RunnableLambda:
+    """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`.
+
+    A function with a `runs` parameter is handed the graph's live runs. This wrapper is the one
+    place a run's in-memory resources are released: when the node raises (none of our nodes has
+    a retry policy, so anything that leaves a node, an error, an interrupt for approval or a
+    cancelled caller, ends the run; a resume builds them again from the checkpoint), and when
+    the run's last node (`ends_run`) returns.
+    """
+    handed = "runs" in inspect.signature(afunc).parameters
+    bound = functools.partial(afunc, runs=runs) if handed else afunc
 
     @functools.wraps(afunc)
     async def guarded(state: Any) -> dict:
+        run_id = state.get("run_id") if isinstance(state, dict) else None
         try:
-            return await afunc(state)
+            update = await bound(state)
         except BaseException:
-            release_run(state.get("run_id") if isinstance(state, dict) else None)
+            runs.release(run_id)
             raise
+        if ends_run:
+            runs.release(run_id)
+        return update
 
-    return guarded
-
-
-def node(afunc: Callable[[Any], Awaitable[dict]]) -> RunnableLambda:
-    """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`."""
-    guarded = ends_run_on_raise(afunc)
     return RunnableLambda(
         lambda state: run_sync(guarded, state), afunc=guarded, name=afunc.__name__
     )

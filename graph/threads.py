@@ -13,7 +13,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
 
 from tools.events import ProgressEvent, parse_event
-from tools.run_resources import resume_run
+from tools.run_resources import LiveRuns
 
 
 def thread_config(thread_id: str) -> dict:
@@ -26,14 +26,18 @@ async def advance(
     thread_id: str,
     step_input: dict | Command | None,
     on_event: Callable[[ProgressEvent], None] = lambda event: None,
+    *,
+    runs: LiveRuns,
 ) -> StateSnapshot:
     """Run the thread until it ends or waits for a person; None as input resumes it.
 
-    `on_event` gets every progress event of the run, workers' included, as it happens.
+    `on_event` gets every progress event of the run, workers' included, as it happens. `runs`
+    is the graph's live runs (`build_graph(runs=...)`): a resumed run is opened in it first, so
+    that its budget counts what finished before the crash.
     """
     config = thread_config(thread_id)
     if step_input is None:
-        await resume_run(graph, config)  # the budget counts what finished before the crash
+        await runs.resume(graph, config)
     async for _namespace, raw in graph.astream(
         step_input, config, stream_mode="custom", subgraphs=True, durability="sync"
     ):

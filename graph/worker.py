@@ -9,16 +9,18 @@ from graph.routes import route_after_act, route_after_decide
 from graph.sync_bridge import node
 from nodes.worker_steps import act, decide, observe, orient, report_findings
 from state import WorkerInput, WorkerOutput, WorkerState
+from tools.run_resources import LiveRuns
 
 
-def build_worker_graph() -> CompiledStateGraph:
-    """One compiled worker; the research graph adds it under a node name per round kind."""
+def build_worker_graph(runs: LiveRuns) -> CompiledStateGraph:
+    """One compiled worker; the research graph adds it under a node name per round kind.
+    Its steps are handed `runs`, the research graph's live runs."""
     builder = StateGraph(WorkerState, input_schema=WorkerInput, output_schema=WorkerOutput)
-    builder.add_node("observe", node(observe))
-    builder.add_node("orient", node(orient))
-    builder.add_node("decide", node(decide))
-    builder.add_node("act", node(act))
-    builder.add_node("report_findings", node(report_findings))
+    builder.add_node("observe", node(observe, runs))
+    builder.add_node("orient", node(orient, runs))
+    builder.add_node("decide", node(decide, runs))
+    builder.add_node("act", node(act, runs))
+    builder.add_node("report_findings", node(report_findings, runs))
     builder.add_edge(START, "observe")
     builder.add_edge("observe", "orient")
     builder.add_edge("orient", "decide")

@@ -17,7 +17,7 @@ from settings import Settings, guards_restored, settings_from
 from state import ResearchState, SubTask, TaskPlan
 from tools.context_window import fitted_to_server
 from tools.events import ContextWindowFound, GuardKept, GuardLowered, PlanMade, PlannedSubtask, emit
-from tools.run_resources import for_step, release_run
+from tools.run_resources import LiveRuns
 from tools.secrets import redact
 from tools.structured import StructuredOutputError, ask
 
@@ -117,7 +117,7 @@ def announce_plan(
     )
 
 
-async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dict:
+async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: bool = True) -> dict:
     """Start the run: keep its settings in state, then route the question and plan subtasks.
 
     With `caller_runs_it` false (the graph LangGraph's server exposes), settings that switch a
@@ -135,23 +135,22 @@ async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dic
         language = await asyncio.to_thread(detect_language, question)
         settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
-    settings, window = await fitted_to_server(settings)
+    process = runs.process
+    settings, window = await fitted_to_server(settings, process.context_windows, process.gates)
     if window:
         emit(ContextWindowFound(tokens=window, max_context_tokens=settings.max_context_tokens))
-    run = for_step({**state, "run_id": run_id, "settings": settings})
+    run = runs.detached(settings, state.get("usage"))  # kept (`adopt`) once its id is in state
     fallback = ""
     try:
         plan, usage = await ask(
             TaskPlan,
             prompts.plan(question, settings.max_subtasks, language=settings.language),
             role="planner",
-            run=run,
+            client=run.model_client(),
         )
     except StructuredOutputError as error:  # a one-subtask plan beats no research at all
         plan, usage, fallback = fallback_plan(question), error.usage, redact(str(error))
-    except BaseException:  # the run ends before its id reaches state: release it here
-        release_run(run_id)
-        raise
+    runs.adopt(run_id, run)
     plan = shape_plan(plan, question, settings)
     announce_plan(plan, fallback=fallback)
     return {
@@ -164,6 +163,6 @@ async def decompose(state: ResearchState, *, caller_runs_it: bool = True) -> dic
     }
 
 
-async def decompose_for_remote_callers(state: ResearchState) -> dict:
+async def decompose_for_remote_callers(state: ResearchState, *, runs: LiveRuns) -> dict:
     """`decompose` for callers of the LangGraph API: they cannot switch a security guard off."""
-    return await decompose(state, caller_runs_it=False)
+    return await decompose(state, runs=runs, caller_runs_it=False)

@@ -10,11 +10,11 @@ from nodes import prompts
 from nodes.planning import distinct_subtasks
 from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
 from tools.events import GapsAnalyzed, QualityScored, emit
-from tools.run_resources import for_step
+from tools.run_resources import LiveRuns
 from tools.structured import StructuredOutputError, ask
 
 
-async def quality_check(state: ResearchState) -> dict:
+async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Score the current report against the question (0-100) and record why."""
     registry = SourceRegistry(state["worker_results"])
     cited = clean_citations(state["report"], registry.sources)[1]
@@ -23,9 +23,9 @@ async def quality_check(state: ResearchState) -> dict:
     messages = prompts.quality(
         state["question"], state["report"], len(cited), limit, language=language
     )
-    run = for_step(state)
+    client = runs.for_step(state).model_client()
     try:
-        assessment, usage = await ask(QualityAssessment, messages, role="reviewer", run=run)
+        assessment, usage = await ask(QualityAssessment, messages, role="reviewer", client=client)
     except StructuredOutputError as error:  # an unknown score: no stop rule may read it as one
         assessment, usage = None, error.usage
     score = assessment.score if assessment else None
@@ -74,7 +74,7 @@ def _researched(state: ResearchState) -> list[SubTask]:
     return done
 
 
-async def analyze_gaps(state: ResearchState) -> dict:
+async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Find what the report lacks and plan the supplementary subtasks that would fill it."""
     settings = state["settings"]
     researched = _researched(state)
@@ -87,9 +87,9 @@ async def analyze_gaps(state: ResearchState) -> dict:
         settings.max_context_tokens,
         language=run_language(state["question"], settings.language),
     )
-    run = for_step(state)
+    client = runs.for_step(state).model_client()
     try:
-        analysis, usage = await ask(GapAnalysis, messages, role="reviewer", run=run)
+        analysis, usage = await ask(GapAnalysis, messages, role="reviewer", client=client)
     except StructuredOutputError as error:  # no reliable gaps: finish, and say why
         emit(GapsAnalyzed(round=state["iteration"], gaps=[], tasks=[], error=str(error)))
         nothing = GapAnalysis(gaps=[], supplementary_tasks=[])

@@ -36,7 +36,8 @@ from state import (
     Usage,
 )
 from tools.events import CitationsChecked, emit
-from tools.run_resources import RunResources, for_step
+from tools.model_client import ModelClient
+from tools.run_resources import LiveRuns
 from tools.structured import StructuredOutputError, ask
 
 Claim = tuple[str, int]  # (statement text, source id)
@@ -77,7 +78,7 @@ def _unchecked(claim: Claim) -> CitationCheck:
 
 
 async def _ask_batch(
-    claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources, room: int
+    claims: list[Claim], sources: dict[int, SourceEvidence], client: ModelClient, room: int
 ) -> tuple[dict[int, CitationCheck], Usage]:
     """The model's checks of one batch of claims, by their index in the batch."""
     blocks = [
@@ -85,7 +86,7 @@ async def _ask_batch(
     ]
     try:
         answer, usage = await ask(
-            PairVerdicts, prompts.verify_pairs(blocks), role="reviewer", run=run
+            PairVerdicts, prompts.verify_pairs(blocks), role="reviewer", client=client
         )
     except StructuredOutputError as error:
         return {}, error.usage
@@ -104,36 +105,36 @@ async def _ask_batch(
 
 
 async def _judge(
-    claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources
+    claims: list[Claim], sources: dict[int, SourceEvidence], client: ModelClient
 ) -> tuple[list[CitationCheck], Usage]:
     """The model's checks of `claims`, batch by batch; pairs a reply left out are asked again."""
-    room = prompts.verify_room(run.settings.max_context_tokens)
+    room = prompts.verify_room(client.settings.max_context_tokens)
     blocks = [prompts.pair_block(n, t, sources[s], room) for n, (t, s) in enumerate(claims, 1)]
     checks: dict[int, CitationCheck] = {}
     usage = Usage()
     for group in _batches(blocks, room):
-        found, cost = await _ask_batch([claims[g] for g in group], sources, run, room)
+        found, cost = await _ask_batch([claims[g] for g in group], sources, client, room)
         usage += cost
         checks.update({group[k]: check for k, check in found.items()})
         for _ in range(REASKS):  # a valid reply that left pairs out: ask for those alone
             skipped = [g for g in group if g not in checks]
             if not (found and skipped):
                 break
-            found, cost = await _ask_batch([claims[g] for g in skipped], sources, run, room)
+            found, cost = await _ask_batch([claims[g] for g in skipped], sources, client, room)
             usage += cost
             checks.update({skipped[k]: check for k, check in found.items()})
     return [checks.get(i) or _unchecked(claim) for i, claim in enumerate(claims)], usage
 
 
 async def check_claims(
-    claims: list[Claim], sources: dict[int, SourceEvidence], run: RunResources
+    claims: list[Claim], sources: dict[int, SourceEvidence], client: ModelClient
 ) -> tuple[list[CitationCheck], Usage]:
     """Every claim checked: by the lexical pass where it is obvious, else by the model."""
     settled = [_lexical(claim, sources) for claim in claims]
     undecided = [i for i, check in enumerate(settled) if check is None]
     if not undecided:
         return settled, Usage()
-    judged, usage = await _judge([claims[i] for i in undecided], sources, run)
+    judged, usage = await _judge([claims[i] for i in undecided], sources, client)
     for i, check in zip(undecided, judged, strict=True):
         settled[i] = check
     return settled, usage
@@ -150,7 +151,7 @@ async def _rewrite(
     statements: list[CitedStatement],
     sources: dict[int, SourceEvidence],
     state: ResearchState,
-    run: RunResources,
+    client: ModelClient,
     language: str,
 ) -> tuple[dict[int, str], list[CitationCheck], Usage]:
     """Rewrites of statements left without support, each checked like any citation.
@@ -162,13 +163,13 @@ async def _rewrite(
         (n, statements[i].text, [sources[s] for s in statements[i].source_ids])
         for n, i in enumerate(orphans, 1)
     ]
-    limit = run.settings.max_context_tokens
+    limit = client.settings.max_context_tokens
     try:
         answer, usage = await ask(
             StatementRewrites,
             prompts.rewrite_statements(items, state["question"], limit, language),
             role="writer",
-            run=run,
+            client=client,
         )
         offered = {r.statement: r.text.strip() for r in answer.rewrites}
     except StructuredOutputError as error:
@@ -181,7 +182,7 @@ async def _rewrite(
         if cited and set(cited) <= set(statements[index].source_ids) and strip_markers(text):
             candidates[index] = text
             claims += [(strip_markers(text), source_id) for source_id in cited]
-    checks, check_usage = await check_claims(claims, sources, run)
+    checks, check_usage = await check_claims(claims, sources, client)
     checks = [check.model_copy(update={"rewrite": True}) for check in checks]
     holds = {(c.statement, c.source_id) for c in checks if c.verdict != "unsupported"}
     rewritten = {}
@@ -235,7 +236,7 @@ def _without_stray_markers(report: str) -> str:
     return outside_code(report, lambda prose: re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", prose))
 
 
-async def verify_citations(state: ResearchState) -> dict:
+async def verify_citations(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Check each cited statement against its sources; keep only the citations that hold."""
     registry = SourceRegistry(state["worker_results"])
     sources = {s.id: s for s in registry.sources}
@@ -243,9 +244,11 @@ async def verify_citations(state: ResearchState) -> dict:
     words = words_for(language)
     report = _without_stray_markers(clean_citations(state["report"], registry.sources)[0])
     statements = cited_statements(report)
-    run = for_step(state)
+    client = runs.for_step(state).model_client()
     pairs = [(i, s) for i, st in enumerate(statements) for s in st.source_ids]
-    ordered, usage = await check_claims([(statements[i].text, s) for i, s in pairs], sources, run)
+    ordered, usage = await check_claims(
+        [(statements[i].text, s) for i, s in pairs], sources, client
+    )
     checks = dict(zip(pairs, ordered, strict=True))
     keep = {
         i: [s for s in st.source_ids if checks[(i, s)].verdict != "unsupported"]
@@ -259,7 +262,7 @@ async def verify_citations(state: ResearchState) -> dict:
     ]
     prose = [i for i in orphans if i not in unchecked and not statements[i].table_row]
     replacements, rewrite_checks, rewrite_usage = (
-        await _rewrite(prose, statements, sources, state, run, language)
+        await _rewrite(prose, statements, sources, state, client, language)
         if prose
         else ({}, [], Usage())
     )

@@ -24,7 +24,7 @@ from state import (
     WorkerState,
 )
 from tools.events import WorkerDone, WorkerSearched, emit
-from tools.run_resources import RunResources, for_worker
+from tools.run_resources import LiveRuns, RunResources
 from tools.search import SEARCH_ERRORS
 from tools.search_cache import SharedSearchFailure
 from tools.secrets import redact
@@ -70,14 +70,14 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
     return hits, usage, ""
 
 
-async def observe(state: WorkerState) -> dict:
+async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Observe: run this cycle's queries all at once, within the query budget."""
     sent = state.get("sent_queries", [])
     first_cycle = not state.get("cycles_used")
     candidates = (
         state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
     )
-    run = for_worker(state)
+    run = runs.for_worker(state)
     async with run.worker_slots:  # the budget is read once this worker may spend
         limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
         queries = fresh_queries(candidates, sent, limit)
@@ -114,7 +114,7 @@ async def orient(state: WorkerState) -> dict:
     return {"hits": rank_hits(state.get("hits", []))}
 
 
-async def decide(state: WorkerState) -> dict:
+async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Decide: stop when the budget is spent or nothing is missing; else name gaps and queries."""
     sent, cycles = len(state.get("sent_queries", [])), state.get("cycles_used", 0)
     hits = state.get("hits", [])
@@ -122,7 +122,7 @@ async def decide(state: WorkerState) -> dict:
         return {"termination_reason": "budget_spent"}
     if not hits and state.get("search_errors"):
         return {"termination_reason": "search_failed"}
-    run = for_worker(state)
+    run = runs.for_worker(state)
     left = queries_left(state["budget"], sent)
     try:
         async with run.worker_slots:
@@ -139,7 +139,7 @@ async def decide(state: WorkerState) -> dict:
                     language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
-                run=run,
+                client=run.model_client(),
             )
     except MODEL_ERRORS as error:
         return {"termination_reason": "model_error", "usage": _usage_of(error)}
@@ -207,7 +207,7 @@ def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
     return {"worker_results": [result], "usage": usage}
 
 
-async def report_findings(state: WorkerState) -> dict:
+async def report_findings(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Hand back one `WorkerResult`: findings that cite the sources they came from."""
     hits = state.get("hits", [])
     errors = state.get("search_errors", [])
@@ -223,14 +223,14 @@ async def report_findings(state: WorkerState) -> dict:
     if not hits:
         quiet = (
             "the run's budget was spent"
-            if for_worker(state).budget_spent()
+            if runs.for_worker(state).budget_spent()
             else "nothing came back"
         )
         error = "; ".join(errors[:3]) or quiet
         failed = result.model_copy(update={"status": "failed", "error": error})
         return _finished(state, failed, Usage())
     sources = _sources(hits)
-    run = for_worker(state)
+    run = runs.for_worker(state)
     try:
         async with run.worker_slots:
             answer, usage = await ask(
@@ -243,7 +243,7 @@ async def report_findings(state: WorkerState) -> dict:
                     language=run_language(state["question"], run.settings.language),
                 ),
                 role="researcher",
-                run=run,
+                client=run.model_client(),
             )
     except MODEL_ERRORS as error:  # the evidence is real even when its summary failed
         reason = redact(f"{type(error).__name__}: {error}")[:300]

@@ -18,7 +18,8 @@ from domain.sources import SourceRegistry
 from nodes import prompts
 from state import ResearchState, Source, Usage, WorkerResult
 from tools.events import ReplyDegenerate, ReportWritten, RunDone, emit
-from tools.run_resources import RunResources, for_step, release_run
+from tools.model_client import ModelClient
+from tools.run_resources import LiveRuns
 from tools.structured import settled_methods, write_raw
 
 
@@ -72,7 +73,7 @@ def failed_report(question: str, problem: str, results: list[WorkerResult], lang
 
 
 async def written_report(
-    messages: list[BaseMessage], run: RunResources, sources: list[Source], current: str = ""
+    messages: list[BaseMessage], client: ModelClient, sources: list[Source], current: str = ""
 ) -> tuple[str, Usage, str]:
     """The writer's report, asked again once with the failure named when it is degenerate.
 
@@ -82,9 +83,9 @@ async def written_report(
     """
     usage = Usage()
     conversation = messages
-    stats = run.stats.of("writer")
+    stats = client.stats.of("writer")
     for attempt in range(2):
-        text, cost, finish = await write_raw(conversation, role="writer", run=run)
+        text, cost, finish = await write_raw(conversation, role="writer", client=client)
         usage += cost
         text = strip_reasoning(text)
         problem = prose_problem(text, finish, messages, own=current, sources=sources)
@@ -114,12 +115,12 @@ def limitations(results: list[WorkerResult], language: str) -> str:
     return f"## {words_for(language).not_researched}\n\n" + "\n".join(lines)
 
 
-async def synthesize(state: ResearchState) -> dict:
+async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Write the first report from every worker's findings, citing run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
     results, sources = registry.from_round(1)
     if not registry.sources:  # nothing to write from: say why, by what stopped the searches
-        spent = for_step(state).budget_spent()
+        spent = runs.for_step(state).budget_spent()
         report = no_evidence_report(state["question"], results, _language(state), spent)
         return {
             "report": report,
@@ -130,13 +131,14 @@ async def synthesize(state: ResearchState) -> dict:
     messages = prompts.synthesize(
         state["question"], results, sources, limit, language=_language(state)
     )
-    report, usage, problem = await written_report(messages, for_step(state), sources)
+    client = runs.for_step(state).model_client()
+    report, usage, problem = await written_report(messages, client, sources)
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit(ReportWritten(round=1, chars=len(report), problem=problem))
     return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
 
 
-async def refine_report(state: ResearchState) -> dict:
+async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Revise the report with the gap round's research: only the new findings are sent."""
     round_ = state["iteration"] + 1
     registry = SourceRegistry(state["worker_results"])
@@ -152,8 +154,10 @@ async def refine_report(state: ResearchState) -> dict:
         limit,
         language=_language(state),
     )
-    run = for_step(state)  # a revision may cite every source so far, not only the new ones
-    report, usage, problem = await written_report(messages, run, registry.sources, state["report"])
+    client = runs.for_step(state).model_client()  # a revision may cite every source so far
+    report, usage, problem = await written_report(
+        messages, client, registry.sources, state["report"]
+    )
     update = {"iteration": round_, "usage": usage}
     if problem:  # the last good report stands; the failed revision is named, never used
         problem = f"revision {round_}: {problem}"
@@ -164,7 +168,7 @@ async def refine_report(state: ResearchState) -> dict:
     return update
 
 
-async def finalize(state: ResearchState) -> dict:
+async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Keep only citations of registered sources, number them 1..N, and say why the run ended.
 
     The report cites its sources by number in order of first citation; `sources` lists them in
@@ -184,8 +188,7 @@ async def finalize(state: ResearchState) -> dict:
     reason = state["stop_reason"]  # every way into finalize has recorded why
     emit(RunDone(stop_reason=reason, sources=len(sources), rounds=state.get("iteration", 0)))
     cost = cost_usd(state.get("usage") or Usage(), state["settings"])
-    methods = settled_methods(for_step(state))
-    release_run(state.get("run_id"))  # the run ends here: its cache and limits go with it
+    methods = settled_methods(runs.for_step(state).model_client())  # released after this node
     return {
         "report": report,
         "sources": sources,

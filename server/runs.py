@@ -34,6 +34,7 @@ from graph import build_graph
 from graph.threads import advance, thread_config
 from server.arguments import CorpusOutside, ResearchOptions, corpus_inside
 from tools.checkpoints import open_checkpointer
+from tools.run_resources import LiveRuns
 from tools.search.factory import web_provider
 from tools.secrets import redact
 
@@ -97,10 +98,11 @@ class ResearchRuns:
         self._stack = contextlib.AsyncExitStack()
         self.graph: Pregel | None = None
         self.saver: Any = None
+        self.runs = LiveRuns()  # the live runs' in-memory resources (cache, limits, ledger)
 
     async def __aenter__(self) -> ResearchRuns:
         self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
-        self.graph = build_graph(checkpointer=self.saver)
+        self.graph = build_graph(checkpointer=self.saver, runs=self.runs)
         for run_id in await self.unfinished_own_runs():
             self.notes.note(f"resuming run {run_id}")
             self._launch(run_id, None)
@@ -173,7 +175,7 @@ class ResearchRuns:
             async with self.slots:
                 run.queued = False
                 run.changed()
-                await advance(self._graph, run.run_id, graph_input, run.on_event)
+                await advance(self._graph, run.run_id, graph_input, run.on_event, runs=self.runs)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the run failed; the server and other runs go on

@@ -103,12 +103,11 @@ def judge_server(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_capabilities():
-    """Each test discovers its stand-in's structured-output method afresh (ports get reused)."""
-    from tools import capabilities, context_window
+def fresh_process(monkeypatch: pytest.MonkeyPatch):
+    """Each test runs in a process of its own as far as the project can tell: fresh endpoint
+    gates, chat clients, capability and context-window memory (the stand-ins reuse ports)."""
+    from tools import process_wide
 
-    capabilities.forget_all()
-    context_window.forget_all()
-    yield
-    capabilities.forget_all()
-    context_window.forget_all()
+    fresh = process_wide.ProcessWide()
+    monkeypatch.setattr(process_wide, "PROCESS", fresh)
+    return fresh

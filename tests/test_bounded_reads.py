@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 
 from settings import Settings
 from tools import context_window as context_window_module
-from tools.context_window import context_window
 from tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
+from tools.endpoint_limits import Gates
 from tools.search.base import SearchProviderError
 from tools.search.pages import read_page
 from tools.search.searxng import SearxngSearch
@@ -143,13 +143,13 @@ async def endless_server(drip: bool) -> asyncio.Server:
 @pytest.mark.parametrize("drip", [False, True])
 def test_an_endless_context_window_probe_ends(monkeypatch, drip):
     monkeypatch.setattr(context_window_module, "PROBE_TIMEOUT", 0.5)
-    context_window_module.forget_all()
 
     async def probe() -> int | None:
         server = await endless_server(drip)
         port = server.sockets[0].getsockname()[1]
         async with server:
-            return await context_window(f"http://127.0.0.1:{port}/v1", "m")
+            windows = context_window_module.ContextWindows()
+            return await windows.window(f"http://127.0.0.1:{port}/v1", "m", Gates())
 
     start = time.monotonic()
     assert asyncio.run(probe()) is None

@@ -11,6 +11,7 @@ import pytest
 from nodes.verifying import verify_citations
 from settings import Settings
 from state import SourceEvidence, WorkerResult
+from tools.run_resources import LiveRuns
 
 EXCERPTS = {
     "https://a.org": "zstd level 19 compresses logs about 10x in our benchmark of nginx logs.",
@@ -41,7 +42,7 @@ def state(report, question="Compare zstd and xz"):
 
 
 def verify(report, **kwargs):
-    return asyncio.run(verify_citations(state(report, **kwargs)))
+    return asyncio.run(verify_citations(state(report, **kwargs), runs=LiveRuns()))
 
 
 def ids(text):
@@ -172,7 +173,7 @@ def test_the_language_setting_wins_over_the_question(chat_server):
     chat_server.brain.rewrites = False
     run = state("Brotli beats every compressor [3].", question="比较 zstd 和 xz")
     run["settings"] = Settings(model_retries=0, language="fr")
-    out = asyncio.run(verify_citations(run))
+    out = asyncio.run(verify_citations(run, runs=LiveRuns()))
     assert out["report"].endswith("*(non étayé par les sources trouvées)*")
 
 

@@ -82,3 +82,41 @@ def test_outside_a_graph_the_call_is_made_directly():
 
     reply = asyncio.run(durable("k", send, contextlib.nullcontext))
     assert reply.text == "direct"
+
+
+def test_the_private_langgraph_hook_durable_calls_lean_on_is_still_there():
+    """`durable` tells an async graph run by LangGraph's private runner call
+    (`configurable["__pregel_call"]`, a partial of `_acall`). If a LangGraph release renames
+    either, this fails by name, instead of per-call durability switching off without a word."""
+    from langgraph._internal._constants import CONFIG_KEY_CALL
+
+    from tools.durable_calls import _in_async_graph
+
+    assert CONFIG_KEY_CALL == "__pregel_call", "LangGraph renamed its runner-call config key"
+    seen: dict[str, bool] = {}
+
+    class State(TypedDict, total=False):
+        done: bool
+
+    async def probe(state: State) -> dict:
+        seen["ainvoke"] = _in_async_graph()
+        return {"done": True}
+
+    def probe_sync(state: State) -> dict:
+        seen["invoke"] = _in_async_graph()
+        return {"done": True}
+
+    for name, step in (("async", probe), ("sync", probe_sync)):
+        builder = StateGraph(State)
+        builder.add_node(name, step)
+        builder.add_edge(START, name)
+        builder.add_edge(name, END)
+        compiled = builder.compile()
+        if name == "async":
+            asyncio.run(compiled.ainvoke({}))
+        else:
+            compiled.invoke({})
+    assert seen == {"ainvoke": True, "invoke": False}, (
+        "LangGraph's runner no longer passes `_acall` as `__pregel_call`: "
+        "tools/durable_calls.py must find another way to tell an async graph run"
+    )

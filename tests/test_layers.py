@@ -1,19 +1,34 @@
-"""Imports point down the layers only: cli/evaluation → graph → nodes → tools → domain."""
+"""Imports point down the layers only:
+cli, evaluation → graph → nodes → tools → domain → state → settings.
+
+Every top-level module and package the project installs is in `LAYERS`, so a new one cannot
+slip past the check; `settings.py` and `state.py` are the bottom and import no project module
+above them.
+"""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ABOVE = {  # the packages a layer must never import, lazily or not
-    "domain": {"tools", "nodes", "graph", "cli", "evaluation"},
-    "tools": {"nodes", "graph", "cli", "evaluation"},
-    "nodes": {"graph", "cli", "evaluation"},
-    "graph": {"cli", "evaluation"},
+LAYERS = [  # lowest first; a module may import its own layer and the ones before it
+    {"settings"},
+    {"state"},
+    {"domain"},
+    {"tools"},
+    {"nodes"},
+    {"graph"},
+    {"cli", "evaluation"},
+]
+PROJECT = set().union(*LAYERS)
+ABOVE = {
+    name: set().union(*LAYERS[index + 1 :]) for index, layer in enumerate(LAYERS) for name in layer
 }
+ABOVE["evaluation"] = {"cli"}  # the eval command is in the CLI; evaluation never imports it
 
 
 def imported_packages(path: Path) -> set[str]:
@@ -27,11 +42,25 @@ def imported_packages(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("layer", sorted(ABOVE))
-def test_no_module_imports_a_layer_above_it(layer):
+def files_of(name: str) -> list[Path]:
+    """The source files of a top-level module or package."""
+    module = ROOT / f"{name}.py"
+    return [module] if module.exists() else sorted((ROOT / name).rglob("*.py"))
+
+
+def test_every_installed_top_level_name_has_a_layer():
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    installed = {p.split(".")[0] for p in tool["setuptools"]["packages"]}
+    installed |= set(tool["setuptools"]["py-modules"])
+    assert installed == PROJECT
+
+
+@pytest.mark.parametrize("name", sorted(PROJECT))
+def test_no_module_imports_a_layer_above_it(name):
+    files = files_of(name)
+    assert files, f"{name} has no source"
     wrong = {
-        str(path.relative_to(ROOT)): sorted(imported_packages(path) & ABOVE[layer])
-        for path in (ROOT / layer).rglob("*.py")
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & ABOVE[name]) for path in files
     }
     assert {path: names for path, names in wrong.items() if names} == {}
 
@@ -40,6 +69,6 @@ def test_the_domain_does_no_io():
     io = {"httpx", "openai", "langchain_openai", "sqlite3", "aiosqlite", "socket", "tavily"}
     used = {
         str(path.relative_to(ROOT)): sorted(imported_packages(path) & io)
-        for path in (ROOT / "domain").rglob("*.py")
+        for path in [*files_of("domain"), *files_of("state"), *files_of("settings")]
     }
     assert {path: names for path, names in used.items() if names} == {}

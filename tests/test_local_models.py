@@ -17,8 +17,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from domain.fences import data_section
 from graph import graph
 from settings import Settings
-from tools import capabilities
-from tools.run_resources import resources_for
+from tools.capabilities import CapabilityMemory
+from tools.context_window import ContextWindows
+from tools.endpoint_limits import Gates
+from tools.model_client import ModelClient
 from tools.structured import ask, write_raw
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
@@ -109,8 +111,8 @@ def test_a_prompt_too_long_is_shrunk_and_sent_once_more(chat_server, empty_strea
     chat_server.empty_stream_when_too_long = empty_stream  # llama-cpp-python, streamed
 
     async def go():
-        run = resources_for(f"long-{empty_stream}", Settings(model_retries=0))
-        text, _usage, _finish = await write_raw(_evidence_prompt(9_000), role="writer", run=run)
+        run = ModelClient(Settings(model_retries=0))
+        text, _usage, _finish = await write_raw(_evidence_prompt(9_000), role="writer", client=run)
         return text, run.stats.of("writer")
 
     text, stats = asyncio.run(go())
@@ -125,8 +127,8 @@ def test_a_prompt_still_too_long_after_shrinking_fails_clearly(chat_server):
     chat_server.context_window = 100
 
     async def go():
-        run = resources_for("too-long", Settings(model_retries=0))
-        await write_raw(_evidence_prompt(9_000), role="writer", run=run)
+        run = ModelClient(Settings(model_retries=0))
+        await write_raw(_evidence_prompt(9_000), role="writer", client=run)
 
     with pytest.raises(Exception, match="maximum context length is 100 tokens"):
         asyncio.run(go())
@@ -136,9 +138,9 @@ def test_a_slow_stream_outlives_the_old_total_timeout(chat_server):
     chat_server.stream_parts = [0.3] * 8  # 2.4 s in all, never silent for more than 0.3 s
 
     async def go():
-        run = resources_for("slow", Settings(request_idle_timeout=1.0, model_retries=0))
+        run = ModelClient(Settings(request_idle_timeout=1.0, model_retries=0))
         messages = [HumanMessage("Question: zstd?")]
-        return await write_raw(messages, role="writer", run=run), run.stats.of("writer")
+        return await write_raw(messages, role="writer", client=run), run.stats.of("writer")
 
     (text, usage, finish), stats = asyncio.run(go())
     assert text and finish == "stop" and stats.retries == 0 and stats.seconds > 2.0
@@ -155,8 +157,8 @@ def test_a_stream_that_goes_silent_is_retried_and_counted(chat_server):
     chat_server.fault = next_stream
 
     async def go():
-        run = resources_for("stall", Settings(request_idle_timeout=0.5, model_retries=1))
-        text, _, _ = await write_raw([HumanMessage("Question: zstd?")], role="writer", run=run)
+        run = ModelClient(Settings(request_idle_timeout=0.5, model_retries=1))
+        text, _, _ = await write_raw([HumanMessage("Question: zstd?")], role="writer", client=run)
         return text, run.stats.of("writer")
 
     text, stats = asyncio.run(go())
@@ -189,34 +191,33 @@ def test_a_model_without_a_system_role_gets_the_instructions_in_the_user_message
 
 def test_the_method_is_remembered_on_disk_per_endpoint_and_model(tmp_path):
     store = tmp_path / "capabilities.json"
-    capabilities.remember_on_disk(store)
-    capabilities.settle("http://127.0.0.1:8011/v1/", "gemma", "json_object")
-    capabilities.settle("http://127.0.0.1:8011/v1", "gemma", "json_schema")  # never back up
+    memory = CapabilityMemory(store)
+    memory.settle("http://127.0.0.1:8011/v1/", "gemma", "json_object")
+    memory.settle("http://127.0.0.1:8011/v1", "gemma", "json_schema")  # never back up
     assert json.loads(store.read_text()) == [
         {"base_url": "http://127.0.0.1:8011/v1", "model": "gemma", "method": "json_object"}
     ]
-    capabilities.forget_all()
-    assert capabilities.settled_method("http://127.0.0.1:8011/v1", "gemma") is None
-    capabilities.remember_on_disk(store)  # the next run starts from what worked
-    assert capabilities.settled_method("http://127.0.0.1:8011/v1", "gemma") == "json_object"
-    assert capabilities.settled_method("http://127.0.0.1:8011/v1", "other") is None
+    assert CapabilityMemory().settled_method("http://127.0.0.1:8011/v1", "gemma") is None
+    later = CapabilityMemory(store)  # the next process starts from what worked
+    assert later.settled_method("http://127.0.0.1:8011/v1", "gemma") == "json_object"
+    assert later.settled_method("http://127.0.0.1:8011/v1", "other") is None
 
 
 def test_a_password_in_the_base_url_never_reaches_the_capability_file(tmp_path):
     store = tmp_path / "capabilities.json"
-    capabilities.remember_on_disk(store)
-    capabilities.settle("https://user:s3cretpw@proxy.example/v1", "m", "prompt")
+    memory = CapabilityMemory(store)
+    memory.settle("https://user:s3cretpw@proxy.example/v1", "m", "prompt")
     assert "s3cretpw" not in store.read_text()
-    assert capabilities.settled_method("https://user:s3cretpw@proxy.example/v1", "m") == "prompt"
+    assert memory.settled_method("https://user:s3cretpw@proxy.example/v1", "m") == "prompt"
 
 
 def test_structured_replies_stream_and_count_usage(chat_server):
     from state import GapCheck
 
     async def go():
-        run = resources_for("one-ask", Settings())
+        run = ModelClient(Settings())
         messages = [SystemMessage("Judge."), HumanMessage("Overall question: zstd?")]
-        return await ask(GapCheck, messages, role="researcher", run=run)
+        return await ask(GapCheck, messages, role="researcher", client=run)
 
     check, usage = asyncio.run(go())
     assert check.gaps == [] and usage.llm_calls == 1 and usage.input_tokens > 0
@@ -247,14 +248,15 @@ def test_ollama_without_num_ctx_is_taken_at_its_default_window(chat_server, sear
     chat_server.info_paths["/api/show"] = {"model_info": {"gemma3.context_length": 32_768}}
     from tools.context_window import OLLAMA_DEFAULT_CONTEXT, fitted_to_server
 
-    settings, window = asyncio.run(fitted_to_server(Settings()))
+    settings, window = asyncio.run(fitted_to_server(Settings(), ContextWindows(), Gates()))
     assert window == OLLAMA_DEFAULT_CONTEXT == settings.max_context_tokens
 
 
 def test_a_server_that_tells_nothing_leaves_the_setting_alone(chat_server):
     from tools.context_window import fitted_to_server
 
-    settings, window = asyncio.run(fitted_to_server(Settings(max_context_tokens=50_000)))
+    asked = fitted_to_server(Settings(max_context_tokens=50_000), ContextWindows(), Gates())
+    settings, window = asyncio.run(asked)
     assert window is None and settings.max_context_tokens == 50_000
 
 

@@ -14,9 +14,7 @@ from stand_ins.loopback import Reply
 
 from graph import build_graph
 from state import SubTask, Usage
-from tools import run_resources
-from tools.endpoint_limits import endpoint, endpoints
-from tools.run_resources import for_step, for_worker, live_runs
+from tools.run_resources import LiveRuns
 
 QUESTION = "Topic {:02d}: how do log archivers compare"
 
@@ -35,11 +33,12 @@ def searches_per_question(search_server, asked: list[str]) -> Counter:
 
 
 async def run_all(asked: list[str], settings: dict) -> tuple[list[dict], int]:
-    graph = build_graph()
+    runs = LiveRuns()
+    graph = build_graph(runs=runs)
     outputs = await asyncio.gather(
         *(graph.ainvoke({"question": q, "settings": settings}) for q in asked)
     )
-    return outputs, live_runs()
+    return outputs, len(runs)
 
 
 def test_24_concurrent_runs_keep_their_search_budgets_and_the_endpoint_limit(
@@ -78,10 +77,11 @@ def test_a_failed_run_and_a_paused_run_release_their_resources(chat_server, sear
     )
 
     async def scenario():
-        graph = build_graph()
+        runs = LiveRuns()
+        graph = build_graph(runs=runs)
         with pytest.raises(Exception, match="bad model"):
             await graph.ainvoke({"question": "q", "settings": {"structured_output": "json_schema"}})
-        return live_runs()
+        return len(runs)
 
     assert asyncio.run(scenario()) == 0
 
@@ -100,9 +100,10 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
         from settings import Settings
 
         worker["settings"] = Settings(max_search_calls=5)
-        run = for_worker(worker)
-        for_worker(worker)  # a later step of the same worker adds nothing
-        for_worker(
+        runs = LiveRuns()
+        run = runs.for_worker(worker)
+        runs.for_worker(worker)  # a later step of the same worker adds nothing
+        runs.for_worker(
             {
                 **worker,
                 "subtask": SubTask(
@@ -112,15 +113,18 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
             }
         )
         joined = run.spent.search_calls
-        parent = for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})
+        parent = runs.for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})
         settled = parent.spent.search_calls
-        run_resources.release_run("r")
+        runs.release("r")
+        assert len(runs) == 0
         return joined, settled
 
     assert asyncio.run(scenario()) == (2 + 2 + 1, 0)
 
 
-def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_server):
+def test_a_429_with_retry_after_pauses_the_whole_endpoint(
+    chat_server, search_server, fresh_process
+):
     arrivals: list[float] = []
     loop_time = []
 
@@ -139,7 +143,7 @@ def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_se
         await graph.ainvoke(
             {"question": "q", "settings": {"max_iterations": 1, "min_iterations": 1}}
         )
-        gates = endpoints()
+        gates = fresh_process.gates.all()
         loop_time.append(asyncio.get_running_loop().time())
         return {name: gate.rate_limited for name, gate in gates.items()}
 
@@ -149,10 +153,10 @@ def test_a_429_with_retry_after_pauses_the_whole_endpoint(chat_server, search_se
 
 
 def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported():
-    from tools.endpoint_limits import Limits
+    from tools.endpoint_limits import Gates, Limits
 
     async def scenario():
-        gate = endpoint("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
+        gate = Gates().get("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
         async with gate.call(400):
             pass
         async with gate.call(400):

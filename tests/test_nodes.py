@@ -15,6 +15,7 @@ from nodes.verifying import verify_citations
 from nodes.worker_steps import decide, report_findings
 from settings import Settings
 from state import Budget, SearchHit, SourceEvidence, SubTask, WorkerResult
+from tools.run_resources import LiveRuns
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake")
 
@@ -34,8 +35,8 @@ class Replies(list):
 
 
 @pytest.fixture
-def replies(monkeypatch) -> Replies:
-    """A fake chat model in place of every role's client, answering from `Replies`."""
+def replies() -> Replies:
+    """A fake chat model for every role, answering from `Replies` (a node is handed it)."""
     answers = Replies()
 
     class Recording(GenericFakeChatModel):
@@ -45,8 +46,8 @@ def replies(monkeypatch) -> Replies:
             async for chunk in super().astream(messages, *args, **kwargs):
                 yield chunk
 
-    model = Recording(messages=iter([]))
-    monkeypatch.setattr("tools.structured.chat_model", lambda settings, role: model)
+    answers.model = Recording(messages=iter([]))
+    answers.runs = LiveRuns(lambda settings, role: answers.model)
     return answers
 
 
@@ -74,13 +75,13 @@ def worker(**extra) -> dict:
 
 def test_decide_goes_on_with_the_models_gaps_and_queries(replies):
     replies.append({"gaps": ["memory use"], "next_queries": ["zstd memory"]})
-    update = asyncio.run(decide(worker()))
+    update = asyncio.run(decide(worker(), runs=replies.runs))
     assert update["gaps"] == ["memory use"] and update["pending_queries"] == ["zstd memory"]
     assert "termination_reason" not in update and update["usage"].llm_calls == 1
 
 
 def test_decide_stops_without_a_call_when_the_budget_is_spent(replies):
-    update = asyncio.run(decide(worker(cycles_used=2)))
+    update = asyncio.run(decide(worker(cycles_used=2), runs=replies.runs))
     assert update == {"termination_reason": "budget_spent"} and replies.sent == []
 
 
@@ -96,7 +97,7 @@ def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
             "confidence": 0.7,
         }
     )
-    result = asyncio.run(report_findings(worker()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker(), runs=replies.runs))["worker_results"][0]
     assert result.status == "ok"
     assert [(f.claim, f.source_ids) for f in result.findings] == [("zstd is fast", [1])]
     assert [s.url for s in result.sources] == ["https://a.example/zstd"]  # only what it cites
@@ -104,7 +105,7 @@ def test_report_findings_cites_only_the_evidence_it_was_shown(replies):
 
 def test_report_findings_falls_back_to_snippets_when_the_model_never_answers(replies):
     replies.extend(["{}", "{}", "{}"])  # an empty object is a failed reply, re-asked, not findings
-    result = asyncio.run(report_findings(worker()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker(), runs=replies.runs))["worker_results"][0]
     assert result.status == "partial" and len(replies.sent) == 3
     assert [f.claim for f in result.findings] == ["zstd is fast.", "xz is small."]
 
@@ -137,7 +138,7 @@ def test_verify_citations_keeps_what_the_model_confirms_and_removes_the_rest(rep
     )
     replies.append({"rewrites": [{"statement": 1, "text": ""}]})  # nothing to say: marked
     state = research_state("# Report\n\nZstd compresses quickly [1]. Xz is the fastest [2].\n")
-    update = asyncio.run(verify_citations(state))
+    update = asyncio.run(verify_citations(state, runs=replies.runs))
     assert [(c.source_id, c.verdict, c.method) for c in update["citations"]] == [
         (1, "supported", "model"),
         (2, "unsupported", "model"),

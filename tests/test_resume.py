@@ -147,14 +147,14 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
         writes = latest.pending_writes if latest else []
         return sum(channel == "worker_results" for _, channel, _ in writes or []) >= 2
 
-    async def decide_or_raise(state):
+    async def decide_or_raise(state, *, runs):
         if state["subtask"].id == 2 and failures["left"]:
             async with asyncio.timeout(60):  # the siblings finish, and are saved, first
                 while not await siblings_saved():
                     await asyncio.sleep(0.02)
             failures["left"] -= 1
             raise RuntimeError("worker 2 broke")
-        return await real_decide(state)
+        return await real_decide(state, runs=runs)
 
     monkeypatch.setattr(worker_module, "decide", decide_or_raise)
     question = {

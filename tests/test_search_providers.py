@@ -32,7 +32,7 @@ def search(backend, query="zstd levels", n=5):
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
     """Retries without the real backoff's seconds of sleep."""
-    monkeypatch.setattr("tools.search.base._backoff", lambda state: 0.01)
+    monkeypatch.setattr("tools.retry_policy.backoff", lambda attempt: 0.01)
 
 
 # Bocha

@@ -47,7 +47,7 @@ from state import (
     WorkerFindings,
     WorkerResult,
 )
-from tools.run_resources import for_step
+from tools.run_resources import LiveRuns
 from tools.structured import ask, json_schema
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake", structured_retries=1)
@@ -240,7 +240,7 @@ class Replies(list):
 
 
 @pytest.fixture
-def replies(monkeypatch) -> Replies:
+def replies() -> Replies:
     """A fake chat model in place of every role's client, answering from `Replies`."""
     answers = Replies()
     answers.sent = []
@@ -253,21 +253,21 @@ def replies(monkeypatch) -> Replies:
                 yield chunk
 
     model = Recording(messages=iter([]))
-    monkeypatch.setattr("tools.structured.chat_model", lambda settings, role: model)
+    answers.runs = LiveRuns(lambda settings, role: model)
     return answers
 
 
-async def planned(run_id: str) -> TaskPlan:
+async def planned(runs: LiveRuns, run_id: str) -> TaskPlan:
     """The planner's answer through `ask`, the way `decompose` asks it."""
-    run = for_step({"run_id": run_id, "settings": SETTINGS})
+    client = runs.for_step({"run_id": run_id, "settings": SETTINGS}).model_client()
     messages = prompts.plan(QUESTION, 5, language="en")
-    return (await ask(TaskPlan, messages, role="planner", run=run))[0]
+    return (await ask(TaskPlan, messages, role="planner", client=client))[0]
 
 
 def test_a_straightforward_plan_is_used_at_the_first_answer(replies):
     reply = {"query_type": "straightforward", "subtasks": [subtask("simple")]}
     replies.append(reply | {"recommended_worker_count": 1})
-    plan = asyncio.run(planned("valid-plan"))
+    plan = asyncio.run(planned(replies.runs, "valid-plan"))
     assert plan.query_type == "straightforward" and len(replies.sent) == 1
 
 
@@ -286,7 +286,7 @@ def writer_state(**extra) -> dict:
 def test_a_report_citing_no_given_source_becomes_the_honest_note(replies):
     fake = "# Changes\n\n<li>v1.5.6</li> [7]\n\n<li>v1.5.5</li> [9]"
     replies.extend([fake, fake])  # asked again once, then marked
-    update = asyncio.run(synthesize(writer_state()))
+    update = asyncio.run(synthesize(writer_state(), runs=replies.runs))
     assert len(replies.sent) == 2
     assert "cites none of the 2 numbered sources" in update["report_problem"]
     assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
@@ -302,7 +302,7 @@ def test_a_revision_may_cite_the_earlier_rounds_sources(replies):
         gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]),
     )
     replies.append("# New\n\nzstd decodes fast [1].")  # cites a source of round 1 only
-    update = asyncio.run(refine_report(state))
+    update = asyncio.run(refine_report(state, runs=replies.runs))
     assert update["report_problem"] == "" and update["report"].startswith("# New")
 
 
@@ -326,7 +326,7 @@ FINDINGS = [{"claim": f"claim {n}", "source_ids": [1 + n % 2]} for n in range(4)
 def test_an_out_of_range_confidence_keeps_the_findings_and_is_never_clamped(replies):
     reply = {"findings": FINDINGS, "summary": "Both.", "gaps": [], "confidence": 4}
     replies.extend([reply, reply | {"confidence": 5}])  # re-asked once, wrong again
-    result = asyncio.run(report_findings(worker_state()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker_state(), runs=replies.runs))["worker_results"][0]
     assert len(replies.sent) == 2 and "confidence" in replies.sent[1][-1].text
     assert result.status == "ok" and [f.claim for f in result.findings] == [
         f"claim {n}" for n in range(4)
@@ -337,7 +337,7 @@ def test_an_out_of_range_confidence_keeps_the_findings_and_is_never_clamped(repl
 def test_a_confidence_fixed_on_the_reask_is_used(replies):
     reply = {"findings": FINDINGS, "summary": "Both.", "gaps": [], "confidence": 4}
     replies.extend([reply, reply | {"confidence": 0.4}])
-    result = asyncio.run(report_findings(worker_state()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker_state(), runs=replies.runs))["worker_results"][0]
     assert result.confidence == 0.4 and len(result.findings) == 4
 
 
@@ -345,7 +345,7 @@ def test_a_worker_count_of_zero_keeps_the_plan(replies):
     reply = {"query_type": "breadth_first", "subtasks": [subtask("simple"), subtask("medium")]}
     reply["subtasks"][1]["description"] = "Memory use of zstd and xz"
     replies.extend([reply | {"recommended_worker_count": 0}] * 2)
-    plan = asyncio.run(planned("valid-count"))
+    plan = asyncio.run(planned(replies.runs, "valid-count"))
     assert plan.recommended_worker_count is None and len(plan.subtasks) == 2
     assert shape_plan(plan, QUESTION, SETTINGS).recommended_worker_count == 2
 
@@ -353,5 +353,5 @@ def test_a_worker_count_of_zero_keeps_the_plan(replies):
 def test_an_essential_field_out_of_range_still_fails_the_reply(replies):
     bad = {"findings": [], "summary": "Both.", "gaps": [], "confidence": 4}
     replies.extend([bad] * 2)
-    result = asyncio.run(report_findings(worker_state()))["worker_results"][0]
+    result = asyncio.run(report_findings(worker_state(), runs=replies.runs))["worker_results"][0]
     assert result.status == "partial" and "no valid reply" in result.error

@@ -32,17 +32,6 @@ class CallStats:
 
     roles: dict[str, RoleCalls] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        _latest[:] = [self]  # the newest run's figures outlive its resources (benchmarks)
-
     def of(self, role: str) -> RoleCalls:
         """The figures of one role, created on first use."""
         return self.roles.setdefault(role, RoleCalls())
-
-
-_latest: list[CallStats] = []
-
-
-def latest_stats() -> CallStats | None:
-    """The figures of the run whose resources were created last in this process."""
-    return _latest[0] if _latest else None

@@ -10,7 +10,8 @@ or rejects them):
 - LM Studio: `GET /api/v0/models/{model}` → `loaded_context_length` (else `max_context_length`).
 
 llama-cpp-python tells nothing; its window is learnt from its "maximum context length is N"
-error instead (`tools.refusals.window_named`). The answers are kept for the process.
+error instead (`tools.refusals.window_named`). The answers are kept for the process
+(`tools.process_wide`).
 """
 
 from __future__ import annotations
@@ -20,16 +21,13 @@ import re
 import httpx
 
 from settings import ROLES, Settings
-from tools import endpoint_limits
 from tools.bounded_http import bounded_request
-from tools.endpoint_limits import endpoint_id
-from tools.models import openai_api_key, openai_base_url
+from tools.endpoint_limits import Gates, endpoint_id
+from tools.model_names import openai_api_key, openai_base_url, uses_openai_endpoint
 
 PROBE_TIMEOUT = 3.0  # seconds per probe; a server that does not answer quickly tells nothing
 OLLAMA_DEFAULT_CONTEXT = 4_096
 MIN_CONTEXT = 1_000  # the smallest `max_context_tokens` the settings accept
-
-_known: dict[tuple[str, str], int | None] = {}
 
 
 def _root(base_url: str) -> str:
@@ -100,45 +98,57 @@ async def _lm_studio(client: httpx.AsyncClient, root: str, model: str) -> int | 
 PROBES = (_llama_cpp, _vllm, _lm_studio, _ollama)
 
 
-async def context_window(base_url: str | None, model: str, api_key: str = "") -> int | None:
-    """The context window (tokens) the server reports for `model`; None if it does not tell."""
-    if not base_url:
-        return None  # OpenAI itself: its models' windows dwarf what a run sends
-    key = (endpoint_id(base_url), model)
-    if key not in _known:  # two runs asking at once probe twice: harmless
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        gate = endpoint_limits.model_endpoint(base_url)  # probes count against its slots
-        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers) as client:
-            found = None
-            for probe in PROBES:
-                async with gate.call():
-                    found = await probe(client, _root(base_url), model)
-                if found:
-                    break
-        _known[key] = found
-    return _known[key]
+class ContextWindows:
+    """What each server said its window is, per (endpoint, model); the process holds one
+    (`tools.process_wide`)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str], int | None] = {}
+
+    async def window(
+        self, base_url: str | None, model: str, gates: Gates, api_key: str = ""
+    ) -> int | None:
+        """The context window (tokens) the server reports for `model`; None if it does not
+        tell. Probes count against the server's gate."""
+        if not base_url:
+            return None  # OpenAI itself: its models' windows dwarf what a run sends
+        key = (endpoint_id(base_url), model)
+        if key not in self._known:  # two runs asking at once probe twice: harmless
+            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+            gate = gates.model(base_url)
+            async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers) as client:
+                found = None
+                for probe in PROBES:
+                    async with gate.call():
+                        found = await probe(client, _root(base_url), model)
+                    if found:
+                        break
+            self._known[key] = found
+        return self._known[key]
+
+    def learn(self, base_url: str | None, model: str, window: int) -> None:
+        """Remember a window the server named in an error (llama-cpp-python tells no other
+        way)."""
+        if base_url:
+            self._known[(endpoint_id(base_url), model)] = window
 
 
-async def fitted_to_server(settings: Settings) -> tuple[Settings, int | None]:
+async def fitted_to_server(
+    settings: Settings, windows: ContextWindows, gates: Gates
+) -> tuple[Settings, int | None]:
     """The settings with `max_context_tokens` lowered to the smallest window the run's models
     report (never raised), and that window (None when no server tells)."""
-    base, key = openai_base_url(), openai_api_key()
-    windows = [await context_window(base, settings.model_for(role), key) for role in ROLES]
-    known = [w for w in windows if w]
+    names = {settings.model_for(role) for role in ROLES}
+    asked = sorted(n.removeprefix("openai:") for n in names if uses_openai_endpoint(n))
+    base = openai_base_url()
+    if not base or not asked:  # OpenAI itself, or only other providers: nothing to ask
+        return settings, None
+    key = openai_api_key()
+    found = [await windows.window(base, name, gates, key) for name in asked]
+    known = [w for w in found if w]
     if not known:
         return settings, None
     window = max(MIN_CONTEXT, min(known))
     if window < settings.max_context_tokens:
         settings = settings.model_copy(update={"max_context_tokens": window})
     return settings, min(known)
-
-
-def learn(base_url: str | None, model: str, window: int) -> None:
-    """Remember a window the server named in an error (llama-cpp-python tells no other way)."""
-    if base_url:
-        _known[(endpoint_id(base_url), model)] = window
-
-
-def forget_all() -> None:
-    """Drop what was learnt (tests)."""
-    _known.clear()

@@ -1,4 +1,4 @@
-"""Process-wide limits per provider endpoint, shared by every run on the event loop.
+"""Limits per provider endpoint, shared by every run in the process (`tools.process_wide`).
 
 Providers limit a key, not a run: requests and tokens per minute, and a local server has a few
 slots. Each endpoint (a model base URL, a search backend) gets one gate that every run's calls
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import os
-import time
 import warnings
 import weakref
 from collections.abc import AsyncIterator
@@ -28,6 +26,8 @@ from dataclasses import dataclass
 
 import httpx
 from aiolimiter import AsyncLimiter
+
+from tools.retry_policy import retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"  # where the OpenAI SDK goes without a base URL
 DEFAULT_CONCURRENCY = 32  # requests in flight per endpoint when the environment says nothing
@@ -110,23 +110,10 @@ class Limits:
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float:
-    """How long a 429 asks us to wait: `retry-after-ms`, `retry-after` (seconds or a date)."""
-    try:
-        return min(MAX_PAUSE, max(0.0, float(headers["retry-after-ms"]) / 1000))
-    except (KeyError, ValueError):
-        pass
-    value = headers.get("retry-after", "").strip()
-    if not value:
-        return DEFAULT_PAUSE
-    try:
-        return min(MAX_PAUSE, max(0.0, float(value)))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return DEFAULT_PAUSE
-    return min(MAX_PAUSE, max(0.0, when - time.time()))
+    """How long a 429 pauses the endpoint: what the server asks (`tools.retry_policy`), capped
+    at MAX_PAUSE, else DEFAULT_PAUSE."""
+    asked = retry_after(headers, cap=MAX_PAUSE)
+    return DEFAULT_PAUSE if asked is None else asked
 
 
 BUCKET_SECONDS = 0.1  # a bucket holds this long's allowance (or one `burst`, if more)
@@ -238,33 +225,35 @@ class Endpoint:
             self.back_off(retry_after_seconds(response.headers))
 
 
-_endpoints: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Endpoint]] = (
-    weakref.WeakKeyDictionary()
-)
+class Gates:
+    """Every endpoint's gate, built on first use, per event loop (a semaphore and a bucket
+    belong to the loop they wait on). The process holds one (`tools.process_wide`)."""
 
+    def __init__(self) -> None:
+        self._per_loop: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, Endpoint]
+        ] = weakref.WeakKeyDictionary()
 
-def endpoint(name: str, limits: Limits | None = None) -> Endpoint:
-    """The endpoint's gate on the running event loop, built on first use from the limits given
-    (or from the environment: model limits unless `name` starts with `search:`)."""
-    per_loop = _endpoints.setdefault(asyncio.get_running_loop(), {})
-    if name not in per_loop:
-        if limits is None:
-            limits = Limits.for_search() if name.startswith("search:") else Limits.for_models()
-        per_loop[name] = Endpoint(name, limits)
-    return per_loop[name]
+    def get(self, name: str, limits: Limits | None = None) -> Endpoint:
+        """The endpoint's gate on the running event loop, built on first use from the limits
+        given (or from the environment: model limits unless `name` starts with `search:`)."""
+        per_loop = self._per_loop.setdefault(asyncio.get_running_loop(), {})
+        if name not in per_loop:
+            if limits is None:
+                limits = Limits.for_search() if name.startswith("search:") else Limits.for_models()
+            per_loop[name] = Endpoint(name, limits)
+        return per_loop[name]
+
+    def model(self, base_url: str | None) -> Endpoint:
+        """The gate of the chat server at `base_url` (None: OpenAI's own)."""
+        return self.get(endpoint_id(base_url))
+
+    def all(self) -> dict[str, Endpoint]:
+        """Every gate built on the running event loop (for benchmarks and progress)."""
+        return dict(self._per_loop.get(asyncio.get_running_loop(), {}))
 
 
 def endpoint_id(base_url: str | None) -> str:
     """What names one chat server, for every per-endpoint memory: its base URL as the SDK will
     use it (None: OpenAI's own), without a trailing slash."""
     return (base_url or OPENAI_URL).rstrip("/")
-
-
-def model_endpoint(base_url: str | None) -> Endpoint:
-    """The gate of the chat server at `base_url` (None: OpenAI's own)."""
-    return endpoint(endpoint_id(base_url))
-
-
-def endpoints() -> dict[str, Endpoint]:
-    """Every endpoint gate built on the running event loop (for benchmarks and progress)."""
-    return dict(_endpoints.get(asyncio.get_running_loop(), {}))

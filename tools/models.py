@@ -1,111 +1,138 @@
-"""Chat models: one `ChatOpenAI` per model name and event loop, built once and reused.
+"""Chat models: a role's model name resolved to a LangChain chat model, built once and reused.
 
-Any OpenAI-compatible chat-completions server works (OpenAI, Qwen on DashScope, DeepSeek, vLLM,
-Ollama): the Responses API is never used. Calls stream; the SDK's own retries are off because
-`tools.structured.send` decides what is worth retrying. The API key and base URL come from the
-environment at client-build time and never enter settings, state or checkpoints.
+A plain name (`gpt-4.1-mini`, `qwen2.5:7b`) means the OpenAI-compatible server at
+`OPENAI_BASE_URL` (OpenAI itself without one): a `ChatOpenAI` that never uses the Responses API,
+streams with usage, times out on silence, and leaves retries to `tools.structured.send`. A
+`provider:model` name whose provider LangChain knows (`openai:`, `anthropic:`, `ollama:`,
+`google_genai:`, `bedrock_converse:` ...) is built by LangChain's own `init_chat_model`; the
+provider's package is an optional extra. The API key and base URL come from the environment at
+build time and never enter settings, state or checkpoints.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 
 import httpx
+from langchain.chat_models import init_chat_model
+from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from settings import Role, Settings
-from tools.endpoint_limits import model_endpoint
+from tools.endpoint_limits import endpoint_id
+from tools.model_names import (  # noqa: F401  (re-exported: where callers look for them)
+    PLACEHOLDER_KEY,
+    Endpoint,
+    MissingCredentials,
+    MissingProvider,
+    check_provider_installed,
+    environment_endpoint,
+    openai_api_key,
+    openai_base_url,
+    provider_of,
+    uses_openai_endpoint,
+)
+from tools.process_wide import ProcessWide, current
 
-PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, ChatOpenAI]] = (
-    weakref.WeakKeyDictionary()
-)
+ModelSource = Callable[[Settings, Role], BaseChatModel]
+"""Where a model client gets a role's chat model: by name (`chat_model`), or one given."""
 
 
-class MissingCredentials(RuntimeError):
-    """The environment lacks a key the chosen services need."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Another OpenAI-compatible server than `OPENAI_BASE_URL` (the eval judge's, for one)."""
-
-    base_url: str | None
-    api_key: str
-
-    def __repr__(self) -> str:  # the key never reaches a log or a traceback
-        return f"Endpoint(base_url={self.base_url!r})"
-
-
-_endpoint: ContextVar[Endpoint | None] = ContextVar("chat_endpoint", default=None)
-
-
-@contextmanager
-def using_endpoint(endpoint: Endpoint | None) -> Iterator[None]:
-    """Model calls made inside go to `endpoint` (None: the environment's server, as usual)."""
-    token = _endpoint.set(endpoint)
-    try:
-        yield
-    finally:
-        _endpoint.reset(token)
-
-
-def openai_base_url() -> str | None:
-    """The chat server's base URL, from the variables the OpenAI SDK itself reads."""
-    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
-
-
-def openai_api_key() -> str:
-    """The chat server's key; a custom base URL may do without one (local servers)."""
-    key = os.environ.get("OPENAI_API_KEY", "").strip()
-    if key:
-        return key
-    if openai_base_url():
-        return PLACEHOLDER_KEY
-    raise MissingCredentials(
-        "OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to a server that needs no key."
-    )
-
-
-def chat_base_url() -> str | None:
-    """The base URL model calls made here go to: the endpoint in use, else the environment's."""
-    endpoint = _endpoint.get()
-    return endpoint.base_url if endpoint else openai_base_url()
-
-
-def chat_model(settings: Settings, role: Role) -> ChatOpenAI:
-    """The client for a role's model on the running event loop (its connection pool is reused)."""
-    loop = asyncio.get_running_loop()
-    name = settings.model_for(role)
-    endpoint = _endpoint.get()
-    base_url = chat_base_url()
-    idle = settings.request_idle_timeout
-    key = (name, base_url, endpoint, idle)
-    per_loop = _clients.setdefault(loop, {})
+def openai_model(
+    name: str, endpoint: Endpoint, idle_timeout: float, process: ProcessWide
+) -> BaseChatModel:
+    """A `ChatOpenAI` for `name` on `endpoint`, on the running loop (its pool is reused)."""
+    key = ("openai", name, endpoint, idle_timeout)
+    per_loop = process.chat_clients_here()
     if key not in per_loop:
         # Waiting for the first byte is prompt processing, which a cold local model may spend
         # minutes on: every socket wait is bounded by the idle timeout, the whole call by none.
-        timeout = httpx.Timeout(idle, connect=min(idle, CONNECT_TIMEOUT))
-        per_loop[key] = ChatOpenAI(
-            model=name,
-            api_key=SecretStr(endpoint.api_key if endpoint else openai_api_key()),
-            base_url=base_url,
+        timeout = httpx.Timeout(idle_timeout, connect=min(idle_timeout, CONNECT_TIMEOUT))
+        per_loop[key] = init_chat_model(
+            name,
+            model_provider="openai",
+            api_key=SecretStr(endpoint.api_key),
+            base_url=endpoint.base_url,
             timeout=timeout,
             max_retries=0,  # `tools.structured.send` retries, so that a refusal never is
             use_responses_api=False,
             stream_usage=True,
-            stream_chunk_timeout=idle,
+            stream_chunk_timeout=idle_timeout,
             http_async_client=httpx.AsyncClient(
-                timeout=timeout, event_hooks=model_endpoint(base_url).http_hooks()
+                timeout=timeout, event_hooks=process.gates.model(endpoint.base_url).http_hooks()
             ),
         )
     return per_loop[key]
+
+
+def provider_model(name: str, process: ProcessWide) -> BaseChatModel:
+    """Any other provider's chat model, built by `init_chat_model` with its own defaults."""
+    check_provider_installed(name)
+    key = ("provider", name)
+    per_loop = process.chat_clients_here()
+    if key not in per_loop:
+        per_loop[key] = init_chat_model(name)
+    return per_loop[key]
+
+
+def named_model(
+    name: str,
+    idle_timeout: float,
+    endpoint: Endpoint | None = None,
+    process: ProcessWide | None = None,
+) -> BaseChatModel:
+    """The chat model a name means: OpenAI-compatible (plain or `openai:`), else its provider's;
+    built once per process (`process`, else the current one) and event loop."""
+    process = process or current()
+    provider = provider_of(name)
+    if provider is None or provider == "openai":
+        model = name.removeprefix("openai:") if provider else name
+        return openai_model(model, endpoint or environment_endpoint(), idle_timeout, process)
+    return provider_model(name, process)
+
+
+def chat_model(settings: Settings, role: Role) -> BaseChatModel:
+    """The default model source: the role's model name, resolved (see module doc)."""
+    return named_model(settings.model_for(role), settings.request_idle_timeout)
+
+
+def given_models(models: BaseChatModel | Mapping[str, BaseChatModel]) -> ModelSource:
+    """A model source from chat models a Python caller built: one for every role, or one per
+    role (a role missing from the mapping uses its model name as usual)."""
+    if isinstance(models, BaseChatModel):
+        return lambda settings, role: models
+    unknown = set(models) - {"planner", "researcher", "writer", "reviewer"}
+    if unknown:
+        raise ValueError(f"chat models for unknown roles: {sorted(unknown)}")
+    return lambda settings, role: models.get(role) or chat_model(settings, role)
+
+
+def is_openai_compatible(model: BaseChatModel) -> bool:
+    """True for a chat-completions client, which takes `response_format` and `max_tokens`."""
+    return isinstance(model, ChatOpenAI)
+
+
+def base_url_of(model: BaseChatModel) -> str | None:
+    """An OpenAI-compatible model's base URL (None: OpenAI's own, or another provider)."""
+    return model.openai_api_base if isinstance(model, ChatOpenAI) else None
+
+
+def endpoint_name(model: BaseChatModel) -> str:
+    """What names the server a model talks to, for limits and capability memory: the base URL
+    of an OpenAI-compatible server, else the provider's client type and any base URL it has."""
+    if isinstance(model, ChatOpenAI):
+        return endpoint_id(model.openai_api_base)
+    base = getattr(model, "base_url", None) or getattr(model, "anthropic_api_url", None)
+    return f"{type(model).__name__}" + (f"@{base}" if base else "")
+
+
+def model_name(model: BaseChatModel, fallback: str) -> str:
+    """The model's own name where its client has one, else `fallback` (the setting)."""
+    for attribute in ("model_name", "model"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return fallback

@@ -1,10 +1,11 @@
 """What all workers of one run share in memory while the run is live: cache, limits, ledger.
 
-A run's resources are created when its first step runs on an event loop (or when a caller opens
-the run, `open_run`) and released when the run ends: after `finalize`, or when any step raises
-(an error, an interrupt for approval, a cancelled caller; see `graph.sync_bridge.node`). Nothing
-evicts a live run and there is no cap on how many may be live. Nothing here is checkpointed:
-a run resumed in another process builds its own, and its ledger starts from the checkpoint.
+A run's resources are built when its first step runs on an event loop (or when a caller opens
+the run, `LiveRuns.resume`) and released when the run ends: after `finalize`, or when any step
+raises (an error, an interrupt for approval, a cancelled caller; see `graph.sync_bridge.node`).
+Nothing evicts a live run and there is no cap on how many may be live. Nothing here is
+checkpointed: a run resumed in another process builds its own, and its ledger starts from the
+checkpoint.
 """
 
 from __future__ import annotations
@@ -15,19 +16,18 @@ import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
-from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from domain.context import MESSAGE_OVERHEAD, estimate_tokens
 from domain.run_ledger import RunLedger
 from settings import Settings, settings_from
 from state import Usage
-from tools import endpoint_limits
 from tools.call_stats import CallStats
-from tools.endpoint_limits import Endpoint, endpoint
-from tools.models import chat_base_url
+from tools.endpoint_limits import Endpoint
+from tools.model_client import ModelClient
+from tools.models import ModelSource, chat_model
+from tools.process_wide import ProcessWide, current
 from tools.search.factory import search_backend, web_provider
 from tools.search_cache import SearchCache
 
@@ -42,6 +42,8 @@ class RunResources:
     searches: asyncio.Semaphore
     ledger: RunLedger = field(default_factory=RunLedger)
     stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
+    models: ModelSource = chat_model  # where the run's model client gets each role's model
+    process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     _search_cache: SearchCache | None = None
 
     @property
@@ -56,29 +58,35 @@ class RunResources:
         """Everything the run has spent, as its ledger knows it."""
         return self.ledger.spent
 
+    def search_gate(self) -> Endpoint:
+        """The process-wide gate of the run's search provider: runs that ask the same web
+        provider (on its own or in hybrid) share it; the local index has its own."""
+        return self.process.gates.get(f"search:{web_provider(self.settings) or 'local'}")
+
     def record(self, usage: Usage) -> None:
         """Count calls as they are answered, so workers see the run's spending live."""
         self.ledger.record(usage)
-        if usage.total_tokens:
-            model_endpoint().reported(usage.total_tokens)
+
+    def model_client(self) -> ModelClient:
+        """The run's model client: the run's call slots, its ledger and its call figures."""
+        return ModelClient(
+            self.settings,
+            self.models,
+            book=self.ledger.record,
+            calls_in_flight=self.model_calls,
+            stats=self.stats,
+            process=self.process,
+        )
 
     def budget_spent(self) -> bool:
         """True once the run's token, search or dollar budget is spent (in-flight searches too)."""
         return self.ledger.budget_spent(self.settings)
 
     @contextlib.asynccontextmanager
-    async def model_call(self, messages: list[BaseMessage]) -> AsyncIterator[None]:
-        """One model request: a slot of the run, then one of the endpoint, for every process run."""
-        gate = model_endpoint()
-        estimate = _estimate(messages) if gate.limits.tokens_per_minute else 0
-        async with self.model_calls, gate.call(estimate):
-            yield
-
-    @contextlib.asynccontextmanager
     async def search_call(self) -> AsyncIterator[bool]:
         """One search: yields False (send nothing) once the run's search budget is spent,
         counting searches in flight; else holds a run slot and an endpoint slot."""
-        async with self.searches, search_endpoint(self.settings).call():
+        async with self.searches, self.search_gate().call():
             if self.budget_spent():
                 yield False
                 return
@@ -89,99 +97,105 @@ class RunResources:
                 self.ledger.searches_in_flight -= 1
 
 
-def _estimate(messages: list[BaseMessage]) -> int:
-    """Our upper estimate of a prompt's tokens, for the endpoint's tokens-per-minute bucket."""
-    return sum(estimate_tokens(m.text) + MESSAGE_OVERHEAD for m in messages)
-
-
-def model_endpoint() -> Endpoint:
-    """The process-wide gate of the chat server every role talks to."""
-    return endpoint_limits.model_endpoint(chat_base_url())
-
-
-def search_endpoint(settings: Settings) -> Endpoint:
-    """The process-wide gate of the run's search provider: runs that ask the same web provider
-    (on its own or in hybrid) share it; the local index has its own."""
-    return endpoint(f"search:{web_provider(settings) or 'local'}")
-
-
-_live: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunResources]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _runs() -> dict[str, RunResources]:
-    return _live.setdefault(asyncio.get_running_loop(), {})
-
-
-def open_run(run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
-    """The live run's resources; created (its ledger starting at `spent`) if it has none yet."""
-    runs = _runs()
-    if run_id not in runs:
-        runs[run_id] = RunResources(
-            settings=settings,
-            worker_slots=asyncio.Semaphore(settings.max_workers),
-            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
-            searches=asyncio.Semaphore(settings.max_concurrent_searches),
-            ledger=RunLedger(spent),
-        )
-    return runs[run_id]
-
-
-def resources_for(run_id: str, settings: Settings) -> RunResources:
-    """The run's shared resources, created on first use on this event loop."""
-    return open_run(run_id, settings)
-
-
-def for_step(state: dict) -> RunResources:
-    """The run's resources at an orchestrator step: its ledger set to the checkpointed total
-    (at such a step none of the run's calls is in flight, so the two must agree)."""
-    run = open_run(state["run_id"], state["settings"])
-    run.ledger.settle(state.get("usage") or Usage())
-    return run
-
-
 def worker_key(state: dict) -> Hashable:
     """What names one worker within its run: its round and subtask."""
     return (state["round"], state["subtask"].id)
 
 
-def for_worker(state: dict) -> RunResources:
-    """The run's resources at a worker step: the worker's own checkpointed spending counted
-    once (it is not yet in the run's usage), on top of the run's usage when it was sent."""
-    run = open_run(state["run_id"], state["settings"], state.get("spent"))
-    run.ledger.join(worker_key(state), state.get("usage") or Usage())
-    return run
+class LiveRuns:
+    """The in-memory side of one graph's live runs, by event loop and run id.
 
-
-async def resume_run(graph: Pregel, config: RunnableConfig) -> RunResources | None:
-    """Before resuming a checkpointed run: open it with everything its checkpoint says it spent.
-
-    The snapshot's values include the writes of steps that finished after the last complete
-    one (a fan-out's finished workers); each unfinished worker adds what its own saved steps
-    cost. So the budget counts all of it from the first resumed call, whichever worker runs
-    first.
+    `build_graph` makes one and hands it to every node that needs its run (an argument, not a
+    lookup): this is the one place a run's resources are built, lazily, on the first step that
+    needs them in this process (a run started by `langgraph dev` or Studio, a Python caller's,
+    or the CLI's, which opens a resumed run first with `resume`). `graph.sync_bridge.node` is
+    the one place they are released: when a node raises (an error, an interrupt for approval,
+    a cancelled caller) or when the run's last node has finished.
     """
-    snapshot = await graph.aget_state(config, subgraphs=True)
-    values = snapshot.values
-    if not values.get("run_id") or not values.get("settings"):
-        return None
-    settings = settings_from(values["settings"])
-    run = open_run(values["run_id"], settings, values.get("usage") or Usage())
-    for task in snapshot.tasks:
-        unfinished = task.result is None and isinstance(task.state, StateSnapshot)
-        worker = task.state.values if unfinished else {}
-        if "subtask" in worker and "round" in worker:
-            run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
-    return run
 
+    def __init__(self, models: ModelSource = chat_model, process: ProcessWide | None = None):
+        self.models = models
+        self._process = process
+        self._runs: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, RunResources]
+        ] = weakref.WeakKeyDictionary()  # a loop that is gone takes its runs with it
+        self.last_released: RunResources | None = None  # its figures, for benchmarks
 
-def release_run(run_id: str | None) -> None:
-    """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
-    with contextlib.suppress(RuntimeError):  # no running loop: nothing was kept for it
-        _runs().pop(run_id or "", None)
+    @property
+    def process(self) -> ProcessWide:
+        """What the runs share with every other run in the process (given, else the current)."""
+        return self._process or current()
 
+    def __len__(self) -> int:
+        """How many runs keep resources now, on every loop (for tests and benchmarks)."""
+        return sum(len(runs) for runs in list(self._runs.values()))
 
-def live_runs() -> int:
-    """How many runs keep resources on this event loop (for tests and benchmarks)."""
-    return len(_runs())
+    def _here(self) -> dict[str, RunResources]:
+        """The runs kept on the running event loop (their semaphores belong to it)."""
+        return self._runs.setdefault(asyncio.get_running_loop(), {})
+
+    def detached(self, settings: Settings, spent: Usage | None = None) -> RunResources:
+        """Resources for a run that has no id yet (planning): kept only once `adopt`ed."""
+        return RunResources(
+            settings=settings,
+            worker_slots=asyncio.Semaphore(settings.max_workers),
+            model_calls=asyncio.Semaphore(settings.max_concurrent_model_calls),
+            searches=asyncio.Semaphore(settings.max_concurrent_searches),
+            ledger=RunLedger(spent),
+            models=self.models,
+            process=self.process,
+        )
+
+    def adopt(self, run_id: str, run: RunResources) -> None:
+        """Keep `run` as the live run `run_id` (once its id is in state), unless one is kept."""
+        self._here().setdefault(run_id, run)
+
+    def open(self, run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
+        """The live run's resources; created (its ledger starting at `spent`) if it has none."""
+        runs = self._here()
+        if run_id not in runs:
+            runs[run_id] = self.detached(settings, spent)
+        return runs[run_id]
+
+    def for_step(self, state: dict) -> RunResources:
+        """The run's resources at an orchestrator step: its ledger set to the checkpointed
+        total (at such a step none of the run's calls is in flight, so the two must agree)."""
+        run = self.open(state["run_id"], state["settings"])
+        run.ledger.settle(state.get("usage") or Usage())
+        return run
+
+    def for_worker(self, state: dict) -> RunResources:
+        """The run's resources at a worker step: the worker's own checkpointed spending counted
+        once (it is not yet in the run's usage), on top of the run's usage when it was sent."""
+        run = self.open(state["run_id"], state["settings"], state.get("spent"))
+        run.ledger.join(worker_key(state), state.get("usage") or Usage())
+        return run
+
+    async def resume(self, graph: Pregel, config: RunnableConfig) -> RunResources | None:
+        """Before resuming a checkpointed run: open it with everything its checkpoint says it
+        spent. The snapshot's values include the writes of steps that finished after the last
+        complete one (a fan-out's finished workers); each unfinished worker adds what its own
+        saved steps cost. So the budget counts all of it from the first resumed call,
+        whichever worker runs first."""
+        snapshot = await graph.aget_state(config, subgraphs=True)
+        values = snapshot.values
+        if not values.get("run_id") or not values.get("settings"):
+            return None
+        settings = settings_from(values["settings"])
+        run = self.open(values["run_id"], settings, values.get("usage") or Usage())
+        for task in snapshot.tasks:
+            unfinished = task.result is None and isinstance(task.state, StateSnapshot)
+            worker = task.state.values if unfinished else {}
+            if "subtask" in worker and "round" in worker:
+                run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
+        return run
+
+    def release(self, run_id: str | None) -> None:
+        """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
+        try:
+            runs = self._here()
+        except RuntimeError:  # no running loop: nothing was kept for it
+            return
+        released = runs.pop(run_id or "", None)
+        if released is not None:
+            self.last_released = released

@@ -35,6 +35,8 @@ class EmptyStream(RuntimeError):
     """The server closed the stream without a chunk or a finish reason (llama-cpp-python does
     this for a prompt beyond its window: HTTP 200, empty body)."""
 
+    transient = True  # worth another try (`tools.retry_policy`)
+
 
 @dataclass
 class StreamedReply:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import random
 from functools import partial
 from typing import TypeVar
 
 import openai
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
@@ -36,25 +36,23 @@ from domain.partial_reply import salvaged
 from domain.prompt_shrink import shrink
 from domain.reply_format import fix_reply, reply_format
 from domain.system_role import place_system
-from settings import ROLES, Role
+from settings import ROLES, Role, Settings
 from state import Usage
-from tools import capabilities, context_window
 from tools.capabilities import METHODS
 from tools.durable_calls import durable, fingerprint
 from tools.events import CallRetried, MethodSettled, PromptShrunk, ReplyPartlyKept, emit
-from tools.models import chat_base_url, chat_model
+from tools.model_client import ModelClient
+from tools.models import base_url_of, is_openai_compatible
 from tools.refusals import refuses, too_long, window_named
-from tools.run_resources import RunResources
+from tools.retry_policy import is_transient, retry_delay
 from tools.secrets import redact
 from tools.streaming import EmptyStream, ReplyTooLong, StreamedReply, stream_reply
 
 Contract = TypeVar("Contract", bound=BaseModel)
 
 MIN_REPLY_TOKENS = 256  # never ask for less room than this, whatever the prompt's size
-_TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, TimeoutError, EmptyStream)
 # What a model call raises once its retries are spent (a silent stream is a TimeoutError).
 MODEL_CALL_ERRORS = (openai.APIError, TimeoutError, EmptyStream, ReplyTooLong)
-_RETRY_STATUS = {408, 409, 429}
 
 
 class StructuredOutputError(RuntimeError):
@@ -82,49 +80,29 @@ def usage_of(reply: AIMessage, role: Role) -> Usage:
 # ---------------------------------------------------------------- the one way out
 
 
-def _max_tokens(run: RunResources, role: Role, messages: list[BaseMessage]) -> int:
+def _max_tokens(client: ModelClient, role: Role, messages: list[BaseMessage]) -> int:
     """The role's reply cap, lowered to what the context window leaves after the prompt."""
-    settings = run.settings
+    settings = client.settings
     prompt = sum(estimate_tokens(m.text) for m in messages)
     room = max(MIN_REPLY_TOKENS, settings.max_context_tokens - prompt)
     return min(settings.max_tokens_for(role), room)
 
 
-def _with_reply_cap(request: dict, cap: int) -> dict:
+def _with_reply_cap(request: dict, cap: int, model: BaseChatModel) -> dict:
     """The request with `max_tokens`: under its old name for every compatible server (the one
-    they all read; ChatOpenAI would send `max_completion_tokens`), the new one for OpenAI."""
-    if not chat_base_url():
+    they all read; ChatOpenAI would send `max_completion_tokens`), the new one for OpenAI.
+    Another provider's model keeps the reply cap it was built with."""
+    if not is_openai_compatible(model):
+        return request
+    if not base_url_of(model):
         return {**request, "max_completion_tokens": cap}
     return {**request, "extra_body": {**request.get("extra_body", {}), "max_tokens": cap}}
-
-
-def _is_transient(error: BaseException) -> bool:
-    """Worth sending again: timeouts, dropped connections, rate limits, server errors."""
-    if isinstance(error, _TRANSIENT):
-        return True
-    return isinstance(error, openai.APIStatusError) and (
-        error.status_code in _RETRY_STATUS or error.status_code >= 500
-    )
-
-
-def _retry_delay(error: BaseException, attempt: int) -> float:
-    """The server's Retry-After if it gave one (seconds or ms), else jittered exponential."""
-    response = getattr(error, "response", None)
-    headers = response.headers if response is not None else {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            asked = float(headers.get(name, "")) * scale
-        except ValueError:
-            continue
-        if 0 <= asked <= 60:
-            return asked
-    return random.uniform(0, min(20.0, 0.5 * 2**attempt))
 
 
 async def send(
     role: Role,
     messages: list[BaseMessage],
-    run: RunResources,
+    client: ModelClient,
     *,
     method: str = "prose",
     contract: type[BaseModel] | None = None,
@@ -134,20 +112,20 @@ async def send(
     Retries transient failures `model_retries` times; a refusal of `method` raises
     `MethodRefused` at once; a prompt the server finds too long is shrunk and sent once more.
     """
-    settings = run.settings
-    model, request = _prepared(role, method, contract, run)
+    settings = client.settings
+    model, request = _prepared(role, method, contract, client)
     conversation = place_system(
         _formatted(messages, method, contract), settings.system_role, settings.model_for(role)
     )
-    stats = run.stats.of(role)
+    stats = client.stats.of(role)
     contract_name = contract.__name__ if contract else None
     attempt, shrunk = 0, False
     while True:
-        kwargs = _with_reply_cap(request, _max_tokens(run, role, conversation))
+        kwargs = _with_reply_cap(request, _max_tokens(client, role, conversation), model)
         key = fingerprint(conversation, role=role, contract=contract_name, method=method)
-        call = partial(_stream_or_explain, model, conversation, role, kwargs, run)
+        call = partial(_stream_or_explain, model, conversation, role, kwargs, settings)
         try:  # the one place a model request is sent: the run's and the endpoint's slot
-            reply = _unpacked(await durable(key, call, partial(run.model_call, conversation)))
+            reply = _unpacked(await durable(key, call, partial(client.slot, role, conversation)))
         except Exception as error:
             if method != "prose" and refuses(error, method):
                 stats.refusals += 1
@@ -155,20 +133,22 @@ async def send(
             if too_long(error) and not shrunk:
                 window = window_named(error)
                 if window:
-                    context_window.learn(chat_base_url(), settings.model_for(role), window)
+                    client.process.context_windows.learn(
+                        base_url_of(model), settings.model_for(role), window
+                    )
                 shrunk = True
                 stats.shrunk += 1
                 conversation = shrink(conversation)
                 emit(PromptShrunk(role=role))
                 continue
-            if not _is_transient(error) or attempt >= settings.model_retries:
+            if not is_transient(error) or attempt >= settings.model_retries:
                 raise
             attempt += 1
             stats.retries += 1
             if getattr(error, "chunks_received", 0):
                 stats.retries_after_output += 1
             emit(CallRetried(role=role, attempt=attempt, error=type(error).__name__))
-            await asyncio.sleep(_retry_delay(error, attempt))
+            await asyncio.sleep(retry_delay(error, attempt))
             continue
         stats.calls += 1
         stats.seconds += reply.seconds
@@ -190,21 +170,21 @@ def _unpacked(message: AIMessage) -> StreamedReply:
 
 
 async def _stream_or_explain(
-    model: Runnable, conversation: list[BaseMessage], role: Role, kwargs: dict, run: RunResources
+    model: Runnable, conversation: list[BaseMessage], role: Role, kwargs: dict, settings: Settings
 ) -> AIMessage:
     """Stream the call; when the stream ends empty, ask once without streaming to learn why.
 
     llama-cpp-python answers a prompt beyond its window, when streamed, with HTTP 200 and an
     empty body; the same request unstreamed gets the 400 that names the window.
     """
-    cap = run.settings.model_call_timeout
+    cap = settings.model_call_timeout
     try:
         reply = await stream_reply(
             model,
             conversation,
             role=role,
             total_cap=cap,
-            max_tokens=run.settings.max_tokens_for(role),
+            max_tokens=settings.max_tokens_for(role),
             **kwargs,
         )
     except EmptyStream:
@@ -221,12 +201,16 @@ async def _stream_or_explain(
     return reply.message
 
 
-def _prepared(role: Role, method: str, contract: type[BaseModel] | None, run: RunResources):
-    """The role's client (tools bound for tool calling) and the request fields for `method`."""
-    model = chat_model(run.settings, role)
+def _prepared(role: Role, method: str, contract: type[BaseModel] | None, client: ModelClient):
+    """The role's model (tools bound for tool calling) and the request fields for `method`;
+    MethodRefused when the model's client cannot send `method` at all."""
+    model = client.model(role)
     if contract is None or method in ("prose", "prompt"):
         return model, {}
     name, schema = contract.__name__, json_schema(contract)
+    if method in ("json_schema", "json_object") and not is_openai_compatible(model):
+        why = f"{type(model).__name__} takes no OpenAI response_format"
+        raise MethodRefused(method, ValueError(why))
     if method == "json_schema":
         fmt = {
             "type": "json_schema",
@@ -235,7 +219,10 @@ def _prepared(role: Role, method: str, contract: type[BaseModel] | None, run: Ru
         return model, {"extra_body": {"response_format": fmt}}
     if method == "json_object":  # llama-cpp-python reads `schema` and builds a grammar from it
         return model, {"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}
-    return model.bind_tools([contract], tool_choice=name), {}
+    try:
+        return model.bind_tools([contract], tool_choice=name), {}
+    except NotImplementedError as error:  # a chat model without tool calling
+        raise MethodRefused(method, error) from error
 
 
 @functools.cache
@@ -260,48 +247,55 @@ def _formatted(
 # ---------------------------------------------------------------- structured replies
 
 
-def _method_for(role: Role, run: RunResources) -> str:
-    """The method to try: what the settings name, else the strongest not known to fail here."""
-    settings = run.settings
+def _method_for(role: Role, client: ModelClient) -> str:
+    """The method to try: what the settings name, else the strongest not known to fail here
+    (for another provider's model than an OpenAI-compatible one, tool calling at best)."""
+    settings = client.settings
     if settings.structured_output != "auto":
         return settings.structured_output
-    known = capabilities.settled_method(chat_base_url(), settings.model_for(role))
-    return known or METHODS[0]
+    known = client.process.capabilities.settled_method(
+        client.endpoint(role), client.model_name(role)
+    )
+    if known:
+        return known
+    return METHODS[0] if is_openai_compatible(client.model(role)) else "tool_calling"
 
 
-def _move_down(role: Role, run: RunResources, method: str, why: str) -> bool:
+def _move_down(role: Role, client: ModelClient, method: str, why: str) -> bool:
     """Under `auto`, settle on the next weaker method for this endpoint; False if none is left."""
-    settings = run.settings
+    settings = client.settings
     index = METHODS.index(method)
     if settings.structured_output != "auto" or index + 1 >= len(METHODS):
         return False
-    model = settings.model_for(role)
-    settled, _ = capabilities.settle(chat_base_url(), model, METHODS[index + 1])
+    model = client.model_name(role)
+    settled, _ = client.process.capabilities.settle(
+        client.endpoint(role), model, METHODS[index + 1]
+    )
     why = " ".join(redact(why).split())[:200]
     emit(MethodSettled(model=model, method=settled, refused=method, why=why))
     return True
 
 
-def _settle_on_success(role: Role, run: RunResources, method: str) -> None:
+def _settle_on_success(role: Role, client: ModelClient, method: str) -> None:
     """Remember the method a valid reply came by (under `auto`), and announce it once."""
-    if run.settings.structured_output != "auto":
+    if client.settings.structured_output != "auto":
         return
-    model = run.settings.model_for(role)
-    settled, changed = capabilities.settle(chat_base_url(), model, method)
+    model = client.model_name(role)
+    settled, changed = client.process.capabilities.settle(client.endpoint(role), model, method)
     if changed:
         emit(MethodSettled(model=model, method=settled))
 
 
-def settled_methods(run: RunResources) -> dict[str, str]:
+def settled_methods(client: ModelClient) -> dict[str, str]:
     """Per model of the run: the structured-output method its replies come by, where known."""
-    settings = run.settings
+    settings = client.settings
     used: dict[str, str] = {}
     for role in ROLES:
-        model = settings.model_for(role)
-        calls = run.stats.roles.get(role)
+        model = client.model_name(role)
+        calls = client.stats.roles.get(role)
         seen = calls.methods.most_common(1)[0][0] if calls and calls.methods else None
         if settings.structured_output == "auto":
-            seen = capabilities.settled_method(chat_base_url(), model) or seen
+            seen = client.process.capabilities.settled_method(client.endpoint(role), model) or seen
         if seen:
             used[model] = seen
     return used
@@ -325,48 +319,48 @@ def _ignored(reply: AIMessage, method: str) -> bool:
 
 
 async def _structured_request(
-    role: Role, contract: type[BaseModel], messages: list[BaseMessage], run: RunResources
+    role: Role, contract: type[BaseModel], messages: list[BaseMessage], client: ModelClient
 ) -> tuple[StreamedReply, str]:
     """A reply by the strongest method the server accepts, and that method."""
     while True:
-        method = _method_for(role, run)
+        method = _method_for(role, client)
         try:
-            return await send(role, messages, run, method=method, contract=contract), method
+            return await send(role, messages, client, method=method, contract=contract), method
         except MethodRefused as refusal:
-            if not _move_down(role, run, method, str(refusal.cause)):
+            if not _move_down(role, client, method, str(refusal.cause)):
                 raise refusal.cause from None
 
 
 async def ask(
-    contract: type[Contract], messages: list[BaseMessage], *, role: Role, run: RunResources
+    contract: type[Contract], messages: list[BaseMessage], *, role: Role, client: ModelClient
 ) -> tuple[Contract, Usage]:
     """A validated `contract` instance from the role's model, and the usage it cost."""
-    settings = run.settings
+    settings = client.settings
     usage = Usage()
     conversation = list(messages)
     tries = settings.structured_retries + 1
-    stats = run.stats.of(role)
+    stats = client.stats.of(role)
     attempt = 0
     partial: tuple[Contract, list[str], str] | None = None  # valid but for non-essential fields
     while attempt < tries:
         try:
-            streamed, method = await _structured_request(role, contract, conversation, run)
+            streamed, method = await _structured_request(role, contract, conversation, client)
         except MODEL_CALL_ERRORS as error:
             error.usage = usage  # what the answered tries cost is not lost with the failure
             raise
         reply = streamed.message
         cost = usage_of(reply, role)
         usage += cost
-        run.record(cost)
+        client.record(role, cost)
         if _ignored(reply, method) and _move_down(
-            role, run, method, "the reply ignored it (no JSON, no tool call)"
+            role, client, method, "the reply ignored it (no JSON, no tool call)"
         ):
             stats.refusals += 1
             continue  # the server's fault, not the model's: no re-ask is spent
         attempt += 1
         valid, problem, text, kept = _checked(contract, reply, streamed.finish_reason, messages)
         if valid is not None:
-            _settle_on_success(role, run, method)
+            _settle_on_success(role, client, method)
             return valid, usage
         if kept is not None:  # asked again for the rest; what was valid is not lost meanwhile
             partial = (*kept, problem)
@@ -377,7 +371,7 @@ async def ask(
         conversation = [*messages, AIMessage(shown), HumanMessage(fix_reply(problem))]
     if partial is not None:
         kept, dropped, why = partial
-        _settle_on_success(role, run, method)
+        _settle_on_success(role, client, method)
         emit(ReplyPartlyKept(role=role, contract=contract.__name__, dropped=dropped, problem=why))
         return kept, usage
     raise StructuredOutputError(
@@ -422,17 +416,19 @@ def _short(error: ValidationError) -> str:
 # ---------------------------------------------------------------- prose
 
 
-async def write(messages: list[BaseMessage], *, role: Role, run: RunResources) -> tuple[str, Usage]:
+async def write(
+    messages: list[BaseMessage], *, role: Role, client: ModelClient
+) -> tuple[str, Usage]:
     """Prose from the role's model, without reasoning blocks or copied data fences; its usage."""
-    text, usage, _finish = await write_raw(messages, role=role, run=run)
+    text, usage, _finish = await write_raw(messages, role=role, client=client)
     return without_fences(strip_reasoning(text)), usage
 
 
 async def write_raw(
-    messages: list[BaseMessage], *, role: Role, run: RunResources
+    messages: list[BaseMessage], *, role: Role, client: ModelClient
 ) -> tuple[str, Usage, str]:
     """Prose as the model wrote it, its usage, and why it ended (`stop`, `length`, ...)."""
-    streamed = await send(role, messages, run)
+    streamed = await send(role, messages, client)
     usage = usage_of(streamed.message, role)
-    run.record(usage)
+    client.record(role, usage)
     return streamed.message.text, usage, streamed.finish_reason

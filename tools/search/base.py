@@ -5,23 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from functools import partial
 from typing import Protocol
 
 import httpx
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_random_exponential,
-)
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from state import SearchHit
-from tools.models import MissingCredentials
+from tools.model_names import MissingCredentials
+from tools.retry_policy import is_transient, retry_delay
 
 MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
-MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is capped rather than obeyed
-_backoff = wait_random_exponential(multiplier=0.5, max=20)
 
 
 class SearchBackend(Protocol):
@@ -43,6 +37,8 @@ class SearchKeyRejected(SearchProviderError):
 class SearchRateLimited(SearchProviderError):
     """The provider asks us to slow down in a way that is not an HTTP 429 (worth a retry)."""
 
+    transient = True
+
 
 def required_env(name: str, purpose: str) -> str:
     """An environment variable a provider cannot work without, or MissingCredentials."""
@@ -55,37 +51,19 @@ def required_env(name: str, purpose: str) -> str:
     return value
 
 
-def is_transient(error: BaseException) -> bool:
-    """429, 5xx, timeouts and dropped connections are worth another try; the rest are not."""
-    if isinstance(error, httpx.HTTPStatusError):
-        return error.response.status_code >= 500 or error.response.status_code == 429
-    return isinstance(error, httpx.TransportError | SearchRateLimited)
-
-
-def _retry_after(error: BaseException | None) -> float | None:
-    """The seconds a server's Retry-After header asks for, if the error carries one."""
-    if not isinstance(error, httpx.HTTPStatusError):
-        return None
-    value = error.response.headers.get("retry-after", "")
-    try:
-        return min(max(float(value), 0.0), MAX_RETRY_AFTER)
-    except ValueError:
-        return None
-
-
 def wait_for_retry(state: RetryCallState) -> float:
     """Honour the server's Retry-After; otherwise exponential backoff with full jitter."""
     error = state.outcome.exception() if state.outcome else None
-    asked = _retry_after(error)
-    return asked if asked is not None else _backoff(state)
+    return retry_delay(error, state.attempt_number)
 
 
-def retrying(attempts: int, transient=is_transient) -> AsyncRetrying:
-    """The shared retry loop: `attempts` tries, transient failures only, jittered backoff."""
+def retrying(attempts: int, also: tuple[type[BaseException], ...] = ()) -> AsyncRetrying:
+    """The shared retry loop: `attempts` tries, transient failures only (`tools.retry_policy`,
+    plus a client's own error types in `also`), waiting as the policy says."""
     return AsyncRetrying(
         stop=stop_after_attempt(attempts),
         wait=wait_for_retry,
-        retry=retry_if_exception(transient),
+        retry=retry_if_exception(partial(is_transient, also=also)),
         reraise=True,
     )
 

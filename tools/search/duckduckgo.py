@@ -40,6 +40,10 @@ _REDIRECT = re.compile(r'href="(?:https?:)?//duckduckgo\.com/l/\?([^"]*)"')
 class DuckDuckGoUnavailable(SearchProviderError):
     """DuckDuckGo answered with an HTTP status we cannot use (a 5xx is retried first)."""
 
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status  # read by the retry policy
+
 
 class _HtmlEngine(Duckduckgo):
     """The ddgs engine, but a non-200 answer raises with its status instead of reading as empty."""
@@ -52,7 +56,7 @@ class _HtmlEngine(Duckduckgo):
             return response.text
         if status in RATE_LIMIT_STATUSES:
             raise SearchRateLimited(f"duckduckgo is rate-limiting us (HTTP {status})")
-        raise DuckDuckGoUnavailable(f"duckduckgo answered HTTP {status}")
+        raise DuckDuckGoUnavailable(f"duckduckgo answered HTTP {status}", status)
 
     def pre_process_html(self, html_text: str) -> str:
         """Redirect links replaced by their targets before ddgs unquotes (and so splits) them."""
@@ -63,13 +67,6 @@ def _unwrapped(match: re.Match) -> str:
     """The href attribute of a redirect link, pointing at its target instead."""
     target = parse_qs(html.unescape(match.group(1))).get("uddg")
     return f'href="{html.escape(target[0])}"' if target else match.group(0)
-
-
-def _is_transient(error: BaseException) -> bool:
-    """Rate limits, 5xx and the client's own timeouts and connection errors are retried."""
-    if isinstance(error, DuckDuckGoUnavailable):
-        return "HTTP 5" in str(error)
-    return isinstance(error, SearchRateLimited | DDGSException)
 
 
 class DuckDuckGoSearch:
@@ -92,7 +89,7 @@ class DuckDuckGoSearch:
 
     async def _page(self, query: str, page: int) -> list:
         """One page of ddgs `TextResult`s, retried on rate limits and 5xx."""
-        async for attempt in retrying(self._attempts, _is_transient):
+        async for attempt in retrying(self._attempts, also=(DDGSException,)):
             with attempt:
                 async with self._slot():
                     results = await asyncio.to_thread(self._engine.search, query, page=page)

@@ -16,7 +16,6 @@ from tools.search.base import (
     MAX_CONTENT_CHARS,
     SearchKeyRejected,
     SearchProviderError,
-    is_transient,
     required_env,
     retrying,
 )
@@ -59,11 +58,8 @@ def probe_tavily(timeout: float = 10.0) -> None:
         raise SearchProviderError(f"tavily: the key's usage limit is reached ({detail})")
 
 
-def _is_transient(error: BaseException) -> bool:
-    """The shared rule, plus the Tavily client's own rate-limit and timeout errors."""
-    return is_transient(error) or isinstance(
-        error, tavily_errors.UsageLimitExceededError | tavily_errors.TimeoutError
-    )
+TAVILY_TRANSIENT = (tavily_errors.UsageLimitExceededError, tavily_errors.TimeoutError)
+"""The Tavily client's own rate-limit and timeout errors, retried like any transient one."""
 
 
 class TavilySearch:
@@ -89,7 +85,7 @@ class TavilySearch:
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Hits for one query from Tavily, retrying transient failures with jittered backoff."""
         try:
-            async for attempt in retrying(self._attempts, _is_transient):
+            async for attempt in retrying(self._attempts, also=TAVILY_TRANSIENT):
                 with attempt:
                     async with asyncio.timeout(self._timeout):  # its own timeout is per read
                         reply = await self._client().search(

@@ -1,0 +1,165 @@
+"""Any LangChain chat model: `provider:model` names, and chat models handed in from Python."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+from stand_ins.chat import Brain, ChatCall
+
+from cli.main import main
+from graph import build_graph
+from tools.models import MissingProvider, check_provider_installed, provider_of
+
+
+class BrainModel(BaseChatModel):
+    """An in-process chat model answering like the chat stand-in's brain (no HTTP); it has no
+    tool calling, so contracts come by the schema written into the prompt."""
+
+    brain: Brain
+    seen: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "brain"
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs):
+        system = "\n".join(m.text for m in messages if isinstance(m, SystemMessage))
+        user = "\n".join(m.text for m in messages if not isinstance(m, SystemMessage))
+        contract = next(
+            (line.split(": ", 1)[1] for line in system.splitlines() if "Schema name: " in line),
+            None,
+        )
+        call = ChatCall(contract, "prompt" if contract else "prose", system, user, {})
+        self.seen.append(call.method)
+        answer = self.brain.answer(call)
+        text = answer if isinstance(answer, str) else f"<tool_call>{json.dumps(answer)}</tool_call>"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+@pytest.fixture
+def no_http(monkeypatch):
+    """Every HTTP request fails the test: the run must need none."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an HTTP request was sent")
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
+    monkeypatch.setattr(httpx.Client, "send", refuse)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_run_from_python_with_a_chat_model_handed_in_sends_no_http(no_http, tmp_path):
+    (tmp_path / "zstd.md").write_text("# Zstandard\n\nzstd level 19 compresses logs 10x.\n")
+    (tmp_path / "xz.md").write_text("# xz\n\nxz uses LZMA2 and compresses logs about 12x.\n")
+    model = BrainModel(brain=Brain(subtasks=2))
+    graph = build_graph(chat_model=model)
+    context = {
+        "search_backend": "local",
+        "corpus_dir": str(tmp_path),
+        "max_iterations": 1,
+        "min_iterations": 1,
+        "language": "en",
+        "model": "in-process",
+        "model_retries": 0,
+    }
+    result = asyncio.run(graph.ainvoke({"question": "Compare zstd and xz"}, context=context))
+    assert result["stop_reason"] == "max_iterations"
+    assert result["report"].startswith("# ") and result["usage"].llm_calls >= 4
+    assert model.brain.calls["TaskPlan"] == 1 and model.brain.calls["WorkerFindings"] >= 1
+    assert result["structured_output"] == {"in-process": "prompt"}  # no tools: it moved down
+    assert set(model.seen) == {"prompt", "prose"}
+
+
+def test_a_chat_model_per_role_leaves_the_others_to_their_names(no_http, tmp_path):
+    (tmp_path / "zstd.md").write_text("# Zstandard\n\nzstd level 19 compresses logs 10x.\n")
+    planner, others = BrainModel(brain=Brain(subtasks=1)), BrainModel(brain=Brain())
+    graph = build_graph(
+        chat_model={"planner": planner, "researcher": others, "writer": others, "reviewer": others}
+    )
+    context = {"search_backend": "local", "corpus_dir": str(tmp_path), "max_iterations": 1}
+    asyncio.run(graph.ainvoke({"question": "What is zstd?"}, context={**context, "language": "en"}))
+    assert dict(planner.brain.calls) == {"TaskPlan": 1}
+    assert "TaskPlan" not in others.brain.calls and others.brain.calls["WorkerFindings"] == 1
+
+
+def test_chat_models_for_unknown_roles_are_refused():
+    with pytest.raises(ValueError, match="unknown roles: \\['judge'\\]"):
+        build_graph(chat_model={"judge": BrainModel(brain=Brain())})
+
+
+def test_openai_prefixed_names_reach_the_openai_compatible_server(
+    chat_server, search_server, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    code = main(
+        ["run", "Compare zstd and xz", "--model", "openai:stand-in-model", "--max-iterations", "1"]
+    )
+    assert code == 0, capsys.readouterr().err
+    models = {request["body"]["model"] for request in chat_server.chat_requests}
+    assert models == {"stand-in-model"}  # the provider prefix is LangChain's, not the server's
+
+
+@pytest.mark.parametrize(
+    ("name", "provider"),
+    [
+        ("gpt-4.1-mini", None),
+        ("qwen2.5:7b", None),  # Ollama's tag through its OpenAI-compatible API: a plain name
+        ("openai:gpt-4.1", "openai"),
+        ("anthropic:claude-sonnet-4-5", "anthropic"),
+        ("ollama:qwen2.5:7b", "ollama"),
+        ("nosuchprovider:model", None),
+    ],
+)
+def test_which_names_name_a_provider(name, provider):
+    assert provider_of(name) == provider
+
+
+def test_a_provider_without_its_package_is_named_with_the_fix(monkeypatch):
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    with pytest.raises(MissingProvider, match="langchain-anthropic package: pip install"):
+        check_provider_installed("anthropic:claude-sonnet-4-5")
+
+
+def test_the_cli_names_a_missing_provider_package_before_any_call(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)  # not needed by an anthropic-only run
+    assert main(["run", "What is zstd?", "--model", "anthropic:claude-sonnet-4-5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith(
+        "model 'anthropic:claude-sonnet-4-5' needs the langchain-anthropic package: "
+        "pip install langchain-anthropic"
+    )
+
+
+def test_ollamas_own_api_through_langchain_ollama(search_server, tmp_path, monkeypatch):
+    """`ollama:NAME` goes through `init_chat_model` to LangChain's `ChatOllama`, which speaks
+    Ollama's own API (not the OpenAI-compatible one): a stand-in of it answers."""
+    pytest.importorskip("langchain_ollama")
+    from stand_ins.ollama import OllamaServer
+
+    server = OllamaServer().start()
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    try:
+        graph = build_graph()
+        context = {"model": "ollama:stand-in", "max_iterations": 1, "language": "en"}
+        result = asyncio.run(graph.ainvoke({"question": "Compare zstd and xz"}, context=context))
+    finally:
+        server.stop()
+    assert result["stop_reason"] == "max_iterations" and "## Sources" in result["report"]
+    assert {r["body"]["model"] for r in server.requests} == {"stand-in"}
+    assert result["structured_output"] == {"stand-in": "tool_calling"}  # tools, natively
+    assert result["usage"].input_tokens > 0 and result["usage"].output_tokens > 0

@@ -1,0 +1,49 @@
+"""What every run in this process shares, held by one object: `PROCESS`.
+
+- `gates`: each endpoint's limits (requests in flight, per minute, tokens per minute, the
+  pause after a 429), built per event loop from the `DEEP_RESEARCH_*` environment variables;
+- `chat_clients`: one chat-model client per model, server and event loop (its connection pool
+  is reused by every run);
+- `capabilities`: the structured-output method each server and model was found to accept;
+- `context_windows`: the context window each server said it has.
+
+Providers limit a key, not a run, and a server's abilities do not change between runs: so
+these outlive any one run, graph or judge. Whatever needs them is given this object (a
+`ModelClient`, a `RunResources`, `LiveRuns`), which defaults to `current()`, the one place it
+is looked up. A test that needs a fresh process swaps `PROCESS` (see `tests/conftest.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+from langchain_core.language_models import BaseChatModel
+
+from tools.capabilities import CapabilityMemory
+from tools.context_window import ContextWindows
+from tools.endpoint_limits import Gates
+
+
+class ProcessWide:
+    """Limits, clients and what was learnt about each server, for every run in the process."""
+
+    def __init__(self) -> None:
+        self.gates = Gates()
+        self.capabilities = CapabilityMemory()
+        self.context_windows = ContextWindows()
+        self.chat_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]
+        ] = weakref.WeakKeyDictionary()
+
+    def chat_clients_here(self) -> dict[tuple, BaseChatModel]:
+        """The chat clients built on the running event loop (an HTTP pool belongs to one)."""
+        return self.chat_clients.setdefault(asyncio.get_running_loop(), {})
+
+
+PROCESS = ProcessWide()
+
+
+def current() -> ProcessWide:
+    """The process's shared object (looked up at call time, so a test can swap it)."""
+    return PROCESS
