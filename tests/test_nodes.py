@@ -177,6 +177,6 @@ def test_quality_check_records_the_stop_reason_the_route_reads(
         "iteration": iteration,
         "quality_history": history,
     }
-    update = asyncio.run(quality_check(state))
+    update = asyncio.run(quality_check(state, runs=replies.runs))
     assert update["stop_reason"] == reason
     assert update["quality_history"] == [None if isinstance(reply, str) else reply["score"]]

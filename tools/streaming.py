@@ -62,9 +62,19 @@ def _as_message(total: AIMessageChunk) -> AIMessage:
 
 
 def _size(chunk: AIMessageChunk) -> int:
-    """The characters one chunk adds to the reply (text and tool-call arguments)."""
+    """The characters one chunk adds to the reply (text and tool-call arguments). A model
+    without its own streaming yields one whole message, which has no tool-call chunks."""
     text = chunk.content if isinstance(chunk.content, str) else str(chunk.content)
-    return len(text) + sum(len(c.get("args") or "") for c in chunk.tool_call_chunks)
+    pieces = getattr(chunk, "tool_call_chunks", None) or []
+    return len(text) + sum(len(c.get("args") or "") for c in pieces)
+
+
+def _joined(parts: list[AIMessageChunk]) -> AIMessageChunk | None:
+    """The whole reply from its chunks, summed once (a model without its own streaming yields
+    one whole message: it is the reply)."""
+    if len(parts) > 1:
+        return add_ai_message_chunks(parts[0], *parts[1:])
+    return parts[0] if parts else None
 
 
 async def stream_reply(
@@ -109,9 +119,10 @@ async def stream_reply(
         raise EmptyStream("the server ended the stream without an answer") from error
     seconds = time.monotonic() - started
     chunks = len(parts)
-    total = add_ai_message_chunks(parts[0], *parts[1:]) if parts else None
+    total = _joined(parts)
     finish = (total.response_metadata.get("finish_reason") if total is not None else None) or ""
-    if total is None or (not finish and not total.content and not total.tool_call_chunks):
+    calls = getattr(total, "tool_call_chunks", None) or getattr(total, "tool_calls", None)
+    if total is None or (not finish and not total.content and not calls):
         raise EmptyStream("the server ended the stream without an answer")
     message = _as_message(total)
     estimated = not message.usage_metadata
