@@ -69,7 +69,7 @@ def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
     assert served.builder.nodes["decompose"].runnable.name == "decompose_for_remote_callers"
     assert graph.builder.nodes["decompose"].runnable.name == "decompose"
     config = json.loads((Path(__file__).parents[1] / "langgraph.json").read_text())
-    assert config["graphs"]["deep_research"] == "./graph/research.py:served"
+    assert config["graphs"]["deep_research"]["path"] == "./graph/research.py:served"
     events = []
     plan = TaskPlan(
         query_type="straightforward",
