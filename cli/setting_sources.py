@@ -45,11 +45,17 @@ OTHER_VARIABLES = frozenset(  # the project's variables that are not settings
         "JUDGE_MODEL",
         "JUDGE_BASE_URL",
         "JUDGE_API_KEY",
-        "MAX_MODEL_CONCURRENCY",
+        "ENDPOINT_MAX_CONCURRENT_MODEL_CALLS",
+        "ENDPOINT_MODEL_CALLS_PER_MINUTE",
+        "ENDPOINT_MODEL_TOKENS_PER_MINUTE",
+        "ENDPOINT_MAX_CONCURRENT_SEARCHES",
+        "ENDPOINT_SEARCHES_PER_MINUTE",
+        "MAX_MODEL_CONCURRENCY",  # the old names of the five above, still read
         "MODEL_RPM",
         "MODEL_TPM",
         "MAX_SEARCH_CONCURRENCY",
         "SEARCH_RPM",
+        "BENCH_DIR",
         "TEST_POSTGRES_URL",
         "REAL_MODEL",
         "REAL_MODEL_URL",
@@ -215,7 +221,7 @@ def _check_variable_names(environ: Mapping[str, str]) -> None:
     """A `DEEP_RESEARCH_` variable that names no setting but nearly names one is a typo: said,
     with the hint the config file gets, never ignored in silence. Other variables of the
     project (`OTHER_VARIABLES`) and names close to no setting are left alone."""
-    settings = [ENV_PREFIX + name.upper() for name in Settings.model_fields]
+    settings = [ENV_PREFIX + name.upper() for name in [*Settings.model_fields, *RENAMED_SETTINGS]]
     for variable in sorted(environ):
         if not variable.startswith(ENV_PREFIX) or variable in settings:
             continue

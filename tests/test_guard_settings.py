@@ -17,6 +17,8 @@ from cli.progress import describe
 from cli.setting_sources import add_setting_flags, resolve_settings
 from settings import Settings, guards_restored
 from state import SubTask, TaskPlan, Usage
+from tools.events import GuardLowered
+from tools.run_resources import LiveRuns
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -80,21 +82,21 @@ def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
     async def ask(*args, **kwargs):
         return plan, Usage()
 
-    async def fitted(settings):
+    async def fitted(settings, windows, gates):
         return settings, None
 
     monkeypatch.setattr(planning, "ask", ask)
     monkeypatch.setattr(planning, "fitted_to_server", fitted)
-    monkeypatch.setattr(planning, "emit", lambda kind, **fields: events.append(kind))
+    monkeypatch.setattr(planning, "emit", lambda event: events.append(event.event))
     monkeypatch.delenv("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES", raising=False)
     state = {"question": "q?", "settings": {"fetch_private_addresses": True, "language": "en"}}
-    remote = asyncio.run(planning.decompose_for_remote_callers(state))
+    remote = asyncio.run(planning.decompose_for_remote_callers(state, runs=LiveRuns()))
     assert not remote["settings"].fetch_private_addresses and "guard_kept" in events
     events.clear()
-    local = asyncio.run(planning.decompose(state))
+    local = asyncio.run(planning.decompose(state, runs=LiveRuns()))
     assert local["settings"].fetch_private_addresses and "guard_lowered" in events
 
 
 def test_progress_says_when_the_guard_is_off():
-    line = describe({"event": "guard_lowered", "setting": "fetch_private_addresses"})
+    line = describe(GuardLowered(setting="fetch_private_addresses"))
     assert line and "fetch_private_addresses is on" in line

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 
@@ -19,6 +20,7 @@ from domain.plain_text import one_line
 from nodes.writing import finalize
 from settings import Settings
 from state import CitationCheck, Finding, Source, SourceEvidence, WorkerResult
+from tools.run_resources import LiveRuns
 
 HOSTILE_TITLE = (
     "[Download installer](javascript:alert(1)) <img src=x onerror=alert(1)>\n\n"
@@ -163,11 +165,12 @@ def test_a_report_from_hostile_titles_and_an_obeying_writer_carries_no_live_mark
         "question": "q",
         "report": writer,
         "worker_results": [worker, failed],
-        "stop_reason": "quality_met",
+        "stop_reason": "quality_threshold",
         "settings": Settings(),
         "run_id": "hostile-test",
     }
-    output = asyncio.run(finalize(state))
+    unused = GenericFakeChatModel(messages=iter([]))  # finalize asks no model; it names them
+    output = asyncio.run(finalize(state, runs=LiveRuns(lambda settings, role: unused)))
     seen = rendered(output["report"])
     assert set(seen["links"]) <= {GOOD} and seen["images"] == [] and seen["html"] == []
     assert "Injected heading" not in seen["headings"] and "Injected" not in seen["headings"]

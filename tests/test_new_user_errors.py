@@ -330,17 +330,22 @@ def test_an_eval_folder_started_with_other_settings_names_the_one_that_differs(t
 def test_scores_are_whole_numbers_and_one_round_is_singular():
     from cli.progress import describe
     from cli.summary import score_text
+    from tools.events import parse_event
 
     assert score_text(86.858) == "87/100"
-    quality = {"event": "quality", "round": 1, "score": 86.858}
+    quality = parse_event({"event": "quality", "round": 1, "score": 86.858, "issues": []})
     assert describe(quality) == "round 1: quality 87/100"
-    done = {"event": "done", "rounds": 1, "stop_reason": "max_iterations"}
+    done = parse_event(
+        {"event": "done", "rounds": 1, "stop_reason": "max_iterations", "sources": 1}
+    )
     assert describe(done) == "done after 1 round: max_iterations"
-    plan = {
-        "event": "plan",
-        "query_type": "straightforward",
-        "subtasks": [{"id": 1, "description": "q"}],
-    }
+    plan = parse_event(
+        {
+            "event": "plan",
+            "query_type": "straightforward",
+            "subtasks": [{"id": 1, "description": "q", "complexity": "simple"}],
+        }
+    )
     assert describe(plan) == "plan: straightforward, 1 subtask: 1. q"
 
 
@@ -348,9 +353,10 @@ def test_the_live_view_says_one_round(capsys):
     from rich.console import Console
 
     from cli.live import ProgressModel, render
+    from tools.events import RunDone
 
     model = ProgressModel()
-    model.apply({"event": "done", "rounds": 1, "stop_reason": "max_iterations", "sources": 2})
+    model.apply(RunDone(rounds=1, stop_reason="max_iterations", sources=2))
     console = Console(width=100, record=True)
     console.print(render(model))
     assert "Done after 1 round: max_iterations" in console.export_text()

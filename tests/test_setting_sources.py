@@ -135,3 +135,11 @@ def test_config_shows_the_limits_every_run_of_the_process_shares(tmp_path, monke
     ]
     assert shown["DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_SEARCHES"] == ["4", "environment"]
     assert shown["DEEP_RESEARCH_ENDPOINT_MODEL_TOKENS_PER_MINUTE"] == ["no", "limit", "default"]
+
+
+def test_every_endpoint_limit_variable_is_known_to_the_typo_check():
+    """A process-wide limit's variable (new name or old) is never taken for a mistyped setting."""
+    from cli.setting_sources import OTHER_VARIABLES
+    from tools.endpoint_limits import VARIABLES
+
+    assert {name for pair in VARIABLES.values() for name in pair} <= OTHER_VARIABLES
