@@ -258,6 +258,7 @@ def _export(args: argparse.Namespace, target: str) -> int:
     """
     import asyncio
 
+    from cli import preflight
     from cli.export import UnfinishedRun, finished_run
     from cli.runner import Outputs, UnknownThread, write_outputs
     from export.formats import UnknownFormat
@@ -266,8 +267,9 @@ def _export(args: argparse.Namespace, target: str) -> int:
     outputs = Outputs(args.output, None, args.evidence, stdout_format=args.format)
     try:
         outputs.formats()  # a file name with no known format: said before anything is read
+        preflight.check_store(target, create=False)  # unreachable: one line, no traceback
         output, facts = asyncio.run(finished_run(target, args.thread_id))
-    except (UnknownFormat, UnknownThread, UnfinishedRun, StoreMissing) as error:
+    except (UnknownFormat, UnknownThread, UnfinishedRun, StoreMissing, BadInput) as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
     problems = write_outputs(output, outputs, facts, _stdout_bytes)

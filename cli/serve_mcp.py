@@ -51,7 +51,7 @@ def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
     sub.add_argument(
         "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
     )
-    add_setting_flags(sub)
+    add_setting_flags(sub, unattended=True)  # nobody is there to approve a plan
     store_flag(sub)
 
 

@@ -52,6 +52,7 @@ def one_line_error(err: str) -> str:
         ["history", "some-thread"],
         ["batch", "QUESTIONS"],
         ["eval", "TASKS", "--out-dir", "OUT"],
+        ["export", "some-thread", "--output", "r.html"],
     ],
 )
 def test_every_command_that_opens_an_unreachable_store_says_so_in_one_line(
@@ -388,7 +389,7 @@ def test_a_store_under_a_file_names_the_file(chat_server, search_server, home, c
     )
 
 
-@pytest.mark.parametrize("command", ["eval", "batch"])
+@pytest.mark.parametrize("command", ["eval", "batch", "mcp"])
 def test_unattended_commands_do_not_offer_approve_plan(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])

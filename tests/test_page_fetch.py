@@ -111,6 +111,14 @@ def test_html_is_read_by_the_corpus_extractor_and_the_best_passage_kept(page_ser
     assert text.index("11.2x") < len(text) and len(text) <= PAGE_CHARS
 
 
+def test_an_address_with_unicode_is_fetched_as_the_uri_it_names(page_server):
+    """A cited page of a Chinese or Japanese site (path or host not ASCII) is read, not refused
+    by the HTTP layer: it is sent percent-encoded."""
+    text = read(fetcher(fetch_private_addresses=True), f"{page_server.url}/文章/パス")
+    assert text
+    assert page_server.served[-1] == "/%E6%96%87%E7%AB%A0/%E3%83%91%E3%82%B9"
+
+
 def test_pdf_pages_are_read(page_server):
     text = read(fetcher(fetch_private_addresses=True), f"{page_server.url}/paper.pdf")
     assert "11.2x on logs" in text

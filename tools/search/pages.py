@@ -16,6 +16,7 @@ import time
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
+import httpx
 
 from domain.lexical import support_score
 from settings import Settings
@@ -168,8 +169,9 @@ class PageFetcher:
         """One GET: status, headers and up to `page_max_bytes` of the body."""
         cap, seconds = self._settings.page_max_bytes, self._settings.page_timeout
         timeouts = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
+        wire = str(httpx.URL(url))  # an IRI (例え.jp/パス) as the URI it names: IDNA, %-encoded
         async with pool.stream(
-            "GET", url, headers=HEADERS, extensions={"timeout": timeouts}
+            "GET", wire, headers=HEADERS, extensions={"timeout": timeouts}
         ) as response:
             if response.status in REDIRECTS:
                 return response.status, response.headers, b""
