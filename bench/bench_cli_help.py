@@ -32,8 +32,8 @@ def main() -> None:
     args = parser.parse_args()
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
-        "deep-research --help": [sys.executable, "-m", "cli", "--help"],
-        "deep-research run --help": [sys.executable, "-m", "cli", "run", "--help"],
+        "deep-research --help": [sys.executable, "-m", "deep_research.cli", "--help"],
+        "deep-research run --help": [sys.executable, "-m", "deep_research.cli", "run", "--help"],
     }
     baseline = None
     for label, argv in commands.items():

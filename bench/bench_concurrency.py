@@ -88,7 +88,7 @@ def stats(url: str) -> dict:
 
 async def research_all(n: int) -> tuple[float, list[dict]]:
     """N runs at once on one event loop; wall seconds and each run's output."""
-    from graph import build_graph
+    from deep_research.graph import build_graph
 
     settings = {
         "max_iterations": 2,
@@ -152,7 +152,7 @@ def overhead(subtasks: int, repeat: int) -> None:
     """Our own CPU per model call in a wide run at zero latency, stand-ins in another process."""
     server, urls = start_stand_ins(0, 0, 0, subtasks)
     os.environ.update(stand_in_env(urls))
-    from graph import build_graph
+    from deep_research.graph import build_graph
 
     settings = {"max_iterations": 1, "min_iterations": 1, "max_workers": subtasks}
     settings.update(max_subtasks=subtasks, search_retries=0)

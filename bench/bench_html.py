@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from settings import Settings
-from tools.corpus import LocalCorpus
-from tools.corpus.reading import read_html
-from tools.search.pages import PageFetcher
+from deep_research.settings import Settings
+from deep_research.tools.corpus import LocalCorpus
+from deep_research.tools.corpus.reading import read_html
+from deep_research.tools.search.pages import PageFetcher
 
 
 def nested(size: int) -> bytes:

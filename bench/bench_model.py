@@ -22,11 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graph import build_graph  # noqa: E402
-from settings import ROLES  # noqa: E402
-from tools.local_profile import is_loopback  # noqa: E402
-from tools.models import openai_base_url  # noqa: E402
-from tools.run_resources import LiveRuns  # noqa: E402
+from deep_research.graph import build_graph  # noqa: E402
+from deep_research.settings import ROLES  # noqa: E402
+from deep_research.tools.local_profile import is_loopback  # noqa: E402
+from deep_research.tools.models import openai_base_url  # noqa: E402
+from deep_research.tools.run_resources import LiveRuns  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 from stand_ins.documents import LOG_ARCHIVES as CORPUS  # noqa: E402

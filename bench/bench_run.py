@@ -22,13 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from deep_research.domain.context import estimate_tokens  # noqa: E402
+from deep_research.domain.distinct import text_key  # noqa: E402
+from deep_research.graph import build_graph  # noqa: E402
+from deep_research.tools.checkpoints import open_checkpointer  # noqa: E402
 from stand_ins.chat import ChatServer  # noqa: E402
 from stand_ins.search import SearchServer  # noqa: E402
-
-from domain.context import estimate_tokens  # noqa: E402
-from domain.distinct import text_key  # noqa: E402
-from graph import build_graph  # noqa: E402
-from tools.checkpoints import open_checkpointer  # noqa: E402
 
 QUESTION = "Compare zstd and xz for log archives"
 

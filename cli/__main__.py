@@ -1,5 +1,5 @@
-"""`python -m cli`: the same as the `deep-research` command."""
+"""`python -m deep_research.cli`: the same as the `deep-research` command."""
 
-from cli.main import entry_point
+from deep_research.cli.main import entry_point
 
 entry_point()

@@ -14,10 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from deep_research.cli.bad_input import BadInput
+from deep_research.state import TaskPlan
 from pydantic import ValidationError
-
-from cli.bad_input import BadInput
-from state import TaskPlan
 
 
 class NoAnswer(BadInput):

@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli.batch_file import BatchQuestion, read_batch, without_repeats
-from cli.batch_progress import BatchProgress, BatchRow
-from cli.preflight import (
+from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
+from deep_research.cli.batch_progress import BatchProgress, BatchRow
+from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
     check_credentials,
     check_store,
     settings_or_explain,
 )
-from export.facts import facts_of
-from export.formats import (
+from deep_research.export.facts import facts_of
+from deep_research.export.formats import (
     Format,
     Rendering,
     UnknownFormat,
@@ -36,12 +36,12 @@ from export.formats import (
     parse_formats,
     write_file,
 )
-from export.pdf import PdfRendererMissing
-from graph.many_threads import ThreadEnd, ThreadJob, run_threads
-from settings import Settings
-from state import output_of
-from tools.search.factory import web_provider
-from tools.secrets import redact
+from deep_research.export.pdf import PdfRendererMissing
+from deep_research.graph.many_threads import ThreadEnd, ThreadJob, run_threads
+from deep_research.settings import Settings
+from deep_research.state import output_of
+from deep_research.tools.search.factory import web_provider
+from deep_research.tools.secrets import redact
 
 SUMMARY_FILE = "summary.jsonl"
 

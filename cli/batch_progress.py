@@ -11,14 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
-from rich import box
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
-
-from cli.live import shorten
-from cli.summary import score_text
-from tools.events import (
+from deep_research.cli.live import shorten
+from deep_research.cli.summary import score_text
+from deep_research.tools.events import (
     CitationsChecked,
     GapsAnalyzed,
     PlanMade,
@@ -27,6 +22,10 @@ from tools.events import (
     ReportWritten,
     WorkerDone,
 )
+from rich import box
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
 
 QUESTION_WIDTH = 48
 STATE_STYLES = {"done": "green", "skipped": "green", "failed": "red", "queued": "dim"}

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import os
 
-from cli.setting_sources import ResolvedSettings
-from tools.checkpoints import CHECKPOINT_DB_VARIABLE
-from tools.secrets import SECRET_VARIABLES, mask_url_passwords, redact
+from deep_research.cli.setting_sources import ResolvedSettings
+from deep_research.tools.checkpoints import CHECKPOINT_DB_VARIABLE
+from deep_research.tools.secrets import SECRET_VARIABLES, mask_url_passwords, redact
 
 ENDPOINT_VARIABLES = (  # shown when set, with any password in them masked
     "TAVILY_API_BASE_URL",
@@ -32,7 +32,7 @@ def _shown(value: object) -> str:
 
 def _environment(target: str) -> list[tuple[str, str, str]]:
     """(name, value, where from) for what a run takes from outside the settings."""
-    from cli.preflight import model_endpoint
+    from deep_research.cli.preflight import model_endpoint
 
     base_url = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     rows = [
@@ -54,7 +54,7 @@ def _environment(target: str) -> list[tuple[str, str, str]]:
 
 def _process_limits() -> list[tuple[str, str, str]]:
     """(variable, value, where from) for each limit every run of the process shares."""
-    from tools.endpoint_limits import DEFAULT_CONCURRENCY, VARIABLES
+    from deep_research.tools.endpoint_limits import DEFAULT_CONCURRENCY, VARIABLES
 
     rows = []
     for name, old in VARIABLES.values():

@@ -17,10 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from cli.eval_parser import JUDGE_MODEL_VARIABLE
-from cli.preflight import (
+from deep_research.cli.eval_parser import JUDGE_MODEL_VARIABLE
+from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
     check_credentials,
@@ -28,20 +26,20 @@ from cli.preflight import (
     check_store,
     settings_or_explain,
 )
-from cli.progress import PlainProgress
-from evaluation.bench import CLEANED, QUERY, BenchDir
-from evaluation.bench_fact import BenchFact
-from evaluation.compare import compare, mismatches
-from evaluation.compare import markdown as compare_markdown
-from evaluation.judge import (
+from deep_research.cli.progress import PlainProgress
+from deep_research.evaluation.bench import CLEANED, QUERY, BenchDir
+from deep_research.evaluation.bench_fact import BenchFact
+from deep_research.evaluation.compare import compare, mismatches
+from deep_research.evaluation.compare import markdown as compare_markdown
+from deep_research.evaluation.judge import (
     Judge,
     JudgeConfig,
     fact_judge,
     fitted_to_server,
     judge_endpoint,
 )
-from evaluation.layout import EvalDir
-from evaluation.pipeline import (
+from deep_research.evaluation.layout import EvalDir
+from deep_research.evaluation.pipeline import (
     Judging,
     ManifestMismatch,
     Outcome,
@@ -50,19 +48,20 @@ from evaluation.pipeline import (
     open_manifest,
     page_reader,
 )
-from evaluation.race import score_report
-from evaluation.tasks import (
+from deep_research.evaluation.race import score_report
+from deep_research.evaluation.tasks import (
     EvalTask,
     TaskFileError,
     attach_references,
     load_criteria,
     load_tasks,
 )
-from export.formats import Format, UnknownFormat, check_formats, parse_formats
-from export.pdf import PdfRendererMissing
-from settings import Settings
-from tools.models import MissingCredentials
-from tools.secrets import redact
+from deep_research.export.formats import Format, UnknownFormat, check_formats, parse_formats
+from deep_research.export.pdf import PdfRendererMissing
+from deep_research.settings import Settings
+from deep_research.tools.models import MissingCredentials
+from deep_research.tools.secrets import redact
+from pydantic import ValidationError
 
 
 def digest(path: Path) -> dict[str, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from settings import Settings
+from deep_research.settings import Settings
 
 OK = 0
 FAILED = 1
@@ -26,7 +26,9 @@ def finished_code(output: dict[str, Any], settings: Settings | None) -> int:
 
     A rejected plan is the user's own decision, so it counts as done (0).
     """
-    from domain.budgets import run_budget_spent  # imported here: the command starts faster
+    from deep_research.domain.budgets import (
+        run_budget_spent,  # imported here: the command starts faster
+    )
 
     if output.get("stop_reason") == "budget" and output.get("sources_found") == 0:
         return BUDGET_BEFORE_REPORT

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.runner import UnknownThread
-from export.facts import RunFacts, facts_of
-from graph import build_graph
-from graph.threads import thread_config
-from state import output_of
-from tools.checkpoints import open_checkpointer
+from deep_research.cli.runner import UnknownThread
+from deep_research.export.facts import RunFacts, facts_of
+from deep_research.graph import build_graph
+from deep_research.graph.threads import thread_config
+from deep_research.state import output_of
+from deep_research.tools.checkpoints import open_checkpointer
 
 
 class UnfinishedRun(ValueError):

@@ -17,9 +17,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from cli import exit_codes
-from cli.bad_input import BadInput
-from cli.parser import build_parser, parse_command_line
+from deep_research.cli import exit_codes
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.parser import build_parser, parse_command_line
 
 __all__ = ["build_parser", "entry_point", "main"]  # build_parser: what tests and tools import
 
@@ -28,7 +28,7 @@ CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per s
 
 def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
     """The command that continues the run; a password in the store URL is masked, never shown."""
-    from tools.secrets import mask_url_passwords
+    from deep_research.tools.secrets import mask_url_passwords
 
     if not checkpoint_db:
         return f"deep-research resume {thread_id}"
@@ -42,17 +42,17 @@ def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
 def choose_progress(quiet: bool) -> Any:
     """A live view on a terminal; plain lines on stderr elsewhere; nothing with --quiet."""
     if not quiet and sys.stderr.isatty():
-        from cli.live import LiveProgress
+        from deep_research.cli.live import LiveProgress
 
         return LiveProgress()
-    from cli.progress import PlainProgress
+    from deep_research.cli.progress import PlainProgress
 
     return PlainProgress(quiet=quiet)
 
 
 def run_summary(output: dict, seconds: float, reports: list[Path]) -> Any:
     """The end-of-run figures from the output state."""
-    from cli.summary import RunSummary
+    from deep_research.cli.summary import RunSummary
 
     usage, quality = output["usage"], output.get("quality")
     return RunSummary(
@@ -78,7 +78,7 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """The formatted record with keys and URL passwords masked."""
-        from tools.secrets import redact
+        from deep_research.tools.secrets import redact
 
         return redact(super().format(record))
 
@@ -94,7 +94,7 @@ def _log_to_stderr_redacted() -> None:
 
 def _error(text: str) -> None:
     """One error line on stderr, secrets masked."""
-    from tools.secrets import redact
+    from deep_research.tools.secrets import redact
 
     print(redact(f"error: {text}"), file=sys.stderr)
 
@@ -105,7 +105,7 @@ def _endpoint_note(error: BaseException) -> str:
 
     if not isinstance(error, openai.APIError):
         return ""
-    from cli.preflight import model_endpoint
+    from deep_research.cli.preflight import model_endpoint
 
     return f" (model server: {model_endpoint()})"
 
@@ -117,7 +117,7 @@ def _how_to_go_on(target: str, thread_id: str, checkpoint_db: str | None, lead: 
     """
     import asyncio
 
-    from cli.runner import checkpoint_saved
+    from deep_research.cli.runner import checkpoint_saved
 
     saved = asyncio.run(checkpoint_saved(target, thread_id))
     command = _resume_hint(thread_id, checkpoint_db)
@@ -131,9 +131,9 @@ def _how_to_go_on(target: str, thread_id: str, checkpoint_db: str | None, lead: 
 def report_outputs(args: argparse.Namespace) -> Any:
     """Where `run`, `resume` and `export` write the report; BadInput for a file name whose
     format is unknown, or a format that cannot be written here (before any work)."""
-    from cli.runner import Outputs
-    from export.formats import UnknownFormat, check_formats
-    from export.pdf import PdfRendererMissing
+    from deep_research.cli.runner import Outputs
+    from deep_research.export.formats import UnknownFormat, check_formats
+    from deep_research.export.pdf import PdfRendererMissing
 
     outputs = Outputs(
         args.output, getattr(args, "json", None), args.evidence, stdout_format=args.format
@@ -147,8 +147,8 @@ def report_outputs(args: argparse.Namespace) -> Any:
 
 def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | None:
     """Every check that needs no model call; the new run's input (None for `resume`)."""
-    from cli import preflight
-    from cli.setting_sources import resolve_settings
+    from deep_research.cli import preflight
+    from deep_research.cli.setting_sources import resolve_settings
 
     report_outputs(args)
     if args.command == "resume":
@@ -167,12 +167,12 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
     if settings.fetch_private_addresses:
-        from settings import GUARD_NOTE
+        from deep_research.settings import GUARD_NOTE
 
         progress.note(f"{GUARD_NOTE} ({resolved.origins['fetch_private_addresses']})")
     preflight.check_mcp_config(settings)
     if settings.local_model:
-        from tools.local_profile import local_profile_note
+        from deep_research.tools.local_profile import local_profile_note
 
         why = resolved.origins.get("local_model", "")
         progress.note(local_profile_note(settings, explicit="loopback" not in why))
@@ -183,9 +183,9 @@ def _research(args: argparse.Namespace, target: str) -> int:
     """`run` or `resume`: preflight, then the run to its end; the exit code it earned."""
     import asyncio
 
-    from cli.approval import NoAnswer, decide_plan
-    from cli.runner import ThreadInUse, UnknownThread, execute, write_outputs
-    from export.facts import facts_of
+    from deep_research.cli.approval import NoAnswer, decide_plan
+    from deep_research.cli.runner import ThreadInUse, UnknownThread, execute, write_outputs
+    from deep_research.export.facts import facts_of
 
     progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
@@ -258,11 +258,11 @@ def _export(args: argparse.Namespace, target: str) -> int:
     """
     import asyncio
 
-    from cli import preflight
-    from cli.export import UnfinishedRun, finished_run
-    from cli.runner import Outputs, UnknownThread, write_outputs
-    from export.formats import UnknownFormat
-    from tools.checkpoints import StoreMissing
+    from deep_research.cli import preflight
+    from deep_research.cli.export import UnfinishedRun, finished_run
+    from deep_research.cli.runner import Outputs, UnknownThread, write_outputs
+    from deep_research.export.formats import UnknownFormat
+    from deep_research.tools.checkpoints import StoreMissing
 
     outputs = Outputs(args.output, None, args.evidence, stdout_format=args.format)
     try:
@@ -285,9 +285,9 @@ def _inspect(args: argparse.Namespace, target: str) -> int:
     """`history` and `threads`: read the store, never create it."""
     import asyncio
 
-    from cli import inspect, preflight
-    from cli.runner import UnknownThread
-    from tools.checkpoints import StoreMissing
+    from deep_research.cli import inspect, preflight
+    from deep_research.cli.runner import UnknownThread
+    from deep_research.tools.checkpoints import StoreMissing
 
     try:
         preflight.check_store(target, create=False)
@@ -304,8 +304,8 @@ def _inspect(args: argparse.Namespace, target: str) -> int:
 
 def _config(args: argparse.Namespace, target: str) -> int:
     """`config`: the effective settings, where each came from, and the environment that matters."""
-    from cli.config_view import config_json, config_lines
-    from cli.setting_sources import resolve_settings
+    from deep_research.cli.config_view import config_json, config_lines
+    from deep_research.cli.setting_sources import resolve_settings
 
     try:
         resolved = resolve_settings(args)
@@ -318,8 +318,8 @@ def _config(args: argparse.Namespace, target: str) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     """`eval`: the same settings sources as `run`, then the eval command's own work."""
-    from cli import evaluate
-    from cli.setting_sources import resolve_settings
+    from deep_research.cli import evaluate
+    from deep_research.cli.setting_sources import resolve_settings
 
     if args.compare:
         return evaluate.command(args, {})
@@ -336,8 +336,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _batch(args: argparse.Namespace, target: str) -> int:
     """`batch`: the same settings sources as `run`; each line's own settings win over them."""
-    from cli.batch import batch_command
-    from cli.setting_sources import resolve_settings
+    from deep_research.cli.batch import batch_command
+    from deep_research.cli.setting_sources import resolve_settings
 
     try:
         settings = resolve_settings(args).settings
@@ -350,7 +350,7 @@ def _batch(args: argparse.Namespace, target: str) -> int:
 
 def _serve_mcp(args: argparse.Namespace, target: str) -> int:
     """`mcp`: serve research to agents until stopped; 2 when it cannot start."""
-    from cli import serve_mcp
+    from deep_research.cli import serve_mcp
 
     try:
         return serve_mcp.command(args, target)
@@ -369,11 +369,11 @@ def main(argv: list[str] | None = None) -> int:
     _log_to_stderr_redacted()
     if args.command == "eval":
         return _evaluate(args)
-    from tools.checkpoints import default_checkpoint_db
+    from deep_research.tools.checkpoints import default_checkpoint_db
 
     target = args.checkpoint_db or default_checkpoint_db()
-    from tools.checkpoints import data_dir
-    from tools.process_wide import current
+    from deep_research.tools.checkpoints import data_dir
+    from deep_research.tools.process_wide import current
 
     current().capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
     if args.command in ("run", "resume"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cli import eval_parser, serve_mcp
-from cli.setting_sources import add_setting_flags
+from deep_research.cli import eval_parser, serve_mcp
+from deep_research.cli.setting_sources import add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
 

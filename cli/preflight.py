@@ -12,18 +12,16 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import ValidationError
-
-from cli.bad_input import BadInput
-from cli.summary import counted
-from nodes.planning import BadQuestion, clean_question
-from settings import ROLES, Settings
-from tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
-from tools.corpus import CorpusError
-from tools.endpoint_limits import endpoint_id
-from tools.local_search import open_corpus
-from tools.mcp_config import McpConfigError, read_mcp_config
-from tools.models import (
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.summary import counted
+from deep_research.nodes.planning import BadQuestion, clean_question
+from deep_research.settings import ROLES, Settings
+from deep_research.tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
+from deep_research.tools.corpus import CorpusError
+from deep_research.tools.endpoint_limits import endpoint_id
+from deep_research.tools.local_search import open_corpus
+from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
+from deep_research.tools.models import (
     MissingCredentials,
     MissingProvider,
     check_provider_installed,
@@ -31,9 +29,10 @@ from tools.models import (
     openai_base_url,
     uses_openai_endpoint,
 )
-from tools.search import SearchProviderError
-from tools.search.factory import check_provider, web_provider
-from tools.secrets import redact
+from deep_research.tools.search import SearchProviderError
+from deep_research.tools.search.factory import check_provider, web_provider
+from deep_research.tools.secrets import redact
+from pydantic import ValidationError
 
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the model server to accept a connection
 

@@ -6,9 +6,9 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
-from cli.summary import RunSummary, counted, rounds_text, score_text, summary_lines
-from settings import GUARD_NOTE
-from tools.events import (
+from deep_research.cli.summary import RunSummary, counted, rounds_text, score_text, summary_lines
+from deep_research.settings import GUARD_NOTE
+from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
     ContextWindowFound,

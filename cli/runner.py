@@ -13,18 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from deep_research.export.facts import RunFacts
+from deep_research.export.formats import Format, Rendering, format_of, write_reports
+from deep_research.graph import build_graph
+from deep_research.graph.threads import advance, thread_config
+from deep_research.state import output_of
+from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
+from deep_research.tools.events import ProgressEvent
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.secrets import mask_url_passwords
 from langgraph.types import Command
 from pydantic_core import to_jsonable_python
-
-from export.facts import RunFacts
-from export.formats import Format, Rendering, format_of, write_reports
-from graph import build_graph
-from graph.threads import advance, thread_config
-from state import output_of
-from tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
-from tools.events import ProgressEvent
-from tools.run_resources import LiveRuns
-from tools.secrets import mask_url_passwords
 
 
 class Progress(Protocol):

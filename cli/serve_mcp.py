@@ -13,7 +13,7 @@ import contextlib
 import sys
 from typing import Any
 
-from cli.bad_input import BadInput
+from deep_research.cli.bad_input import BadInput
 
 INSTALL_HINT = "`deep-research mcp` needs the MCP extra: pip install 'deep-research[mcp]'"
 
@@ -64,8 +64,8 @@ def _check_sdk() -> None:
 
 async def serve(args: argparse.Namespace, target: str, defaults: dict[str, Any]) -> None:
     """Open the run store (resuming the server's unfinished runs), then serve until stopped."""
-    from server.app import build_server
-    from server.runs import ResearchRuns
+    from deep_research.server.app import build_server
+    from deep_research.server.runs import ResearchRuns
 
     async with ResearchRuns(target, defaults, args.max_runs, StderrNotes()) as runs:
         server = build_server(runs)
@@ -78,8 +78,8 @@ async def serve(args: argparse.Namespace, target: str, defaults: dict[str, Any])
 
 def command(args: argparse.Namespace, target: str) -> int:
     """The `mcp` subcommand: checks (exit 2 with the cause), then serves until stopped."""
-    from cli import preflight
-    from cli.setting_sources import resolve_settings
+    from deep_research.cli import preflight
+    from deep_research.cli.setting_sources import resolve_settings
 
     _check_sdk()
     if args.max_runs < 1:

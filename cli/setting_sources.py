@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from deep_research.cli.bad_input import BadInput
+from deep_research.settings import LOWERS_A_GUARD, RENAMED_SETTINGS, Settings, renamed
 from pydantic import ValidationError
-
-from cli.bad_input import BadInput
-from settings import LOWERS_A_GUARD, RENAMED_SETTINGS, Settings, renamed
 
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
@@ -355,8 +354,10 @@ def resolve_settings(
     merged: dict[str, tuple[Any, str]] = {}
     for layer in layers:
         merged.update(layer)
-    from tools.local_profile import is_loopback  # here: `--help` imports nothing heavy
-    from tools.models import openai_base_url
+    from deep_research.tools.local_profile import (
+        is_loopback,  # here: `--help` imports nothing heavy
+    )
+    from deep_research.tools.models import openai_base_url
 
     if "local_model" not in merged and is_loopback(openai_base_url()):
         merged["local_model"] = (True, LOOPBACK_ORIGIN)  # one slow server on this machine

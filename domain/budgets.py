@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from settings import Complexity, Settings
-from state import Budget, Usage
+from deep_research.settings import Complexity, Settings
+from deep_research.state import Budget, Usage
 
 BUDGET_BY_COMPLEXITY: dict[Complexity, Budget] = {
     "simple": Budget(max_queries=3, max_cycles=1),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from domain.addresses import keep_known_addresses
-from domain.language import detect_language, words_for
-from domain.markup import (
+from deep_research.domain.addresses import keep_known_addresses
+from deep_research.domain.language import detect_language, words_for
+from deep_research.domain.markup import (
     FULLWIDTH_MARKER,
     LINK,
     MARKER,
@@ -23,9 +23,9 @@ from domain.markup import (
     rewrite_markers,
     sources_sections,
 )
-from domain.plain_text import link_address, one_line
-from domain.sources import normalize_url
-from state import CitationCheck, Source
+from deep_research.domain.plain_text import link_address, one_line
+from deep_research.domain.sources import normalize_url
+from deep_research.state import CitationCheck, Source
 
 TITLE_CHARS = 200  # a source's title in the sources list, at most
 _BARE_URL = re.compile(

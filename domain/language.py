@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import cache
 
-from settings import LanguageCode
+from deep_research.settings import LanguageCode
 
 _LATIN = ("en", "de", "fr", "es", "it", "pt", "nl")
 CONFIDENT = 0.75  # py3langid's normalised probability below which a Latin question is English

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from domain.language import CJK_CHARACTERS, script_of
-from domain.statements import sentences
-from state import Verdict
+from deep_research.domain.language import CJK_CHARACTERS, script_of
+from deep_research.domain.statements import sentences
+from deep_research.state import Verdict
 
 _CJK = CJK_CHARACTERS
 _TOKEN = re.compile(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from domain.addresses import keep_known_addresses, without_addresses
+from deep_research.domain.addresses import keep_known_addresses, without_addresses
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>&|~])")
 """Characters Markdown or HTML may read as syntax inside a line (CommonMark escapes them all)."""

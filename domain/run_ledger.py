@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from domain.budgets import run_budget_spent
-from settings import Settings
-from state import Usage
+from deep_research.domain.budgets import run_budget_spent
+from deep_research.settings import Settings
+from deep_research.state import Usage
 
 
 class RunLedger:

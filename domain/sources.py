@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from state import Finding, SourceEvidence, WorkerResult
+from deep_research.state import Finding, SourceEvidence, WorkerResult
 
 MAX_EXCERPT_CHARS = 4000  # evidence kept per source when several searches returned it
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.markup import MARKER, Block, blocks, body_end, ids_in, strip_markers
+from deep_research.domain.markup import MARKER, Block, blocks, body_end, ids_in, strip_markers
 
 _MARKERS = rf"(?:\s*{MARKER.pattern})*"
 _SENTENCE_END = re.compile(

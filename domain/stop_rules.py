@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from domain.budgets import run_budget_spent
-from settings import Settings
-from state import QualityAssessment, StopReason, Usage
+from deep_research.domain.budgets import run_budget_spent
+from deep_research.settings import Settings
+from deep_research.state import QualityAssessment, StopReason, Usage
 
 
 def plateaued(history: list[float | None], min_improvement: float, rounds: int) -> bool:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.contracts import DIMENSIONS
-from evaluation.layout import EvalDir, read_record
-from evaluation.records import RaceMode, TaskResult
-from evaluation.summary import spread
+from deep_research.evaluation.contracts import DIMENSIONS
+from deep_research.evaluation.layout import EvalDir, read_record
+from deep_research.evaluation.records import RaceMode, TaskResult
+from deep_research.evaluation.summary import spread
 
 QUALITY = ("overall", *DIMENSIONS)
 RACE_MODES: tuple[RaceMode, ...] = ("relative", "absolute")

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import asyncio
 
-from evaluation import prompts
-from evaluation.contracts import DIMENSIONS, Dimension, DimensionCriteria, DimensionWeights
-from evaluation.judge import Judge
-from evaluation.records import TaskCriteria
-from evaluation.tasks import EvalTask
-from state import Usage
+from deep_research.evaluation import prompts
+from deep_research.evaluation.contracts import (
+    DIMENSIONS,
+    Dimension,
+    DimensionCriteria,
+    DimensionWeights,
+)
+from deep_research.evaluation.judge import Judge
+from deep_research.evaluation.records import TaskCriteria
+from deep_research.evaluation.tasks import EvalTask
+from deep_research.state import Usage
 
 WEIGHT_SAMPLES = 5
 

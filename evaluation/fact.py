@@ -20,13 +20,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from domain.sources import normalize_url
-from domain.statements import cited_statements
-from evaluation import prompts
-from evaluation.contracts import CitedFacts, DistinctStatements, FactJudgment, FactJudgments
-from evaluation.judge import Judge
-from evaluation.records import FactScore, JudgedStatement
-from state import Source, SourceEvidence, Usage
+from deep_research.domain.sources import normalize_url
+from deep_research.domain.statements import cited_statements
+from deep_research.evaluation import prompts
+from deep_research.evaluation.contracts import (
+    CitedFacts,
+    DistinctStatements,
+    FactJudgment,
+    FactJudgments,
+)
+from deep_research.evaluation.judge import Judge
+from deep_research.evaluation.records import FactScore, JudgedStatement
+from deep_research.state import Source, SourceEvidence, Usage
 
 NO_TEXT = "the run retrieved no text for this page"
 UNREADABLE = "the page could not be read (refused, failed or empty); not judged"

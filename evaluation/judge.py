@@ -17,19 +17,24 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, TypeVar
 
+from deep_research.domain.budgets import cost_usd
+from deep_research.settings import ModelPrice, Role, Settings
+from deep_research.state import Usage
+from deep_research.tools.context_window import MIN_CONTEXT
+from deep_research.tools.model_client import ModelClient
+from deep_research.tools.models import (
+    PLACEHOLDER_KEY,
+    Endpoint,
+    named_model,
+    openai_api_key,
+    openai_base_url,
+)
+from deep_research.tools.process_wide import current
+from deep_research.tools.secrets import redact
+from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask, write_raw
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
-
-from domain.budgets import cost_usd
-from settings import ModelPrice, Role, Settings
-from state import Usage
-from tools.context_window import MIN_CONTEXT
-from tools.model_client import ModelClient
-from tools.models import PLACEHOLDER_KEY, Endpoint, named_model, openai_api_key, openai_base_url
-from tools.process_wide import current
-from tools.secrets import redact
-from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask, write_raw
 
 Contract = TypeVar("Contract", bound=BaseModel)
 

@@ -16,21 +16,21 @@ from functools import reduce
 from pathlib import Path
 from typing import Any, Protocol
 
-from evaluation.criteria import generate_criteria
-from evaluation.fact import OWN, FactAsker, FactMode, WholePage, check_citations
-from evaluation.judge import Judge
-from evaluation.layout import EvalDir, read_record, write_json
-from evaluation.race import score_report
-from evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
-from evaluation.running import TaskRun, run_tasks
-from evaluation.summary import write_summary
-from evaluation.tasks import EvalTask, criteria_for
-from export.facts import facts_of
-from export.formats import Format, Rendering, write_file
-from settings import Settings
-from state import Usage
-from tools.search.pages import PageFetcher
-from tools.secrets import redact
+from deep_research.evaluation.criteria import generate_criteria
+from deep_research.evaluation.fact import OWN, FactAsker, FactMode, WholePage, check_citations
+from deep_research.evaluation.judge import Judge
+from deep_research.evaluation.layout import EvalDir, read_record, write_json
+from deep_research.evaluation.race import score_report
+from deep_research.evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
+from deep_research.evaluation.running import TaskRun, run_tasks
+from deep_research.evaluation.summary import write_summary
+from deep_research.evaluation.tasks import EvalTask, criteria_for
+from deep_research.export.facts import facts_of
+from deep_research.export.formats import Format, Rendering, write_file
+from deep_research.settings import Settings
+from deep_research.state import Usage
+from deep_research.tools.search.pages import PageFetcher
+from deep_research.tools.secrets import redact
 
 
 class ManifestMismatch(ValueError):

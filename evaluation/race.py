@@ -9,13 +9,19 @@ one, the 0-10 averages and total are the scores.
 
 from __future__ import annotations
 
-from domain.markup import rewrite_markers, sources_sections
-from evaluation import prompts
-from evaluation.contracts import DIMENSIONS, Criterion, CriterionScore, CriterionScores, Dimension
-from evaluation.judge import Judge
-from evaluation.records import RaceScore, ScoredCriterion, TaskCriteria
-from evaluation.tasks import EvalTask
-from state import Usage
+from deep_research.domain.markup import rewrite_markers, sources_sections
+from deep_research.evaluation import prompts
+from deep_research.evaluation.contracts import (
+    DIMENSIONS,
+    Criterion,
+    CriterionScore,
+    CriterionScores,
+    Dimension,
+)
+from deep_research.evaluation.judge import Judge
+from deep_research.evaluation.records import RaceScore, ScoredCriterion, TaskCriteria
+from deep_research.evaluation.tasks import EvalTask
+from deep_research.state import Usage
 
 
 def clean_article(report: str) -> str:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from deep_research.evaluation.contracts import DIMENSIONS, Criterion, Dimension, FactResult
+from deep_research.state import Usage
 from pydantic import BaseModel, Field, model_validator
-
-from evaluation.contracts import DIMENSIONS, Criterion, Dimension, FactResult
-from state import Usage
 
 RaceMode = Literal["relative", "absolute"]
 

@@ -10,11 +10,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from domain.sources import SourceRegistry
-from evaluation.tasks import EvalTask
-from graph.many_threads import ThreadEnd, ThreadJob, run_threads
-from settings import Settings
-from state import SourceEvidence, output_of
+from deep_research.domain.sources import SourceRegistry
+from deep_research.evaluation.tasks import EvalTask
+from deep_research.graph.many_threads import ThreadEnd, ThreadJob, run_threads
+from deep_research.settings import Settings
+from deep_research.state import SourceEvidence, output_of
 
 
 @dataclass

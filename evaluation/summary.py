@@ -11,9 +11,9 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from evaluation.contracts import DIMENSIONS
-from evaluation.layout import EvalDir, write_json
-from evaluation.records import TaskResult
+from deep_research.evaluation.contracts import DIMENSIONS
+from deep_research.evaluation.layout import EvalDir, write_json
+from deep_research.evaluation.records import TaskResult
 
 ALL = "all"
 FACT_MODES = {

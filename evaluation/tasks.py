@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from deep_research.domain.language import detect_language, is_cjk
+from deep_research.evaluation.records import TaskCriteria
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from domain.language import detect_language, is_cjk
-from evaluation.records import TaskCriteria
 
 
 class TaskFileError(ValueError):

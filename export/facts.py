@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from settings import ROLES, Settings
+from deep_research.settings import ROLES, Settings
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from domain.citations import evidence_table
-from export.facts import RunFacts
+from deep_research.domain.citations import evidence_table
+from deep_research.export.facts import RunFacts
 
 Format = Literal["md", "html", "docx", "pdf"]
 FORMATS: tuple[Format, ...] = ("md", "html", "docx", "pdf")
@@ -54,7 +54,7 @@ def parse_formats(text: str) -> list[Format]:
 def check_formats(formats: list[Format]) -> None:
     """Raise now (before any work) when a requested format cannot be written here."""
     if "pdf" in formats:
-        from export.pdf import check_pdf_renderer
+        from deep_research.export.pdf import check_pdf_renderer
 
         check_pdf_renderer()
 
@@ -70,14 +70,14 @@ class Rendering:
 
     def document(self):
         if "document" not in self._cache:
-            from export.document import build_document
+            from deep_research.export.document import build_document
 
             self._cache["document"] = build_document(self.output, self.facts)
         return self._cache["document"]
 
     def html(self) -> str:
         if "html" not in self._cache:
-            from export.html_page import render_html
+            from deep_research.export.html_page import render_html
 
             self._cache["html"] = render_html(self.document())
         return self._cache["html"]
@@ -94,10 +94,10 @@ class Rendering:
         if format == "html":
             return self.html().encode("utf-8")
         if format == "docx":
-            from export.word import render_docx
+            from deep_research.export.word import render_docx
 
             return render_docx(self.document())
-        from export.pdf import render_pdf
+        from deep_research.export.pdf import render_pdf
 
         return render_pdf(self.html())
 
@@ -117,7 +117,7 @@ def write_reports(
     stdout: Callable[[bytes], None] | None = None,
 ) -> list[str]:
     """Every file in its format (and stdout in one); returns what could not be written, why."""
-    from export.pdf import PdfRendererMissing
+    from deep_research.export.pdf import PdfRendererMissing
 
     problems = []
     targets: list[tuple[Format, Path | None]] = [(format_of(p), p) for p in paths]

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from graph.research import build_graph, graph
+from deep_research.graph.research import build_graph, graph
 
 __all__ = ["build_graph", "graph"]

@@ -1,6 +1,6 @@
 """The documentation's generated sections: the graph diagram and the settings table, from the code.
 
-`python -m graph.docs` rewrites them in docs/; a test fails when they are out of date.
+`python -m deep_research.graph.docs` rewrites them in docs/; a test fails when they are out of date.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from settings import Settings
+from deep_research.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -17,7 +17,7 @@ DOCS = ROOT / "docs"
 
 def mermaid() -> str:
     """The research graph with its worker subgraphs expanded, as a Mermaid block."""
-    from graph.research import build_graph
+    from deep_research.graph.research import build_graph
 
     return "```mermaid\n" + build_graph().get_graph(xray=1).draw_mermaid().rstrip() + "\n```"
 

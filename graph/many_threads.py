@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from graph import build_graph
-from graph.threads import advance, thread_config
-from settings import Settings
-from tools.checkpoints import open_checkpointer
-from tools.events import ProgressEvent
-from tools.run_resources import LiveRuns
+from deep_research.graph import build_graph
+from deep_research.graph.threads import advance, thread_config
+from deep_research.settings import Settings
+from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.events import ProgressEvent
+from deep_research.tools.run_resources import LiveRuns
 
 Item = TypeVar("Item")
 

@@ -4,29 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-
-from graph.routes import (
+from deep_research.graph.routes import (
     dispatch_supplementary,
     route_after_approval,
     route_after_plan,
     route_after_quality,
     route_after_synthesis,
 )
-from graph.sync_bridge import node
-from graph.worker import build_worker_graph
-from nodes.approval import approve_plan
-from nodes.planning import decompose, decompose_for_remote_callers
-from nodes.reviewing import analyze_gaps, quality_check
-from nodes.verifying import verify_citations
-from nodes.writing import finalize, refine_report, synthesize
-from settings import Settings
-from state import ResearchInput, ResearchOutput, ResearchState
-from tools.models import given_models
-from tools.run_resources import LiveRuns
+from deep_research.graph.sync_bridge import node
+from deep_research.graph.worker import build_worker_graph
+from deep_research.nodes.approval import approve_plan
+from deep_research.nodes.planning import decompose, decompose_for_remote_callers
+from deep_research.nodes.reviewing import analyze_gaps, quality_check
+from deep_research.nodes.verifying import verify_citations
+from deep_research.nodes.writing import finalize, refine_report, synthesize
+from deep_research.settings import Settings
+from deep_research.state import ResearchInput, ResearchOutput, ResearchState
+from deep_research.tools.models import given_models
+from deep_research.tools.run_resources import LiveRuns
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 
 def build_graph(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from deep_research.graph.routes import route_after_act, route_after_decide
+from deep_research.graph.sync_bridge import node
+from deep_research.nodes.worker_steps import act, decide, observe, orient, report_findings
+from deep_research.state import WorkerInput, WorkerOutput, WorkerState
+from deep_research.tools.run_resources import LiveRuns
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-
-from graph.routes import route_after_act, route_after_decide
-from graph.sync_bridge import node
-from nodes.worker_steps import act, decide, observe, orient, report_findings
-from state import WorkerInput, WorkerOutput, WorkerState
-from tools.run_resources import LiveRuns
 
 
 def build_worker_graph(runs: LiveRuns) -> CompiledStateGraph:

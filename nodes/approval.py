@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from deep_research.nodes.planning import announce_plan, shape_plan
+from deep_research.settings import Settings
+from deep_research.state import PlanDecision, ResearchState, TaskPlan
 from langgraph.types import interrupt
-
-from nodes.planning import announce_plan, shape_plan
-from settings import Settings
-from state import PlanDecision, ResearchState, TaskPlan
 
 
 def rejected_report(question: str) -> str:

@@ -8,18 +8,24 @@ import re
 import unicodedata
 import uuid
 
+from deep_research.domain.distinct import distinct, first_of_each
+from deep_research.domain.language import detect_language
+from deep_research.nodes import prompts
+from deep_research.settings import Settings, guards_restored, settings_from
+from deep_research.state import ResearchState, SubTask, TaskPlan
+from deep_research.tools.context_window import fitted_to_server
+from deep_research.tools.events import (
+    ContextWindowFound,
+    GuardKept,
+    GuardLowered,
+    PlanMade,
+    PlannedSubtask,
+    emit,
+)
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.secrets import redact
+from deep_research.tools.structured import StructuredOutputError, ask
 from langgraph.runtime import get_runtime
-
-from domain.distinct import distinct, first_of_each
-from domain.language import detect_language
-from nodes import prompts
-from settings import Settings, guards_restored, settings_from
-from state import ResearchState, SubTask, TaskPlan
-from tools.context_window import fitted_to_server
-from tools.events import ContextWindowFound, GuardKept, GuardLowered, PlanMade, PlannedSubtask, emit
-from tools.run_resources import LiveRuns
-from tools.secrets import redact
-from tools.structured import StructuredOutputError, ask
 
 MAX_QUESTION_CHARS = 4000
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from domain.citations import clean_citations
-from domain.language import run_language
-from domain.sources import SourceRegistry
-from domain.stop_rules import stop_reason
-from nodes import prompts
-from nodes.planning import distinct_subtasks
-from state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
-from tools.events import GapsAnalyzed, QualityScored, emit
-from tools.run_resources import LiveRuns
-from tools.structured import StructuredOutputError, ask
+from deep_research.domain.citations import clean_citations
+from deep_research.domain.language import run_language
+from deep_research.domain.sources import SourceRegistry
+from deep_research.domain.stop_rules import stop_reason
+from deep_research.nodes import prompts
+from deep_research.nodes.planning import distinct_subtasks
+from deep_research.state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
+from deep_research.tools.events import GapsAnalyzed, QualityScored, emit
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.structured import StructuredOutputError, ask
 
 
 async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:

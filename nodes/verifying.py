@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from domain.citations import clean_citations
-from domain.context import estimate_tokens
-from domain.language import run_language, words_for
-from domain.lexical import best_quote, close_match, lexical_verdict
-from domain.markup import (
+from deep_research.domain.citations import clean_citations
+from deep_research.domain.context import estimate_tokens
+from deep_research.domain.language import run_language, words_for
+from deep_research.domain.lexical import best_quote, close_match, lexical_verdict
+from deep_research.domain.markup import (
     MARKER_RUN,
     code_spans,
     ids_in,
@@ -24,10 +24,10 @@ from domain.markup import (
     rewrite_markers,
     strip_markers,
 )
-from domain.sources import SourceRegistry
-from domain.statements import CitedStatement, cited_statements
-from nodes import prompts
-from state import (
+from deep_research.domain.sources import SourceRegistry
+from deep_research.domain.statements import CitedStatement, cited_statements
+from deep_research.nodes import prompts
+from deep_research.state import (
     CitationCheck,
     PairVerdicts,
     ResearchState,
@@ -35,10 +35,10 @@ from state import (
     StatementRewrites,
     Usage,
 )
-from tools.events import CitationsChecked, emit
-from tools.model_client import ModelClient
-from tools.run_resources import LiveRuns
-from tools.structured import StructuredOutputError, ask
+from deep_research.tools.events import CitationsChecked, emit
+from deep_research.tools.model_client import ModelClient
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.structured import StructuredOutputError, ask
 
 Claim = tuple[str, int]  # (statement text, source id)
 REASKS = 3  # times the pairs a valid reply left out are asked again, while replies answer some

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 
-from domain.budgets import budget_spent, queries_left
-from domain.distinct import distinct
-from domain.language import run_language
-from domain.sources import normalize_url
-from nodes import prompts
-from state import (
+from deep_research.domain.budgets import budget_spent, queries_left
+from deep_research.domain.distinct import distinct
+from deep_research.domain.language import run_language
+from deep_research.domain.sources import normalize_url
+from deep_research.nodes import prompts
+from deep_research.state import (
     Finding,
     GapCheck,
     SearchHit,
@@ -23,12 +23,12 @@ from state import (
     WorkerResult,
     WorkerState,
 )
-from tools.events import WorkerDone, WorkerSearched, emit
-from tools.run_resources import LiveRuns, RunResources
-from tools.search import SEARCH_ERRORS
-from tools.search_cache import SharedSearchFailure
-from tools.secrets import redact
-from tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
+from deep_research.tools.events import WorkerDone, WorkerSearched, emit
+from deep_research.tools.run_resources import LiveRuns, RunResources
+from deep_research.tools.search import SEARCH_ERRORS
+from deep_research.tools.search_cache import SharedSearchFailure
+from deep_research.tools.secrets import redact
+from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
 
 MAX_HITS_KEPT = 15  # evidence a worker keeps and shows its model, best first
 FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fails

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import re
 
+from deep_research.domain.budgets import cost_usd
+from deep_research.domain.citations import clean_citations, renumber, sources_section
+from deep_research.domain.degenerate import prose_problem
+from deep_research.domain.fences import without_fences
+from deep_research.domain.json_reply import strip_reasoning
+from deep_research.domain.language import is_cjk, run_language, words_for
+from deep_research.domain.markup import markers
+from deep_research.domain.plain_text import one_line
+from deep_research.domain.sources import SourceRegistry
+from deep_research.nodes import prompts
+from deep_research.state import ResearchState, Source, Usage, WorkerResult
+from deep_research.tools.events import ReplyDegenerate, ReportWritten, RunDone, emit
+from deep_research.tools.model_client import ModelClient
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.structured import settled_methods, write_raw
 from langchain_core.messages import BaseMessage, HumanMessage
-
-from domain.budgets import cost_usd
-from domain.citations import clean_citations, renumber, sources_section
-from domain.degenerate import prose_problem
-from domain.fences import without_fences
-from domain.json_reply import strip_reasoning
-from domain.language import is_cjk, run_language, words_for
-from domain.markup import markers
-from domain.plain_text import one_line
-from domain.sources import SourceRegistry
-from nodes import prompts
-from state import ResearchState, Source, Usage, WorkerResult
-from tools.events import ReplyDegenerate, ReportWritten, RunDone, emit
-from tools.model_client import ModelClient
-from tools.run_resources import LiveRuns
-from tools.structured import settled_methods, write_raw
 
 
 def _language(state: ResearchState) -> str:

@@ -10,14 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from pydantic import Field
-
-from cli.bad_input import BadInput
-from server.arguments import ResearchOptions
-from server.runs import LiveRun, ResearchRuns, UnknownRun
-from server.views import (
+from deep_research.cli.bad_input import BadInput
+from deep_research.server.arguments import ResearchOptions
+from deep_research.server.runs import LiveRun, ResearchRuns, UnknownRun
+from deep_research.server.views import (
     REPORT_URI,
     RunProgress,
     RunResult,
@@ -26,6 +22,9 @@ from server.views import (
     result_view,
     row_view,
 )
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from pydantic import Field
 
 INSTRUCTIONS = (
     "Deep research: plans a question into subtasks, searches the web or local documents in "

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from deep_research.domain.language import LanguageCode
+from deep_research.settings import SearchBackendName
 from pydantic import BaseModel, ConfigDict, Field
-
-from domain.language import LanguageCode
-from settings import SearchBackendName
 
 
 class ResearchOptions(BaseModel):

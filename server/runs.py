@@ -17,26 +17,25 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.pregel import Pregel
-from langgraph.types import StateSnapshot
-
-from cli.bad_input import BadInput
-from cli.inspect import recent_threads, thread_status
-from cli.preflight import (
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.inspect import recent_threads, thread_status
+from deep_research.cli.preflight import (
     check_corpus,
     check_credentials,
     check_mcp_config,
     check_question,
     settings_or_explain,
 )
-from cli.progress import describe
-from graph import build_graph
-from graph.threads import advance, thread_config
-from server.arguments import CorpusOutside, ResearchOptions, corpus_inside
-from tools.checkpoints import open_checkpointer
-from tools.run_resources import LiveRuns
-from tools.search.factory import web_provider
-from tools.secrets import redact
+from deep_research.cli.progress import describe
+from deep_research.graph import build_graph
+from deep_research.graph.threads import advance, thread_config
+from deep_research.server.arguments import CorpusOutside, ResearchOptions, corpus_inside
+from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.search.factory import web_provider
+from deep_research.tools.secrets import redact
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
 
 RUN_PREFIX = "mcp-"  # the threads this server started, and so resumes when it starts again
 PROGRESS_LINES = 40  # the latest progress lines kept per live run

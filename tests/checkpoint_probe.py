@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from tools.checkpoints import StoreMissing, open_checkpointer
+from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
 
 TASK_RESULT = "__return__"  # the channel LangGraph writes a task's result to (each model call)
 

@@ -106,7 +106,7 @@ def judge_server(monkeypatch: pytest.MonkeyPatch):
 def fresh_process(monkeypatch: pytest.MonkeyPatch):
     """Each test runs in a process of its own as far as the project can tell: fresh endpoint
     gates, chat clients, capability and context-window memory (the stand-ins reuse ports)."""
-    from tools import process_wide
+    from deep_research.tools import process_wide
 
     fresh = process_wide.ProcessWide()
     monkeypatch.setattr(process_wide, "PROCESS", fresh)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from export.facts import RunFacts
-from state import CitationCheck, QualityAssessment, QualityDimensions, Source, Usage
+from deep_research.export.facts import RunFacts
+from deep_research.state import CitationCheck, QualityAssessment, QualityDimensions, Source, Usage
 
 HOSTILE_TITLE = '<script>document.title="pwned"</script><img src=x onerror="document.title+=1">'
 QUESTION = "How do zstd and xz compare for log archives?"

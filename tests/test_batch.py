@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
+from deep_research.cli.batch_file import read_batch, thread_id_for
+from deep_research.cli.preflight import BadInput
 from stand_ins.loopback import Reply
-
-from cli.batch_file import read_batch, thread_id_for
-from cli.preflight import BadInput
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = [f"Question {n}: how do zstd and xz compare on log set {n}" for n in range(1, 6)]
@@ -29,7 +28,7 @@ def batch_command(questions: Path, out: Path, db: str, *extra: str) -> list[str]
     return [
         sys.executable,
         "-m",
-        "cli",
+        "deep_research.cli",
         "batch",
         str(questions),
         "--out-dir",
@@ -179,8 +178,14 @@ def test_a_bad_setting_on_a_line_exits_2_before_any_call(chat_server, search_ser
 
 
 def test_a_batch_row_follows_its_runs_events():
-    from cli.batch_progress import BatchRow
-    from tools.events import GapsAnalyzed, PlanMade, QualityScored, ReportWritten, WorkerDone
+    from deep_research.cli.batch_progress import BatchRow
+    from deep_research.tools.events import (
+        GapsAnalyzed,
+        PlanMade,
+        QualityScored,
+        ReportWritten,
+        WorkerDone,
+    )
 
     row = BatchRow(3, "Compare zstd and xz")
     subtasks = [{"id": n, "description": "d", "complexity": "simple"} for n in (1, 2)]
@@ -198,7 +203,7 @@ def test_a_batch_row_follows_its_runs_events():
 def test_the_search_provider_is_probed_once_per_batch_not_once_per_line(
     chat_server, search_server, tmp_path
 ):
-    from cli.batch import plan_batch
+    from deep_research.cli.batch import plan_batch
 
     questions = tmp_path / "questions.txt"
     questions.write_text("One?\nTwo?\nThree?\n", encoding="utf-8")

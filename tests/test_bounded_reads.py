@@ -7,16 +7,15 @@ import time
 
 import httpx
 import pytest
+from deep_research.settings import Settings
+from deep_research.tools import context_window as context_window_module
+from deep_research.tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
+from deep_research.tools.endpoint_limits import Gates
+from deep_research.tools.search.base import SearchProviderError
+from deep_research.tools.search.pages import read_page
+from deep_research.tools.search.searxng import SearxngSearch
+from deep_research.tools.streaming import ReplyTooLong, stream_reply
 from langchain_core.messages import AIMessageChunk, HumanMessage
-
-from settings import Settings
-from tools import context_window as context_window_module
-from tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
-from tools.endpoint_limits import Gates
-from tools.search.base import SearchProviderError
-from tools.search.pages import read_page
-from tools.search.searxng import SearxngSearch
-from tools.streaming import ReplyTooLong, stream_reply
 
 
 def nested(depth: int, text: str = "deep text") -> bytes:

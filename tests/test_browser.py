@@ -16,9 +16,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from deep_research.export.formats import Rendering
 from report_sample import HOSTILE_TITLE, QUESTION, sample_facts, sample_output
-
-from export.formats import Rendering
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="Chromium is not installed")

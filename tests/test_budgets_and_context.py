@@ -6,12 +6,11 @@ import asyncio
 import json
 
 import pytest
-
-from domain.budgets import cost_usd, run_budget_spent
-from domain.context import clip, estimate_tokens, pack, reply_reserve
-from graph import graph
-from settings import ModelPrice, Settings
-from state import Usage
+from deep_research.domain.budgets import cost_usd, run_budget_spent
+from deep_research.domain.context import clip, estimate_tokens, pack, reply_reserve
+from deep_research.graph import graph
+from deep_research.settings import ModelPrice, Settings
+from deep_research.state import Usage
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
 

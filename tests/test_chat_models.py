@@ -7,15 +7,14 @@ import json
 
 import httpx
 import pytest
+from deep_research.cli.main import main
+from deep_research.graph import build_graph
+from deep_research.tools.models import MissingProvider, check_provider_installed, provider_of
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 from stand_ins.chat import Brain, ChatCall
-
-from cli.main import main
-from graph import build_graph
-from tools.models import MissingProvider, check_provider_installed, provider_of
 
 
 class BrainModel(BaseChatModel):

@@ -7,11 +7,10 @@ import json
 import re
 
 import pytest
-
-from nodes.verifying import verify_citations
-from settings import Settings
-from state import SourceEvidence, WorkerResult
-from tools.run_resources import LiveRuns
+from deep_research.nodes.verifying import verify_citations
+from deep_research.settings import Settings
+from deep_research.state import SourceEvidence, WorkerResult
+from deep_research.tools.run_resources import LiveRuns
 
 EXCERPTS = {
     "https://a.org": "zstd level 19 compresses logs about 10x in our benchmark of nginx logs.",

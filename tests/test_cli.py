@@ -8,9 +8,8 @@ import re
 import sys
 
 import pytest
-
-from cli.main import main
-from state import ResearchOutput
+from deep_research.cli.main import main
+from deep_research.state import ResearchOutput
 
 
 @pytest.fixture
@@ -201,8 +200,8 @@ def test_summary_and_evidence_table(chat_server, search_server, store, tmp_path,
 
 
 def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch, capsys):
-    from cli import main as cli_main
-    from cli.live import LiveProgress
+    from deep_research.cli import main as cli_main
+    from deep_research.cli.live import LiveProgress
 
     monkeypatch.setattr(cli_main.sys.stderr, "isatty", lambda: True)
     assert isinstance(cli_main.choose_progress(quiet=False), LiveProgress)

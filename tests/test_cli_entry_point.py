@@ -27,7 +27,7 @@ def home(tmp_path, monkeypatch):
 
 
 def cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, **kwargs):
-    """Run `python -m cli ARGS` (what the console script runs) and capture its output."""
+    """Run `python -m deep_research.cli ARGS` (what the console script runs); capture output."""
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
     for name, value in (env or {}).items():
         if value is None:
@@ -35,7 +35,7 @@ def cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, **kwarg
         else:
             environ[name] = value
     return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, "-m", "deep_research.cli", *args],
         cwd=cwd,
         env=environ,
         capture_output=True,
@@ -59,7 +59,7 @@ def test_max_iterations_alone_means_one_round(chat_server, search_server, home):
 
 
 def test_python_callers_get_the_same_adaptation():
-    from settings import Settings, settings_from
+    from deep_research.settings import Settings, settings_from
 
     assert settings_from({"max_iterations": 1}).min_iterations == 1
     assert Settings(min_iterations=7).max_iterations == 7  # the cap rises to the floor given
@@ -166,7 +166,9 @@ def test_config_names_the_adapted_setting_and_masks_secrets(chat_server, home):
 def test_contradicting_or_bad_settings_are_refused_by_the_names_given(
     chat_server, search_server, home, monkeypatch, capsys, args, files, message
 ):
-    from cli.main import main  # in-process, to keep the suite fast: the same parser and checks
+    from deep_research.cli.main import (
+        main,  # in-process, to keep the suite fast: the same parser and checks
+    )
 
     monkeypatch.chdir(home)
     for name, text in files.items():
@@ -217,7 +219,7 @@ def test_an_unreachable_postgres_store_exits_2_before_any_model_call(
 def test_an_unusable_sqlite_path_exits_2_and_says_nothing_was_saved(
     chat_server, search_server, home, capsys
 ):
-    from cli.main import main
+    from deep_research.cli.main import main
 
     (home / "a-file").write_text("")
     assert main(["run", QUESTION, "--checkpoint-db", str(home / "a-file" / "c.sqlite")]) == 2
@@ -247,7 +249,7 @@ def test_a_missing_postgres_extra_exits_2_naming_the_extra(
 def test_an_unreachable_model_server_is_named_without_its_credentials(
     search_server, home, monkeypatch, capsys
 ):
-    from cli.main import main
+    from deep_research.cli.main import main
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://alice:pw-77@127.0.0.1:1/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
@@ -259,7 +261,7 @@ def test_an_unreachable_model_server_is_named_without_its_credentials(
 
 
 def test_read_only_commands_never_create_a_store(chat_server, home, capsys):
-    from cli.main import main
+    from deep_research.cli.main import main
 
     store = home / "typo" / "x.sqlite"
     done = cli("threads", "--checkpoint-db", str(store), cwd=home)
@@ -271,7 +273,7 @@ def test_read_only_commands_never_create_a_store(chat_server, home, capsys):
 
 
 def test_threads_limit(chat_server, search_server, home, monkeypatch, capsys):
-    from cli.main import main
+    from deep_research.cli.main import main
 
     monkeypatch.chdir(home)
     for thread in ("one", "two"):
@@ -293,10 +295,10 @@ def test_threads_limit(chat_server, search_server, home, monkeypatch, capsys):
 def test_help_imports_nothing_heavy():
     probe = (
         "import sys\n"
-        "from cli.main import build_parser\n"
+        "from deep_research.cli.main import build_parser\n"
         "build_parser().format_help()\n"
-        "heavy = [m for m in ('langgraph', 'langchain_openai', 'rich', 'graph', 'openai',"
-        " 'evaluation', 'cli.evaluate')"
+        "heavy = [m for m in ('langgraph', 'langchain_openai', 'rich', 'deep_research.graph',"
+        " 'openai', 'deep_research.evaluation', 'deep_research.cli.evaluate')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )
@@ -311,7 +313,7 @@ def test_help_imports_nothing_heavy():
 
 
 def test_every_flag_has_help():
-    from cli.main import build_parser
+    from deep_research.cli.main import build_parser
 
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
@@ -343,8 +345,8 @@ def test_the_approval_prompt_shows_its_keys_on_a_terminal(chat_server, search_se
 
     master, terminal = pty.openpty()
     child = subprocess.Popen(
-        [sys.executable, "-m", "cli", "run", QUESTION, "--approve-plan", "--max-iterations", "1",
-         "--output", "r.md"],
+        [sys.executable, "-m", "deep_research.cli", "run", QUESTION, "--approve-plan",
+         "--max-iterations", "1", "--output", "r.md"],
         cwd=home, stdin=terminal, stderr=terminal, stdout=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "120"},
     )  # fmt: skip
@@ -368,7 +370,7 @@ def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, ho
 
     chat_server.latency = 0.5  # slow enough to be interrupted midway
     child = subprocess.Popen(
-        [sys.executable, "-m", "cli", "run", QUESTION, "--thread-id", "cut"],
+        [sys.executable, "-m", "deep_research.cli", "run", QUESTION, "--thread-id", "cut"],
         cwd=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
@@ -426,7 +428,7 @@ def test_read_only_commands_never_create_postgres_tables(home):
 
 
 def test_eval_takes_the_same_settings_and_refuses_plan_approval(home, monkeypatch, capsys):
-    from cli.main import main
+    from deep_research.cli.main import main
 
     monkeypatch.chdir(home)
     (home / "tasks.jsonl").write_text('{"id": 1, "prompt": "q"}\n')

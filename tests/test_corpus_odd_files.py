@@ -9,9 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from tools.corpus import LocalCorpus
-from tools.corpus.reading import SkippedFile, read_bytes
+from deep_research.tools.corpus import LocalCorpus
+from deep_research.tools.corpus.reading import SkippedFile, read_bytes
 
 
 def test_a_non_utf8_file_name_skips_that_file_only(tmp_path, caplog):

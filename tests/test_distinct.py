@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from domain.distinct import distinct, text_key
-from nodes.planning import distinct_subtasks
-from state import SubTask
+from deep_research.domain.distinct import distinct, text_key
+from deep_research.nodes.planning import distinct_subtasks
+from deep_research.state import SubTask
 
 
 def test_texts_are_the_same_after_normalising_case_space_and_end_punctuation():

@@ -13,11 +13,10 @@ import random
 from pathlib import Path
 
 import pytest
+from deep_research.cli.main import main
+from deep_research.evaluation.bench import criteria_json, prompt_constant, weighted_scores
+from deep_research.evaluation.records import TaskCriteria
 from stand_ins.judge import target_score
-
-from cli.main import main
-from evaluation.bench import criteria_json, prompt_constant, weighted_scores
-from evaluation.records import TaskCriteria
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench"
 SYSTEM = FIXTURE / "data/test_data/cleaned_data/toy-system.jsonl"

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SECRET_JUDGE_KEY, SECRET_MODEL_KEY, SECRET_SEARCH_KEY
+from deep_research import evaluation
+from deep_research.cli.main import main
 from stand_ins.judge import CRITERIA_WEIGHTS, WEIGHTS
 from stand_ins.loopback import Reply
-
-import evaluation
-from cli.main import main
 
 SAMPLES = Path(evaluation.__file__).parent / "samples" / "tasks.jsonl"
 # criterion n scores n and the reference 8 - n (tests/stand_ins/judge.py); by dimension the
@@ -288,8 +287,8 @@ def test_an_eval_folder_refuses_another_task_under_a_known_id(
 def test_the_judge_flags_defaults_are_the_judge_configs():
     """`eval --help` builds its flags without importing the evaluation: its defaults must still
     be the judge's own."""
-    from cli.eval_parser import JUDGE_FLAGS
-    from evaluation.judge import JudgeConfig
+    from deep_research.cli.eval_parser import JUDGE_FLAGS
+    from deep_research.evaluation.judge import JudgeConfig
 
     fields = JudgeConfig.model_fields
     for flag, (kind, default, meaning) in JUDGE_FLAGS.items():

@@ -6,15 +6,14 @@ import asyncio
 
 import pytest
 from conftest import SECRET_JUDGE_KEY
-
-from evaluation.fact import check_citations
-from evaluation.judge import Judge, JudgeConfig, JudgeFailed, judge_endpoint
-from evaluation.race import score_report
-from evaluation.records import TaskCriteria
-from evaluation.tasks import EvalTask
-from settings import Settings
-from state import Source, SourceEvidence, Usage
-from tools.models import PLACEHOLDER_KEY
+from deep_research.evaluation.fact import check_citations
+from deep_research.evaluation.judge import Judge, JudgeConfig, JudgeFailed, judge_endpoint
+from deep_research.evaluation.race import score_report
+from deep_research.evaluation.records import TaskCriteria
+from deep_research.evaluation.tasks import EvalTask
+from deep_research.settings import Settings
+from deep_research.state import Source, SourceEvidence, Usage
+from deep_research.tools.models import PLACEHOLDER_KEY
 
 REPORT = """# Test
 
@@ -161,9 +160,9 @@ def test_fact_reads_whole_pages_once_per_url_and_never_judges_an_unreadable_one(
 ):
     """Fact mode pages: the full page (past PAGE_CHARS), read once for every task through the
     guarded reader; a page that cannot be read is unknown, even though the run kept a snippet."""
-    from evaluation.fact import UNREADABLE
-    from evaluation.pipeline import page_reader
-    from tools.search.pages import PAGE_CHARS
+    from deep_research.evaluation.fact import UNREADABLE
+    from deep_research.evaluation.pipeline import page_reader
+    from deep_research.tools.search.pages import PAGE_CHARS
 
     live_url, long_url = f"{page_server.url}/zstd-article", f"{page_server.url}/long"
     report = "- zstd level 19 compresses logs 11.2x [1].\n- Alpha rose 5% in 2020 [2].\n"
@@ -203,7 +202,7 @@ def test_fact_reads_whole_pages_once_per_url_and_never_judges_an_unreadable_one(
         assert score.mode == "pages" and score.pages_read == 2 and score.pages_unreadable == 1
     assert sorted(page_server.served) == ["/long", "/zstd-article"]  # once, for both tasks
     page = page_server.url + "/long"
-    from tools.search.pages import PageFetcher
+    from deep_research.tools.search.pages import PageFetcher
 
     whole = asyncio.run(PageFetcher(Settings(fetch_private_addresses=True)).whole(page))
     assert len(whole) > PAGE_CHARS and whole.rstrip().endswith("Omega is 77.")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from evaluation.compare import Comparison
-from evaluation.contracts import (
+from deep_research.evaluation.compare import Comparison
+from deep_research.evaluation.contracts import (
     CriterionScore,
     CriterionScores,
     DimensionCriteria,
@@ -13,10 +12,10 @@ from evaluation.contracts import (
     DistinctStatements,
     FactJudgments,
 )
-from evaluation.criteria import combine_weights
-from evaluation.race import clean_article, criteria_block, race_score
-from evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
-from evaluation.summary import summarize
+from deep_research.evaluation.criteria import combine_weights
+from deep_research.evaluation.race import clean_article, criteria_block, race_score
+from deep_research.evaluation.records import FactScore, RaceScore, TaskCriteria, TaskResult
+from deep_research.evaluation.summary import summarize
 
 WEIGHTS = {
     "comprehensiveness": 0.4,
@@ -263,7 +262,7 @@ def test_relative_and_absolute_scores_are_never_averaged_together():
 
 
 def test_paired_difference_per_task():
-    from evaluation.compare import _figures
+    from deep_research.evaluation.compare import _figures
 
     a = [result(1, "en", 0.4, 1, 1), result(2, "zh", 0.5, 3, 1)]
     b = [result(1, "en", 0.5, 2, 0), result(2, "zh", 0.45, 1, 1)]
@@ -283,7 +282,7 @@ def test_paired_difference_per_task():
 
 def test_compare_keeps_relative_and_absolute_differences_apart():
     """+0.05 on a relative task and +3.0 on an absolute one are two rows, never one 1.525."""
-    from evaluation.compare import _figures, markdown
+    from deep_research.evaluation.compare import _figures, markdown
 
     a = [result(1, "en", 0.40, 1, 1), result(2, "en", 5.0, 1, 1, "absolute")]
     b = [result(1, "en", 0.45, 1, 1), result(2, "en", 8.0, 1, 1, "absolute")]
@@ -303,7 +302,7 @@ def test_compare_keeps_relative_and_absolute_differences_apart():
 
 
 def test_compare_names_what_two_folders_disagree_on():
-    from evaluation.compare import mismatches
+    from deep_research.evaluation.compare import mismatches
 
     base = {"judge": {"model": "j"}, "criteria": "c", "references": None, "mode": {"fact": "pages"}}
     assert mismatches(base, dict(base)) == []

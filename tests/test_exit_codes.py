@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cli.exit_codes import BUDGET_BEFORE_REPORT, NO_EVIDENCE, OK, finished_code
-from settings import Settings
-from state import Usage
+from deep_research.cli.exit_codes import BUDGET_BEFORE_REPORT, NO_EVIDENCE, OK, finished_code
+from deep_research.settings import Settings
+from deep_research.state import Usage
 
 
 def test_a_run_with_evidence_exits_0_even_when_no_citation_survived():

@@ -17,14 +17,13 @@ import docx
 import pypdf
 import pytest
 from bs4 import BeautifulSoup
+from deep_research.cli.main import main
+from deep_research.export.document import build_document
+from deep_research.export.formats import Rendering
+from deep_research.export.html_page import render_html
+from deep_research.export.pdf import PdfRendererMissing, check_pdf_renderer
+from deep_research.export.word import render_docx
 from report_sample import HOSTILE_TITLE, QUESTION, sample_facts, sample_output
-
-from cli.main import main
-from export.document import build_document
-from export.formats import Rendering
-from export.html_page import render_html
-from export.pdf import PdfRendererMissing, check_pdf_renderer
-from export.word import render_docx
 
 
 def needs_pdf() -> None:
@@ -256,7 +255,7 @@ def dlopen(self, name, *args, **kwargs):  # the system without Pango: the librar
         raise OSError(f"cannot load library {name!r}")
     return real(self, name, *args, **kwargs)
 cffi.api.FFI.dlopen = dlopen
-from export.pdf import PdfRendererMissing, check_pdf_renderer
+from deep_research.export.pdf import PdfRendererMissing, check_pdf_renderer
 try:
     check_pdf_renderer()
 except PdfRendererMissing as error:

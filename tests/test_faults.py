@@ -7,10 +7,9 @@ import json
 import time
 
 import pytest
+from deep_research.graph import graph
+from deep_research.nodes.prompts import UNTRUSTED
 from stand_ins.faults import Faults
-
-from graph import graph
-from nodes.prompts import UNTRUSTED
 
 ROUNDS = {"max_iterations": 2, "min_iterations": 2}
 
@@ -88,7 +87,7 @@ def test_a_page_that_gives_orders_stays_data(chat_server, search_server):
 
 
 def test_fence_tags_in_page_text_are_defused_in_any_spelling():
-    from domain.fences import data_section
+    from deep_research.domain.fences import data_section
 
     fenced = data_section("a </DATA> b < / data > c <data foo='x'> d")
     assert fenced.count("</data>") == 1 and fenced.count("<data>") == 1  # only our own tags

@@ -9,16 +9,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+import deep_research.nodes.planning as planning
 import pytest
-
-import nodes.planning as planning
-from cli.bad_input import BadInput
-from cli.progress import describe
-from cli.setting_sources import add_setting_flags, resolve_settings
-from settings import Settings, guards_restored
-from state import SubTask, TaskPlan, Usage
-from tools.events import GuardLowered
-from tools.run_resources import LiveRuns
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.progress import describe
+from deep_research.cli.setting_sources import add_setting_flags, resolve_settings
+from deep_research.settings import Settings, guards_restored
+from deep_research.state import SubTask, TaskPlan, Usage
+from deep_research.tools.events import GuardLowered
+from deep_research.tools.run_resources import LiveRuns
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -66,7 +65,7 @@ def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
     import json
     from pathlib import Path
 
-    from graph.research import graph, served
+    from deep_research.graph.research import graph, served
 
     assert served.builder.nodes["decompose"].runnable.name == "decompose_for_remote_callers"
     assert graph.builder.nodes["decompose"].runnable.name == "decompose"

@@ -10,17 +10,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from deep_research.domain.addresses import keep_known_addresses
+from deep_research.domain.citations import clean_citations, evidence_table, sources_section
+from deep_research.domain.plain_text import one_line
+from deep_research.nodes.writing import finalize
+from deep_research.settings import Settings
+from deep_research.state import CitationCheck, Finding, Source, SourceEvidence, WorkerResult
+from deep_research.tools.run_resources import LiveRuns
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
-
-from domain.addresses import keep_known_addresses
-from domain.citations import clean_citations, evidence_table, sources_section
-from domain.plain_text import one_line
-from nodes.writing import finalize
-from settings import Settings
-from state import CitationCheck, Finding, Source, SourceEvidence, WorkerResult
-from tools.run_resources import LiveRuns
 
 HOSTILE_TITLE = (
     "[Download installer](javascript:alert(1)) <img src=x onerror=alert(1)>\n\n"
@@ -183,7 +182,7 @@ def test_the_cli_report_from_a_hostile_search_and_an_obeying_writer(
 ):
     """End to end: the real CLI, the real Tavily client, a search whose titles are hostile and
     a writer that copies each title it was shown and links it, plus every link form of item 2."""
-    from cli.main import main
+    from deep_research.cli.main import main
 
     monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
     monkeypatch.chdir(tmp_path)

@@ -1,8 +1,12 @@
 """Real-world model replies in, JSON values out: fences, tool calls, reasoning, broken JSON."""
 
 import pytest
-
-from domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
+from deep_research.domain.json_reply import (
+    ReplyNotJSON,
+    extract_json,
+    strip_reasoning,
+    unwrap_single_key,
+)
 
 PLAN = {"query_type": "breadth_first", "subtasks": [{"id": 1, "description": "x"}]}
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from deep_research.domain.language import WORDS, detect_language, run_language, words_for
+from deep_research.nodes import prompts
+from deep_research.nodes.writing import limitations, no_evidence_report, plain_error
+from deep_research.settings import Settings
+from deep_research.state import WorkerResult
 from pydantic import ValidationError
-
-from domain.language import WORDS, detect_language, run_language, words_for
-from nodes import prompts
-from nodes.writing import limitations, no_evidence_report, plain_error
-from settings import Settings
-from state import WorkerResult
 
 
 @pytest.mark.parametrize(

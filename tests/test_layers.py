@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "deep_research"  # the one name the project installs; the repository root is it
 LAYERS = [  # lowest first; a module may import its own layer and the ones before it
     {"settings"},
     {"state"},
@@ -32,14 +33,23 @@ ABOVE["evaluation"] = {"cli", "server"}  # the eval command is in the CLI; never
 ABOVE["export"] = {"tools"}  # rendering a finished report needs no outside world
 
 
+def _part(module: str) -> str:
+    """The project part a module path names (`deep_research.tools.x` -> `tools`), or the top
+    package of anything else (`langgraph.types` -> `langgraph`)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == PACKAGE and len(parts) > 1 else parts[0]
+
+
 def imported_packages(path: Path) -> set[str]:
-    """The top-level packages a module imports anywhere in its body."""
+    """The parts and outside packages a module imports anywhere in its body."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
+            names |= {_part(alias.name) for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
+            names.add(_part(node.module))
+            if node.module == PACKAGE:  # `from deep_research import settings`
+                names |= {alias.name for alias in node.names}
     return names
 
 
@@ -49,11 +59,28 @@ def files_of(name: str) -> list[Path]:
     return [module] if module.exists() else sorted((ROOT / name).rglob("*.py"))
 
 
-def test_every_installed_top_level_name_has_a_layer():
+def installed_packages() -> list[str]:
+    """The packages pyproject.toml installs, all under the one `deep_research` name."""
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
-    installed = {p.split(".")[0] for p in tool["setuptools"]["packages"]}
-    installed |= set(tool["setuptools"]["py-modules"])
-    assert installed == PROJECT
+    assert tool["setuptools"]["package-dir"] == {PACKAGE: "."}
+    return tool["setuptools"]["packages"]
+
+
+def test_every_installed_part_has_a_layer():
+    packages = installed_packages()
+    assert all(p == PACKAGE or p.startswith(f"{PACKAGE}.") for p in packages)
+    parts = {p.split(".")[1] for p in packages if p != PACKAGE}
+    modules = {p.stem for p in ROOT.glob("*.py") if p.stem != "__init__"}
+    assert parts | modules == PROJECT
+
+
+def test_every_folder_with_code_is_installed():
+    folders = {
+        ".".join([PACKAGE, *init.parent.relative_to(ROOT).parts])
+        for part in PROJECT
+        for init in (ROOT / part).rglob("__init__.py")
+    }
+    assert folders | {PACKAGE} == set(installed_packages())
 
 
 @pytest.mark.parametrize("name", sorted(PROJECT))

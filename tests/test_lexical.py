@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 from citation_pairs import PAIRS, SOURCES
-
-from domain.lexical import best_quote, close_match, has_cue, lexical_verdict, support_score
-from domain.statements import cited_statements
+from deep_research.domain.lexical import (
+    best_quote,
+    close_match,
+    has_cue,
+    lexical_verdict,
+    support_score,
+)
+from deep_research.domain.statements import cited_statements
 
 
 def statements(report):

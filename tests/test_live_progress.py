@@ -6,11 +6,9 @@ import io
 import json
 
 import pytest
-from rich.console import Console
-
-from cli.live import LiveProgress, ProgressModel, render
-from cli.summary import RunSummary, render_summary, summary_lines
-from tools.events import (
+from deep_research.cli.live import LiveProgress, ProgressModel, render
+from deep_research.cli.summary import RunSummary, render_summary, summary_lines
+from deep_research.tools.events import (
     CitationsChecked,
     GapsAnalyzed,
     PlanMade,
@@ -23,6 +21,7 @@ from tools.events import (
     emit,
     parse_event,
 )
+from rich.console import Console
 
 SUBTASKS = [
     PlannedSubtask(id=1, description="History of solid-state batteries", complexity="simple"),
@@ -253,7 +252,7 @@ def test_the_citation_check_gets_its_line() -> None:
 
 
 def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
-    from cli.progress import describe
+    from deep_research.cli.progress import describe
 
     event = parse_event(
         {

@@ -12,16 +12,15 @@ import asyncio
 import json
 
 import pytest
+from deep_research.domain.fences import data_section
+from deep_research.graph import graph
+from deep_research.settings import Settings
+from deep_research.tools.capabilities import CapabilityMemory
+from deep_research.tools.context_window import ContextWindows
+from deep_research.tools.endpoint_limits import Gates
+from deep_research.tools.model_client import ModelClient
+from deep_research.tools.structured import ask, write_raw
 from langchain_core.messages import HumanMessage, SystemMessage
-
-from domain.fences import data_section
-from graph import graph
-from settings import Settings
-from tools.capabilities import CapabilityMemory
-from tools.context_window import ContextWindows
-from tools.endpoint_limits import Gates
-from tools.model_client import ModelClient
-from tools.structured import ask, write_raw
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
 LLAMA_CPP_PYTHON_500 = (
@@ -212,7 +211,7 @@ def test_a_password_in_the_base_url_never_reaches_the_capability_file(tmp_path):
 
 
 def test_structured_replies_stream_and_count_usage(chat_server):
-    from state import GapCheck
+    from deep_research.state import GapCheck
 
     async def go():
         run = ModelClient(Settings())
@@ -246,14 +245,14 @@ def test_the_servers_context_window_bounds_every_prompt(chat_server, search_serv
 
 def test_ollama_without_num_ctx_is_taken_at_its_default_window(chat_server, search_server):
     chat_server.info_paths["/api/show"] = {"model_info": {"gemma3.context_length": 32_768}}
-    from tools.context_window import OLLAMA_DEFAULT_CONTEXT, fitted_to_server
+    from deep_research.tools.context_window import OLLAMA_DEFAULT_CONTEXT, fitted_to_server
 
     settings, window = asyncio.run(fitted_to_server(Settings(), ContextWindows(), Gates()))
     assert window == OLLAMA_DEFAULT_CONTEXT == settings.max_context_tokens
 
 
 def test_a_server_that_tells_nothing_leaves_the_setting_alone(chat_server):
-    from tools.context_window import fitted_to_server
+    from deep_research.tools.context_window import fitted_to_server
 
     asked = fitted_to_server(Settings(max_context_tokens=50_000), ContextWindows(), Gates())
     settings, window = asyncio.run(asked)
@@ -261,7 +260,7 @@ def test_a_server_that_tells_nothing_leaves_the_setting_alone(chat_server):
 
 
 def test_the_local_profile_fills_only_what_was_not_given():
-    from tools.local_profile import is_loopback
+    from deep_research.tools.local_profile import is_loopback
 
     profiled = Settings(local_model=True, max_workers=5)
     assert profiled.max_concurrent_model_calls == 1 and profiled.max_workers == 5
@@ -334,7 +333,7 @@ def test_a_score_out_of_range_or_at_odds_with_its_dimensions_is_reasked(
 
 
 def test_the_schema_the_model_sees_bounds_every_score():
-    from state import QualityAssessment
+    from deep_research.state import QualityAssessment
 
     schema = QualityAssessment.model_json_schema()
     assert schema["properties"]["score"] == {
@@ -368,7 +367,7 @@ def test_a_report_that_echoes_the_prompt_is_reasked_then_replaced_by_an_honest_n
 
 
 def test_a_looping_report_is_caught():
-    from domain.degenerate import prose_problem
+    from deep_research.domain.degenerate import prose_problem
 
     looped = "# zstd\n\n" + "zstd(1): Options — compress the file at level 19.\n" * 30
     assert "repeats one line" in prose_problem(looped, "stop", [HumanMessage("Question: zstd?")])
@@ -379,11 +378,10 @@ def test_a_looping_report_is_caught():
 
 
 def test_the_views_show_the_method_a_long_call_and_its_retries():
+    from deep_research.cli.live import ProgressModel, render
+    from deep_research.cli.progress import describe
+    from deep_research.tools.events import parse_event
     from rich.console import Console
-
-    from cli.live import ProgressModel, render
-    from cli.progress import describe
-    from tools.events import parse_event
 
     wire = [
         {

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from deep_research.cli.main import main
 from stand_ins.documents import make_pdf
-
-from cli.main import main
 
 
 @pytest.fixture

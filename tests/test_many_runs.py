@@ -10,11 +10,10 @@ from collections import Counter
 
 import pytest
 from checkpoint_probe import saved_writes, wait_until
+from deep_research.graph import build_graph
+from deep_research.state import SubTask, Usage
+from deep_research.tools.run_resources import LiveRuns
 from stand_ins.loopback import Reply
-
-from graph import build_graph
-from state import SubTask, Usage
-from tools.run_resources import LiveRuns
 
 QUESTION = "Topic {:02d}: how do log archivers compare"
 
@@ -97,7 +96,7 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
             "round": 1,
             "subtask": SubTask(id=1, description="a", search_queries=["a"], complexity="simple"),
         }
-        from settings import Settings
+        from deep_research.settings import Settings
 
         worker["settings"] = Settings(max_search_calls=5)
         runs = LiveRuns()
@@ -153,7 +152,7 @@ def test_a_429_with_retry_after_pauses_the_whole_endpoint(
 
 
 def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported():
-    from tools.endpoint_limits import Gates, Limits
+    from deep_research.tools.endpoint_limits import Gates, Limits
 
     async def scenario():
         gate = Gates().get("test:tpm", Limits(max_in_flight=4, tokens_per_minute=1000))
@@ -172,7 +171,7 @@ def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported(
 
 START_IN_A_SUBPROCESS = """
 import asyncio, json, sys
-from cli.runner import execute
+from deep_research.cli.runner import execute
 
 class Quiet:
     def event(self, event): pass
@@ -217,7 +216,7 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     import threading
     from pathlib import Path
 
-    from cli.runner import execute
+    from deep_research.cli.runner import execute
 
     hold, held = threading.Event(), threading.Event()
     chat_server.brain.subtasks = 4
@@ -287,14 +286,13 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
 )
 def test_retry_after_is_read_as_the_openai_sdk_reads_it(headers, seconds):
     import httpx
-
-    from tools.endpoint_limits import retry_after_seconds
+    from deep_research.tools.endpoint_limits import retry_after_seconds
 
     assert retry_after_seconds(httpx.Headers(headers)) == pytest.approx(seconds)
 
 
 def test_a_bad_limit_in_the_environment_names_the_variable(monkeypatch):
-    from tools.endpoint_limits import BadLimit, Limits
+    from deep_research.tools.endpoint_limits import BadLimit, Limits
 
     monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "lots")
     with pytest.raises(BadLimit, match="DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE='lots'"):
@@ -308,8 +306,8 @@ def test_process_wide_limits_have_names_no_setting_can_take_and_old_names_still_
     monkeypatch,
 ):
     """`DEEP_RESEARCH_<SETTING>` sets one run; `DEEP_RESEARCH_ENDPOINT_<LIMIT>` the process."""
-    from settings import Settings
-    from tools.endpoint_limits import PREFIX, VARIABLES, Limits
+    from deep_research.settings import Settings
+    from deep_research.tools.endpoint_limits import PREFIX, VARIABLES, Limits
 
     assert not [name for name in Settings.model_fields if name.startswith("endpoint_")]
     assert all(name.startswith(PREFIX) for name, _ in VARIABLES.values())

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from domain.markup import (
+from deep_research.domain.markup import (
     blocks,
     body_end,
     code_spans,

@@ -40,7 +40,7 @@ def stdio(store: str, *flags: str) -> StdioServerParameters:
     """`deep-research mcp` as a desktop client spawns it."""
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "cli", "mcp", *flags],
+        args=["-m", "deep_research.cli", "mcp", *flags],
         env=server_env(store),
         cwd=str(ROOT),
     )
@@ -58,7 +58,15 @@ def http_server(store: str, log: Path, *flags: str, **env: str):
     port = free_port()
     with log.open("ab") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "mcp", "--http", f"127.0.0.1:{port}", *flags],
+            [
+                sys.executable,
+                "-m",
+                "deep_research.cli",
+                "mcp",
+                "--http",
+                f"127.0.0.1:{port}",
+                *flags,
+            ],
             cwd=ROOT,
             env={**server_env(store), **env},
             stdout=sink,
@@ -159,7 +167,15 @@ def test_stdio_start_progress_result_resource_errors_and_history(
     assert started["run_id"] in {row["run_id"] for row in listed["result"]}
 
     history = subprocess.run(
-        [sys.executable, "-m", "cli", "history", started["run_id"], "--checkpoint-db", store],
+        [
+            sys.executable,
+            "-m",
+            "deep_research.cli",
+            "history",
+            started["run_id"],
+            "--checkpoint-db",
+            store,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -289,7 +305,7 @@ def test_the_documented_desktop_config_starts_a_working_server(
 
 
 def test_without_the_mcp_extra_the_command_says_how_to_install_it(monkeypatch, capsys):
-    from cli.main import main
+    from deep_research.cli.main import main
 
     for name in ("mcp", "mcp.server", "mcp.server.mcpserver"):
         monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed

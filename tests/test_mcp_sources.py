@@ -105,7 +105,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
         out = tmp_path / "out.json"
         ran = subprocess.run(
             [
-                *(sys.executable, "-m", "cli", "run", "Compare zstd and xz"),
+                *(sys.executable, "-m", "deep_research.cli", "run", "Compare zstd and xz"),
                 *("--mcp-config", str(config_file), "--json", str(out)),
                 *("--max-iterations", "1", "--min-iterations", "1", "--max-workers", "1"),
                 *("--checkpoint-db", str(tmp_path / "runs.sqlite"), "--set", "search_timeout=10"),
@@ -142,7 +142,7 @@ def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server,
     config_file.write_text(json.dumps({"mcpServers": {"wiki": {"allowedTools": ["x"]}}}))
     ran = subprocess.run(
         [
-            *(sys.executable, "-m", "cli", "run", "Compare zstd and xz"),
+            *(sys.executable, "-m", "deep_research.cli", "run", "Compare zstd and xz"),
             *("--mcp-config", str(config_file), "--checkpoint-db", str(tmp_path / "r.sqlite")),
         ],
         cwd=ROOT,
@@ -160,8 +160,8 @@ def test_a_dropped_tool_search_closes_its_servers(tmp_path):
     import gc
     import weakref
 
-    from tools.mcp_config import McpSources
-    from tools.search.tool_sources import ToolSearch
+    from deep_research.tools.mcp_config import McpSources
+    from deep_research.tools.search.tool_sources import ToolSearch
 
     log = tmp_path / "wiki.log"
     sources = McpSources.model_validate(

@@ -7,9 +7,8 @@ import re
 from types import SimpleNamespace
 
 import pytest
-
-from tools.mcp_config import McpConfigError, read_mcp_config
-from tools.search.tool_sources import (
+from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
+from deep_research.tools.search.tool_sources import (
     MAX_TOOL_TEXT,
     answer_text,
     answer_url,

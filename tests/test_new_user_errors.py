@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
+from deep_research.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Compare zstd and xz"
@@ -199,7 +198,7 @@ def test_an_unusable_edit_is_explained_without_a_library_link(
 
 def test_ctrl_c_at_the_approval_question_exits_130_at_once(chat_server, search_server, home):
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "cli", "run", QUESTION, "--approve-plan"]
+    command = [sys.executable, "-m", "deep_research.cli", "run", QUESTION, "--approve-plan"]
     with subprocess.Popen(
         command, cwd=home, env=environ, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:  # stdin stays open: nobody ever presses Enter
@@ -230,15 +229,15 @@ def test_an_unreachable_duckduckgo_exits_2_before_the_planner_is_paid(
 
 
 def test_a_reachable_duckduckgo_passes_the_probe_with_nothing_searched(duckduckgo_server):
-    from cli.preflight import check_reachable
+    from deep_research.cli.preflight import check_reachable
 
     check_reachable("duckduckgo", duckduckgo_server.url)
     assert duckduckgo_server.requests == []  # a connection only: no search, no rate limit
 
 
 def test_the_probe_is_bounded_even_when_the_name_lookup_hangs(monkeypatch):
-    from cli.bad_input import BadInput
-    from cli.preflight import check_reachable
+    from deep_research.cli.bad_input import BadInput
+    from deep_research.cli.preflight import check_reachable
 
     release = threading.Event()
 
@@ -282,10 +281,10 @@ def test_the_projects_other_variables_are_not_mistaken_for_typos(home, monkeypat
 
 def test_eval_help_imports_nothing_heavy():
     code = (
-        "import sys\nfrom cli.main import main\n"
+        "import sys\nfrom deep_research.cli.main import main\n"
         "try:\n    main(['eval', '--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('langchain_core', 'langgraph', 'openai', 'evaluation', 'graph', 'nodes'))\n"
+        "heavy = sorted(m for m in sys.modules if m.removeprefix('deep_research.').split('.')[0]"
+        " in ('langchain_core', 'langgraph', 'openai', 'evaluation', 'graph', 'nodes'))\n"
         "print('HEAVY', heavy)\n"
     )
     done = subprocess.run(
@@ -295,8 +294,8 @@ def test_eval_help_imports_nothing_heavy():
 
 
 def test_the_eval_help_names_the_variable_the_judge_reads():
-    from cli.eval_parser import JUDGE_MODEL_VARIABLE as shown
-    from evaluation.judge import JUDGE_MODEL_VARIABLE as read
+    from deep_research.cli.eval_parser import JUDGE_MODEL_VARIABLE as shown
+    from deep_research.evaluation.judge import JUDGE_MODEL_VARIABLE as read
 
     assert shown == read
 
@@ -305,9 +304,9 @@ def test_the_eval_help_names_the_variable_the_judge_reads():
 
 
 def test_an_eval_folder_started_with_other_settings_names_the_one_that_differs(tmp_path):
-    from evaluation.layout import EvalDir
-    from evaluation.pipeline import ManifestMismatch, open_manifest
-    from settings import Settings
+    from deep_research.evaluation.layout import EvalDir
+    from deep_research.evaluation.pipeline import ManifestMismatch, open_manifest
+    from deep_research.settings import Settings
 
     layout = EvalDir(tmp_path / "out")
     tasks = tmp_path / "tasks.jsonl"
@@ -329,9 +328,9 @@ def test_an_eval_folder_started_with_other_settings_names_the_one_that_differs(t
 
 
 def test_scores_are_whole_numbers_and_one_round_is_singular():
-    from cli.progress import describe
-    from cli.summary import score_text
-    from tools.events import parse_event
+    from deep_research.cli.progress import describe
+    from deep_research.cli.summary import score_text
+    from deep_research.tools.events import parse_event
 
     assert score_text(86.858) == "87/100"
     quality = parse_event({"event": "quality", "round": 1, "score": 86.858, "issues": []})
@@ -351,10 +350,9 @@ def test_scores_are_whole_numbers_and_one_round_is_singular():
 
 
 def test_the_live_view_says_one_round(capsys):
+    from deep_research.cli.live import ProgressModel, render
+    from deep_research.tools.events import RunDone
     from rich.console import Console
-
-    from cli.live import ProgressModel, render
-    from tools.events import RunDone
 
     model = ProgressModel()
     model.apply(RunDone(rounds=1, stop_reason="max_iterations", sources=2))

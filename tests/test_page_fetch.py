@@ -7,12 +7,11 @@ import ipaddress
 
 import httpcore
 import pytest
-
-from settings import Settings
-from state import SearchHit
-from tools.search import guard
-from tools.search.guard import FetchRefused, refusal
-from tools.search.pages import PAGE_CHARS, PageFetcher, WholePages, best_passages
+from deep_research.settings import Settings
+from deep_research.state import SearchHit
+from deep_research.tools.search import guard
+from deep_research.tools.search.guard import FetchRefused, refusal
+from deep_research.tools.search.pages import PAGE_CHARS, PageFetcher, WholePages, best_passages
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
-from domain.budgets import budget_for, budget_spent, queries_left
-from nodes.planning import BadQuestion, clean_question, shape_plan
-from nodes.reviewing import shape_supplementary
-from nodes.worker_steps import fresh_queries, rank_hits
-from settings import Settings
-from state import SearchHit, SubTask, TaskPlan
+from deep_research.domain.budgets import budget_for, budget_spent, queries_left
+from deep_research.nodes.planning import BadQuestion, clean_question, shape_plan
+from deep_research.nodes.reviewing import shape_supplementary
+from deep_research.nodes.worker_steps import fresh_queries, rank_hits
+from deep_research.settings import Settings
+from deep_research.state import SearchHit, SubTask, TaskPlan
 
 
 def task(description, **fields):
@@ -150,7 +149,7 @@ def test_supplementary_tasks_are_new_capped_and_numbered_after_the_plan():
 def test_the_search_cache_sends_a_query_once_even_when_asked_at_the_same_moment():
     import asyncio
 
-    from tools.search_cache import SearchCache, SharedSearchFailure
+    from deep_research.tools.search_cache import SearchCache, SharedSearchFailure
 
     class SlowBackend:
         def __init__(self):

@@ -8,10 +8,9 @@ import os
 import re
 
 import pytest
-
-from cli.main import main
-from domain.fences import data_section
-from graph import graph
+from deep_research.cli.main import main
+from deep_research.domain.fences import data_section
+from deep_research.graph import graph
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The README and docs/ as a contract: short enough to walk, links that lead somewhere, the code
-they show runs as pasted, and what they generate from the code (`python -m graph.docs`) current."""
+they show runs as pasted, and what they generate from the code current
+(`python -m deep_research.graph.docs`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
-
-from cli import exit_codes
-from cli.setting_sources import FLAGS
-from graph.docs import DOCS, GENERATED, README, ROOT, render
-from settings import Settings
+from deep_research.cli import exit_codes
+from deep_research.cli.setting_sources import FLAGS
+from deep_research.graph.docs import DOCS, GENERATED, README, ROOT, render
+from deep_research.settings import Settings
 
 README_LINES = 250
 PAGES = [README, *sorted(DOCS.glob("*.md"))]
@@ -49,7 +49,9 @@ def test_generated_sections_are_current():
     for name, page in GENERATED.items():
         content = text(page)
         assert f"<!-- {name}:start -->" in content, f"{page.name} lost its {name} section"
-        assert render(content) == content, f"{page.name} is out of date: run python -m graph.docs"
+        assert render(content) == content, (
+            f"{page.name} is out of date: run python -m deep_research.graph.docs"
+        )
     assert "`max_workers` | 6 |" in text(GENERATED["settings"])
 
 

@@ -6,9 +6,8 @@ import asyncio
 import re
 
 import pytest
-
-from graph import build_graph, graph
-from state import ResearchOutput
+from deep_research.graph import build_graph, graph
+from deep_research.state import ResearchOutput
 
 FAST = {"model_retries": 0, "search_retries": 0}
 

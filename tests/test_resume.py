@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 from checkpoint_probe import saved_writes, wait_until
+from deep_research.tools.checkpoints import open_checkpointer
 from stand_ins.loopback import Reply
-
-from tools.checkpoints import open_checkpointer
 
 ROOT = Path(__file__).resolve().parents[1]
 POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
@@ -56,7 +55,7 @@ def body_key(request):
 
 
 def cli(*args, env):
-    return [sys.executable, "-m", "cli", *args], {"cwd": ROOT, "env": env}
+    return [sys.executable, "-m", "deep_research.cli", *args], {"cwd": ROOT, "env": env}
 
 
 def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
@@ -134,8 +133,8 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
 def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
     chat_server, search_server, checkpoint_db, monkeypatch
 ):
-    import graph.worker as worker_module
-    from graph import build_graph
+    import deep_research.graph.worker as worker_module
+    from deep_research.graph import build_graph
 
     real_decide = worker_module.decide
     failures = {"left": 1}

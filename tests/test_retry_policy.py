@@ -7,11 +7,10 @@ import httpx
 import openai
 import pytest
 from ddgs.exceptions import DDGSException
-
-from tools.retry_policy import is_transient, retry_after, retry_delay
-from tools.search.base import SearchKeyRejected, SearchRateLimited
-from tools.search.duckduckgo import DuckDuckGoUnavailable
-from tools.streaming import EmptyStream
+from deep_research.tools.retry_policy import is_transient, retry_after, retry_delay
+from deep_research.tools.search.base import SearchKeyRejected, SearchRateLimited
+from deep_research.tools.search.duckduckgo import DuckDuckGoUnavailable
+from deep_research.tools.streaming import EmptyStream
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from domain.stop_rules import plateaued, stop_reason
-from graph.routes import (
+from deep_research.domain.stop_rules import plateaued, stop_reason
+from deep_research.graph.routes import (
     dispatch_research,
     dispatch_supplementary,
     route_after_act,
@@ -13,8 +12,8 @@ from graph.routes import (
     route_after_quality,
     route_after_synthesis,
 )
-from settings import Settings
-from state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
+from deep_research.settings import Settings
+from deep_research.state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
 
 
 def task(description, **fields):

@@ -8,17 +8,16 @@ import base64
 import httpx
 import pytest
 from ddgs.exceptions import DDGSException
+from deep_research.cli.main import build_parser
+from deep_research.settings import SEARCH_BACKENDS, WEB_PROVIDERS, Settings, detected_web_provider
+from deep_research.tools.models import MissingCredentials
+from deep_research.tools.search import SEARCH_ERRORS, SearchKeyRejected, SearchProviderError
+from deep_research.tools.search.base import SearchRateLimited
+from deep_research.tools.search.bocha import BochaSearch
+from deep_research.tools.search.duckduckgo import IN_FLIGHT, DuckDuckGoSearch
+from deep_research.tools.search.factory import PROVIDERS, search_backend, web_provider
+from deep_research.tools.search.searxng import SearxngSearch, probe_searxng
 from stand_ins.loopback import Reply
-
-from cli.main import build_parser
-from settings import SEARCH_BACKENDS, WEB_PROVIDERS, Settings, detected_web_provider
-from tools.models import MissingCredentials
-from tools.search import SEARCH_ERRORS, SearchKeyRejected, SearchProviderError
-from tools.search.base import SearchRateLimited
-from tools.search.bocha import BochaSearch
-from tools.search.duckduckgo import IN_FLIGHT, DuckDuckGoSearch
-from tools.search.factory import PROVIDERS, search_backend, web_provider
-from tools.search.searxng import SearxngSearch, probe_searxng
 
 
 def settings(**values) -> Settings:
@@ -32,7 +31,7 @@ def search(backend, query="zstd levels", n=5):
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
     """Retries without the real backoff's seconds of sleep."""
-    monkeypatch.setattr("tools.retry_policy.backoff", lambda attempt: 0.01)
+    monkeypatch.setattr("deep_research.tools.retry_policy.backoff", lambda attempt: 0.01)
 
 
 # Bocha

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from tools.secrets import mask_url_passwords, redact
+from deep_research.tools.secrets import mask_url_passwords, redact
 
 
 @pytest.mark.parametrize(

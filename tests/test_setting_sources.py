@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 import pytest
-
-from cli.bad_input import BadInput
-from cli.setting_sources import add_setting_flags, parse_value, resolve_settings
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.setting_sources import add_setting_flags, parse_value, resolve_settings
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -89,7 +88,7 @@ def test_the_old_name_of_a_setting_still_works_and_says_the_new_one(
 
 
 def test_the_old_name_from_python_too_and_never_both():
-    from settings import Settings
+    from deep_research.settings import Settings
 
     with pytest.warns(FutureWarning, match="request_timeout: write search_timeout"):
         assert Settings(request_timeout=7).search_timeout == 7
@@ -98,7 +97,7 @@ def test_the_old_name_from_python_too_and_never_both():
 
 
 def test_the_validators_say_what_they_check():
-    from settings import Settings
+    from deep_research.settings import Settings
 
     checks = {
         name: validator.func.__doc__
@@ -118,7 +117,7 @@ def test_the_validators_say_what_they_check():
 
 
 def test_config_shows_the_limits_every_run_of_the_process_shares(tmp_path, monkeypatch):
-    from cli.config_view import config_lines
+    from deep_research.cli.config_view import config_lines
 
     for name in ("DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE", "DEEP_RESEARCH_MODEL_TPM"):
         monkeypatch.delenv(name, raising=False)
@@ -139,7 +138,7 @@ def test_config_shows_the_limits_every_run_of_the_process_shares(tmp_path, monke
 
 def test_every_endpoint_limit_variable_is_known_to_the_typo_check():
     """A process-wide limit's variable (new name or old) is never taken for a mistyped setting."""
-    from cli.setting_sources import OTHER_VARIABLES
-    from tools.endpoint_limits import VARIABLES
+    from deep_research.cli.setting_sources import OTHER_VARIABLES
+    from deep_research.tools.endpoint_limits import VARIABLES
 
     assert {name for pair in VARIABLES.values() for name in pair} <= OTHER_VARIABLES

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from domain.citations import clean_citations, renumber, sources_section
-from domain.sources import SourceRegistry
-from state import Finding, Source, SourceEvidence, WorkerResult
+from deep_research.domain.citations import clean_citations, renumber, sources_section
+from deep_research.domain.sources import SourceRegistry
+from deep_research.state import Finding, Source, SourceEvidence, WorkerResult
 
 
 def result(subtask_id, urls, round_=1, cites=None):

@@ -14,13 +14,9 @@ import json
 import typing
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
-from pydantic import BaseModel
-
-from domain.degenerate import field_problem, prose_problem
-from evaluation import prompts as judge_prompts
-from evaluation.contracts import (
+from deep_research.domain.degenerate import field_problem, prose_problem
+from deep_research.evaluation import prompts as judge_prompts
+from deep_research.evaluation.contracts import (
     DIMENSIONS,
     CriterionScores,
     DimensionCriteria,
@@ -28,12 +24,12 @@ from evaluation.contracts import (
     DistinctStatements,
     FactJudgments,
 )
-from nodes import prompts
-from nodes.planning import shape_plan
-from nodes.worker_steps import report_findings
-from nodes.writing import refine_report, synthesize
-from settings import Settings
-from state import (
+from deep_research.nodes import prompts
+from deep_research.nodes.planning import shape_plan
+from deep_research.nodes.worker_steps import report_findings
+from deep_research.nodes.writing import refine_report, synthesize
+from deep_research.settings import Settings
+from deep_research.state import (
     Budget,
     GapAnalysis,
     GapCheck,
@@ -47,8 +43,11 @@ from state import (
     WorkerFindings,
     WorkerResult,
 )
-from tools.run_resources import LiveRuns
-from tools.structured import ask, json_schema
+from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.structured import ask, json_schema
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from pydantic import BaseModel
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake", structured_retries=1)
 QUESTION = "How does zstd compare with xz for compressing large log archives?"

@@ -14,8 +14,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from tools.endpoint_limits import endpoint_id
-from tools.secrets import mask_url_passwords
+from deep_research.tools.endpoint_limits import endpoint_id
+from deep_research.tools.secrets import mask_url_passwords
 
 METHODS = ("json_schema", "json_object", "tool_calling", "prompt")  # strongest first
 

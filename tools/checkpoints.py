@@ -14,12 +14,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import platformdirs
+from deep_research import state
+from deep_research.settings import ModelPrice, Settings
+from deep_research.tools.secrets import mask_url_passwords
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-import state
-from settings import ModelPrice, Settings
-from tools.secrets import mask_url_passwords
 
 CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
 STATE_TYPES = (

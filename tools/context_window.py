@@ -19,11 +19,10 @@ from __future__ import annotations
 import re
 
 import httpx
-
-from settings import ROLES, Settings
-from tools.bounded_http import bounded_request
-from tools.endpoint_limits import Gates, endpoint_id
-from tools.model_names import openai_api_key, openai_base_url, uses_openai_endpoint
+from deep_research.settings import ROLES, Settings
+from deep_research.tools.bounded_http import bounded_request
+from deep_research.tools.endpoint_limits import Gates, endpoint_id
+from deep_research.tools.model_names import openai_api_key, openai_base_url, uses_openai_endpoint
 
 PROBE_TIMEOUT = 3.0  # seconds per probe; a server that does not answer quickly tells nothing
 OLLAMA_DEFAULT_CONTEXT = 4_096

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 
 import httpx
 from aiolimiter import AsyncLimiter
-
-from tools.retry_policy import retry_after
+from deep_research.tools.retry_policy import retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"  # where the OpenAI SDK goes without a base URL
 DEFAULT_CONCURRENCY = 32  # requests in flight per endpoint when the environment says nothing

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from settings import LOCAL_PROFILE, Settings
+from deep_research.settings import LOCAL_PROFILE, Settings
 
 
 def is_loopback(base_url: str | None) -> bool:

@@ -10,11 +10,11 @@ import hashlib
 from itertools import zip_longest
 from pathlib import Path
 
-from domain.sources import normalize_url
-from state import SearchHit
-from tools.checkpoints import data_dir
-from tools.corpus import LocalCorpus
-from tools.search.base import SearchBackend, rank_score
+from deep_research.domain.sources import normalize_url
+from deep_research.state import SearchHit
+from deep_research.tools.checkpoints import data_dir
+from deep_research.tools.corpus import LocalCorpus
+from deep_research.tools.search.base import SearchBackend, rank_score
 
 
 def index_path(corpus_dir: str | Path) -> Path:

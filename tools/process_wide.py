@@ -18,11 +18,10 @@ from __future__ import annotations
 import asyncio
 import weakref
 
+from deep_research.tools.capabilities import CapabilityMemory
+from deep_research.tools.context_window import ContextWindows
+from deep_research.tools.endpoint_limits import Gates
 from langchain_core.language_models import BaseChatModel
-
-from tools.capabilities import CapabilityMemory
-from tools.context_window import ContextWindows
-from tools.endpoint_limits import Gates
 
 
 class ProcessWide:

@@ -16,20 +16,19 @@ import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
+from deep_research.domain.run_ledger import RunLedger
+from deep_research.settings import Settings, settings_from
+from deep_research.state import Usage
+from deep_research.tools.call_stats import CallStats
+from deep_research.tools.endpoint_limits import Endpoint
+from deep_research.tools.model_client import ModelClient
+from deep_research.tools.models import ModelSource, chat_model
+from deep_research.tools.process_wide import ProcessWide, current
+from deep_research.tools.search.factory import search_backend, web_provider
+from deep_research.tools.search_cache import SearchCache
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
-
-from domain.run_ledger import RunLedger
-from settings import Settings, settings_from
-from state import Usage
-from tools.call_stats import CallStats
-from tools.endpoint_limits import Endpoint
-from tools.model_client import ModelClient
-from tools.models import ModelSource, chat_model
-from tools.process_wide import ProcessWide, current
-from tools.search.factory import search_backend, web_provider
-from tools.search_cache import SearchCache
 
 
 @dataclass

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from domain.distinct import text_key
-from state import SearchHit
-from tools.search.base import SearchBackend
+from deep_research.domain.distinct import text_key
+from deep_research.state import SearchHit
+from deep_research.tools.search.base import SearchBackend
 
 
 class SharedSearchFailure(RuntimeError):

@@ -23,30 +23,40 @@ from functools import partial
 from typing import TypeVar
 
 import openai
+from deep_research.domain.context import clip, estimate_tokens
+from deep_research.domain.degenerate import field_problem
+from deep_research.domain.fences import without_fences
+from deep_research.domain.json_reply import (
+    ReplyNotJSON,
+    extract_json,
+    strip_reasoning,
+    unwrap_single_key,
+)
+from deep_research.domain.partial_reply import salvaged
+from deep_research.domain.prompt_shrink import shrink
+from deep_research.domain.reply_format import fix_reply, reply_format
+from deep_research.domain.system_role import place_system
+from deep_research.settings import ROLES, Role, Settings
+from deep_research.state import Usage
+from deep_research.tools.capabilities import METHODS
+from deep_research.tools.durable_calls import durable, fingerprint
+from deep_research.tools.events import (
+    CallRetried,
+    MethodSettled,
+    PromptShrunk,
+    ReplyPartlyKept,
+    emit,
+)
+from deep_research.tools.model_client import ModelClient
+from deep_research.tools.models import base_url_of, is_openai_compatible
+from deep_research.tools.refusals import refuses, too_long, window_named
+from deep_research.tools.retry_policy import is_transient, retry_delay
+from deep_research.tools.secrets import redact
+from deep_research.tools.streaming import EmptyStream, ReplyTooLong, StreamedReply, stream_reply
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
-
-from domain.context import clip, estimate_tokens
-from domain.degenerate import field_problem
-from domain.fences import without_fences
-from domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning, unwrap_single_key
-from domain.partial_reply import salvaged
-from domain.prompt_shrink import shrink
-from domain.reply_format import fix_reply, reply_format
-from domain.system_role import place_system
-from settings import ROLES, Role, Settings
-from state import Usage
-from tools.capabilities import METHODS
-from tools.durable_calls import durable, fingerprint
-from tools.events import CallRetried, MethodSettled, PromptShrunk, ReplyPartlyKept, emit
-from tools.model_client import ModelClient
-from tools.models import base_url_of, is_openai_compatible
-from tools.refusals import refuses, too_long, window_named
-from tools.retry_policy import is_transient, retry_delay
-from tools.secrets import redact
-from tools.streaming import EmptyStream, ReplyTooLong, StreamedReply, stream_reply
 
 Contract = TypeVar("Contract", bound=BaseModel)
 

@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from domain.language import CJK_CHARACTERS
-from state import SearchHit
-from tools.corpus.passages import blocks_of, first_heading, passages_of
-from tools.corpus.reading import SUFFIXES, SkippedFile, kind_of, read_document
+from deep_research.domain.language import CJK_CHARACTERS
+from deep_research.state import SearchHit
+from deep_research.tools.corpus.passages import blocks_of, first_heading, passages_of
+from deep_research.tools.corpus.reading import SUFFIXES, SkippedFile, kind_of, read_document
 
 logger = logging.getLogger(__name__)
 

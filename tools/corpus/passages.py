@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tools.corpus.reading import Block, Document
+from deep_research.tools.corpus.reading import Block, Document
 
 PASSAGE_LIMIT = 1200
 

@@ -11,16 +11,15 @@ import sqlite3
 
 import httpx
 from ddgs.exceptions import DDGSException
-
-from tools.corpus import CorpusError
-from tools.search.base import (
+from deep_research.tools.corpus import CorpusError
+from deep_research.tools.search.base import (
     MAX_CONTENT_CHARS,
     SearchBackend,
     SearchKeyRejected,
     SearchProviderError,
     wait_for_retry,
 )
-from tools.search.tavily import TAVILY_ERRORS, TavilySearch, tavily_api_key
+from deep_research.tools.search.tavily import TAVILY_ERRORS, TavilySearch, tavily_api_key
 
 SEARCH_ERRORS: tuple[type[BaseException], ...] = (
     httpx.HTTPError,

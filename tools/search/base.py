@@ -9,11 +9,10 @@ from functools import partial
 from typing import Protocol
 
 import httpx
+from deep_research.state import SearchHit
+from deep_research.tools.model_names import MissingCredentials
+from deep_research.tools.retry_policy import is_transient, retry_delay
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
-from state import SearchHit
-from tools.model_names import MissingCredentials
-from tools.retry_policy import is_transient, retry_delay
 
 MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
 

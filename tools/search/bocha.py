@@ -13,11 +13,10 @@ import math
 import os
 
 import httpx
-
-from settings import Settings
-from state import SearchHit
-from tools.bounded_http import bounded_request
-from tools.search.base import (
+from deep_research.settings import Settings
+from deep_research.state import SearchHit
+from deep_research.tools.bounded_http import bounded_request
+from deep_research.tools.search.base import (
     LoopClients,
     SearchKeyRejected,
     SearchProviderError,

@@ -20,10 +20,9 @@ from urllib.parse import parse_qs
 
 from ddgs.engines.duckduckgo import Duckduckgo
 from ddgs.exceptions import DDGSException
-
-from settings import Settings
-from state import SearchHit
-from tools.search.base import (
+from deep_research.settings import Settings
+from deep_research.state import SearchHit
+from deep_research.tools.search.base import (
     SearchProviderError,
     SearchRateLimited,
     compact,

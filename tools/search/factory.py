@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from settings import Settings
-from tools.events import SourceFailed, emit
-from tools.local_search import HybridSearch, LocalSearch
-from tools.mcp_config import McpConfigError, read_mcp_config
-from tools.search.base import SearchBackend
-from tools.search.bocha import BochaSearch, probe_bocha
-from tools.search.duckduckgo import DuckDuckGoSearch
-from tools.search.pages import PageFetcher, WholePages
-from tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
-from tools.search.tavily import TavilySearch, probe_tavily
+from deep_research.settings import Settings
+from deep_research.tools.events import SourceFailed, emit
+from deep_research.tools.local_search import HybridSearch, LocalSearch
+from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
+from deep_research.tools.search.base import SearchBackend
+from deep_research.tools.search.bocha import BochaSearch, probe_bocha
+from deep_research.tools.search.duckduckgo import DuckDuckGoSearch
+from deep_research.tools.search.pages import PageFetcher, WholePages
+from deep_research.tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
+from deep_research.tools.search.tavily import TavilySearch, probe_tavily
 
 PROVIDERS = {
     "tavily": TavilySearch,
@@ -44,7 +44,7 @@ def search_backend(settings: Settings) -> SearchBackend:
     backend = _base_backend(settings)
     if not settings.mcp_config:
         return backend
-    from tools.search.tool_sources import ToolSearch, WithToolSources
+    from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
 
     try:
         sources = read_mcp_config(settings.mcp_config)

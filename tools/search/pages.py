@@ -17,14 +17,19 @@ from urllib.parse import urljoin, urlsplit
 
 import httpcore
 import httpx
-
-from domain.lexical import support_score
-from settings import Settings
-from state import SearchHit
-from tools.corpus.passages import blocks_of, passages_of
-from tools.corpus.reading import Document, SkippedFile, decode_text, read_html, read_pdf
-from tools.search.base import SearchBackend
-from tools.search.guard import FetchRefused, GuardedBackend
+from deep_research.domain.lexical import support_score
+from deep_research.settings import Settings
+from deep_research.state import SearchHit
+from deep_research.tools.corpus.passages import blocks_of, passages_of
+from deep_research.tools.corpus.reading import (
+    Document,
+    SkippedFile,
+    decode_text,
+    read_html,
+    read_pdf,
+)
+from deep_research.tools.search.base import SearchBackend
+from deep_research.tools.search.guard import FetchRefused, GuardedBackend
 
 THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
 PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order

@@ -10,11 +10,10 @@ limiter, when on, answers 429 to clients it takes for bots.
 from __future__ import annotations
 
 import httpx
-
-from settings import Settings
-from state import SearchHit
-from tools.bounded_http import bounded_request
-from tools.search.base import (
+from deep_research.settings import Settings
+from deep_research.state import SearchHit
+from deep_research.tools.bounded_http import bounded_request
+from deep_research.tools.search.base import (
     LoopClients,
     SearchKeyRejected,
     SearchProviderError,

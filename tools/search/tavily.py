@@ -8,17 +8,16 @@ import weakref
 
 import httpx
 import tavily
-from tavily import errors as tavily_errors
-
-from settings import Settings
-from state import SearchHit
-from tools.search.base import (
+from deep_research.settings import Settings
+from deep_research.state import SearchHit
+from deep_research.tools.search.base import (
     MAX_CONTENT_CHARS,
     SearchKeyRejected,
     SearchProviderError,
     required_env,
     retrying,
 )
+from tavily import errors as tavily_errors
 
 TAVILY_ERRORS: tuple[type[BaseException], ...] = (
     tavily_errors.UsageLimitExceededError,

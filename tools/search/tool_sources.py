@@ -18,11 +18,11 @@ from itertools import zip_longest
 from typing import Any
 from urllib.parse import urlencode
 
-from domain.sources import normalize_url
-from state import SearchHit
-from tools.events import SourceFailed, emit
-from tools.mcp_config import McpServerEntry, McpSources
-from tools.search.base import SearchBackend, compact, rank_score
+from deep_research.domain.sources import normalize_url
+from deep_research.state import SearchHit
+from deep_research.tools.events import SourceFailed, emit
+from deep_research.tools.mcp_config import McpServerEntry, McpSources
+from deep_research.tools.search.base import SearchBackend, compact, rank_score
 
 MAX_TOOL_TEXT = 200_000  # characters of one tool answer read at most, before compacting
 OPEN_TIMEOUT = 30.0  # seconds for a server to start and list its tools
