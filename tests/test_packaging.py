@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_a_wheel_adds_exactly_one_top_level_package(tmp_path):
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["--wheel-dir", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "--wheel-dir", str(tmp_path), str(ROOT)],  # fmt: skip
         check=True,
         capture_output=True,
         timeout=300,
