@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_wheel_adds_exactly_one_top_level_package(tmp_path):
+    build = ("wheel", "--no-deps", "--no-build-isolation", "-q", "--wheel-dir", str(tmp_path))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "--wheel-dir", str(tmp_path), str(ROOT)],  # fmt: skip
+        [sys.executable, "-m", "pip", *build, str(ROOT)],
         check=True,
         capture_output=True,
         timeout=300,
