@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shlex
 import sys
 import time
@@ -359,13 +360,34 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _load_dotenv_here() -> None:
+    """Read `./.env` (what is already in the environment wins); BadInput when it would switch a
+    security guard off: a file found in the current folder never lowers one (`LOWERS_A_GUARD`)."""
+    from deep_research.settings import LOWERS_A_GUARD
+    from dotenv import dotenv_values, load_dotenv
+
+    path = Path.cwd() / ".env"
+    found = dotenv_values(path) if path.is_file() else {}
+    for name in LOWERS_A_GUARD:
+        variable = f"DEEP_RESEARCH_{name.upper()}"
+        if (found.get(variable) or "").strip() and variable not in os.environ:
+            raise BadInput(
+                f"{variable} in {path}: a setting that switches a security guard off is not "
+                "read from a file found in the current folder; give it as a flag or in a file "
+                "you name with --config"
+            )
+    load_dotenv(path, override=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_command_line(argv)  # --help ends here
-    from dotenv import load_dotenv
-
-    load_dotenv(Path.cwd() / ".env", override=False)
+    try:
+        _load_dotenv_here()
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
     _log_to_stderr_redacted()
     if args.command == "eval":
         return _evaluate(args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 
 import deep_research.nodes.planning as planning
 import pytest
@@ -99,3 +100,29 @@ def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
 def test_progress_says_when_the_guard_is_off():
     line = describe(GuardLowered(setting="fetch_private_addresses"))
     assert line and "fetch_private_addresses is on" in line
+
+
+def test_a_dotenv_found_in_the_current_folder_cannot_switch_the_guard_off(
+    tmp_path, monkeypatch, capsys
+):
+    from deep_research.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES", raising=False)
+    (tmp_path / ".env").write_text("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES=true\n")
+    assert main(["config"]) == 2
+    error = capsys.readouterr().err
+    assert "DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES in" in error and "security guard" in error
+    assert "DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES" not in os.environ  # nothing was loaded
+
+
+def test_the_persons_own_environment_may_still_switch_it_on_beside_a_dotenv(
+    tmp_path, monkeypatch, capsys
+):
+    from deep_research.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES", "true")
+    (tmp_path / ".env").write_text("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES=true\n")
+    assert main(["config"]) == 0
+    assert "fetch_private_addresses" in capsys.readouterr().out
