@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
@@ -248,7 +249,10 @@ def test_a_server_killed_mid_run_finishes_the_run_when_started_again(
         with http_server(store, tmp_path / "server.log") as (url, process):
             run_id = asyncio.run(start(url))
             assert held.wait(60), "the run never reached the third worker's report"
-            time.sleep(0.5)  # finished steps are saved by now; only the held call is open
+            wait_until(  # the two finished workers' results are saved; only the held one is open
+                lambda: saved_writes(store, "worker_results", [run_id], latest_only=True) >= 2,
+                "the finished workers' results saved",
+            )
             os.kill(process.pid, signal.SIGKILL)
             process.wait(10)
         answered = [r for r in chat_server.chat_requests if r["status"] == 200]
