@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 LanguageCode = Literal[
     "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
@@ -304,8 +304,13 @@ LOCAL_PROFILE: dict[str, object] = {
 }
 
 
-LOWERS_A_GUARD = ("fetch_private_addresses",)
-"""Settings that switch a security guard off: taken only from the person running the command."""
+LOWERS_A_GUARD = ("fetch_private_addresses", "mcp_config")
+"""Settings that lower a security guard (page fetches to private addresses; starting the commands
+an MCP config names): taken only from the person running the command, never from a file found
+in the current folder."""
+SERVER_ONLY = (*LOWERS_A_GUARD, "corpus_dir")
+"""Settings a caller of the LangGraph API never sets: what the server reads, fetches and starts
+is the server's own choice (its environment), not the caller's."""
 GUARD_NOTE = (
     "fetch_private_addresses is on: page fetches may reach loopback, private and link-local "
     "addresses"
@@ -313,19 +318,27 @@ GUARD_NOTE = (
 
 
 def guards_restored(settings: Settings, environ: Mapping[str, str]) -> tuple[Settings, list[str]]:
-    """`settings` with every guard a remote caller switched off switched on again, and which.
+    """`settings` with every `SERVER_ONLY` setting at the server's own value, and the names
+    whose caller value was dropped.
 
-    A caller of the LangGraph API is not the person who runs the server: a setting in
-    `LOWERS_A_GUARD` keeps its default unless the server's own environment
-    (`DEEP_RESEARCH_<NAME>=true`) allows it.
+    A caller of the LangGraph API is not the person who runs the server: each such setting
+    takes the value of the server's environment (`DEEP_RESEARCH_<NAME>`), else its default,
+    whatever the caller passed.
     """
-    restored = {}
-    for name in LOWERS_A_GUARD:
-        allowed = environ.get(f"DEEP_RESEARCH_{name.upper()}", "").strip().lower()
-        default = Settings.model_fields[name].get_default(call_default_factory=True)
-        if getattr(settings, name) != default and allowed not in ("1", "true", "yes", "on"):
-            restored[name] = default
-    return settings.model_copy(update=restored), sorted(restored)
+    restored, dropped = {}, []
+    for name in SERVER_ONLY:
+        field = Settings.model_fields[name]
+        text = environ.get(f"DEEP_RESEARCH_{name.upper()}", "").strip()
+        server = (
+            TypeAdapter(field.annotation).validate_python(text)
+            if text
+            else field.get_default(call_default_factory=True)
+        )
+        if getattr(settings, name) != server:
+            restored[name] = server
+            if getattr(settings, name) != field.get_default(call_default_factory=True):
+                dropped.append(name)
+    return settings.model_copy(update=restored), sorted(dropped)
 
 
 def settings_from(context: Settings | dict | None) -> Settings:

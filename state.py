@@ -10,9 +10,10 @@ from __future__ import annotations
 import operator
 from typing import Annotated, ClassVar, Literal, NotRequired
 
-from deep_research.settings import Complexity, Settings
 from pydantic import BaseModel, Field, field_validator, model_validator
 from typing_extensions import TypedDict
+
+from deep_research.settings import Complexity, Settings
 
 QueryType = Literal["straightforward", "breadth_first", "depth_first"]
 WorkerStatus = Literal["ok", "partial", "failed"]

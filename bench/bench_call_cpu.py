@@ -39,15 +39,16 @@ async def cpu_per_call(make_call, calls: int, concurrency: int) -> float:
 async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
     """Each layer's CPU per call."""
     import httpx
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
     from deep_research.graph import build_graph
     from deep_research.settings import Settings
     from deep_research.state import GapCheck
     from deep_research.tools.models import chat_model
     from deep_research.tools.run_resources import LiveRuns
     from deep_research.tools.structured import ask
-    from langchain_core.messages import HumanMessage, SystemMessage
-    from langgraph.graph import END, START, StateGraph
-    from typing_extensions import TypedDict
 
     base = os.environ["OPENAI_BASE_URL"]
     body = {

@@ -25,11 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from citation_pairs import PAIRS, QUESTIONS, SOURCES, Pair, truth  # noqa: E402
 from deep_research.domain.markup import ids_in  # noqa: E402
 from deep_research.nodes.verifying import verify_citations  # noqa: E402
 from deep_research.settings import Settings  # noqa: E402
 from deep_research.state import SourceEvidence, WorkerResult  # noqa: E402
+
+from citation_pairs import PAIRS, QUESTIONS, SOURCES, Pair, truth  # noqa: E402
 from stand_ins.chat import ChatServer  # noqa: E402
 
 

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from deep_research.tools.corpus import LocalCorpus  # noqa: E402
+
 from stand_ins.documents import make_pdf  # noqa: E402
 
 SYLLABLES = [

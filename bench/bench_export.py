@@ -19,6 +19,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from deep_research.export.formats import FORMATS, Rendering  # noqa: E402
 from deep_research.export.pdf import PdfRendererMissing  # noqa: E402
+
 from report_sample import sample_facts, sample_output  # noqa: E402
 
 

@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from bench_run import QUESTION, servers  # noqa: E402
+
 from deep_research.graph import build_graph  # noqa: E402
+
 from stand_ins.faults import Faults  # noqa: E402
 
 SETTINGS = {

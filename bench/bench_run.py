@@ -26,6 +26,7 @@ from deep_research.domain.context import estimate_tokens  # noqa: E402
 from deep_research.domain.distinct import text_key  # noqa: E402
 from deep_research.graph import build_graph  # noqa: E402
 from deep_research.tools.checkpoints import open_checkpointer  # noqa: E402
+
 from stand_ins.chat import ChatServer  # noqa: E402
 from stand_ins.search import SearchServer  # noqa: E402
 

@@ -20,6 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from deep_research.settings import Settings  # noqa: E402
 from deep_research.tools.search.factory import search_backend  # noqa: E402
+
 from stand_ins.bocha import BochaServer  # noqa: E402
 from stand_ins.duckduckgo import DuckDuckGoServer  # noqa: E402
 from stand_ins.pages import PageServer  # noqa: E402

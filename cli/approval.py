@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.state import TaskPlan
-from pydantic import ValidationError
 
 
 class NoAnswer(BadInput):

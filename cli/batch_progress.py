@@ -11,6 +11,11 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
+from rich import box
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
 from deep_research.cli.live import shorten
 from deep_research.cli.summary import score_text
 from deep_research.tools.events import (
@@ -22,10 +27,6 @@ from deep_research.tools.events import (
     ReportWritten,
     WorkerDone,
 )
-from rich import box
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
 
 QUESTION_WIDTH = 48
 STATE_STYLES = {"done": "green", "skipped": "green", "failed": "red", "queued": "dim"}

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from deep_research.cli.eval_parser import JUDGE_MODEL_VARIABLE
 from deep_research.cli.preflight import (
     BadInput,
@@ -61,7 +63,6 @@ from deep_research.export.pdf import PdfRendererMissing
 from deep_research.settings import Settings
 from deep_research.tools.models import MissingCredentials
 from deep_research.tools.secrets import redact
-from pydantic import ValidationError
 
 
 def digest(path: Path) -> dict[str, str]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
 from deep_research.cli.runner import UnknownThread
 from deep_research.graph import build_graph
 from deep_research.graph.threads import thread_config
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.secrets import mask_url_passwords
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.pregel import Pregel
-from langgraph.types import StateSnapshot
 
 
 def _score(values: dict[str, Any]) -> str:

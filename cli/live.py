@@ -10,6 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
 from deep_research.cli.progress import citation_counts, partial_reply_line
 from deep_research.cli.summary import RunSummary, counted, render_summary, rounds_text, score_text
 from deep_research.tools.events import (
@@ -29,11 +35,6 @@ from deep_research.tools.events import (
     WorkerDone,
     WorkerSearched,
 )
-from rich import box
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.table import Table
-from rich.text import Text
 
 DESCRIPTION_WIDTH = 40
 ERROR_WIDTH = 30

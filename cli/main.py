@@ -363,8 +363,9 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
 def _load_dotenv_here() -> None:
     """Read `./.env` (what is already in the environment wins); BadInput when it would switch a
     security guard off: a file found in the current folder never lowers one (`LOWERS_A_GUARD`)."""
-    from deep_research.settings import LOWERS_A_GUARD
     from dotenv import dotenv_values, load_dotenv
+
+    from deep_research.settings import LOWERS_A_GUARD
 
     path = Path.cwd() / ".env"
     found = dotenv_values(path) if path.is_file() else {}

@@ -12,6 +12,8 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import ValidationError
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.summary import counted
 from deep_research.nodes.planning import BadQuestion, clean_question
@@ -32,7 +34,6 @@ from deep_research.tools.models import (
 from deep_research.tools.search import SearchProviderError
 from deep_research.tools.search.factory import check_provider, web_provider
 from deep_research.tools.secrets import redact
-from pydantic import ValidationError
 
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the model server to accept a connection
 

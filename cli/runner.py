@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from langgraph.types import Command
+from pydantic_core import to_jsonable_python
+
 from deep_research.export.facts import RunFacts
 from deep_research.export.formats import Format, Rendering, format_of, write_reports
 from deep_research.graph import build_graph
@@ -22,8 +25,6 @@ from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_
 from deep_research.tools.events import ProgressEvent
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import mask_url_passwords
-from langgraph.types import Command
-from pydantic_core import to_jsonable_python
 
 
 class Progress(Protocol):

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.settings import LOWERS_A_GUARD, RENAMED_SETTINGS, Settings, renamed
-from pydantic import ValidationError
 
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"

@@ -18,11 +18,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from deep_research.domain.sources import normalize_url
 from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+
+from deep_research.domain.sources import normalize_url
 
 _LINKIFY = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": True, "fuzzy_ip": False})
 """Schemed links and e-mail addresses, what GitHub links in text; not a bare `name.tld`, which

@@ -14,9 +14,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import CJK_CHARACTERS, CJK_MARKS
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 # CJK letters, punctuation and full-width forms: each costs more than a Latin letter.
 _CJK = re.compile(f"[{CJK_CHARACTERS}{CJK_MARKS}]")

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from deep_research.domain.citations import clean_citations
-from deep_research.state import Source
 from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import BaseModel
+
+from deep_research.domain.citations import clean_citations
+from deep_research.state import Source
 
 # A prompt line that starts with a label: "Question: ...", "Research notes:", "Evidence:".
 _LABEL = re.compile(r"^([A-Z][A-Za-z ]{2,40}):(?:[ \t]|$)", re.M)

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from deep_research.domain.language import WORDS
 from markdown_it import MarkdownIt
+
+from deep_research.domain.language import WORDS
 
 _SEPARATORS = r"[,，、;；]"
 _IDS = rf"\d+(?:\s*{_SEPARATORS}\s*\d+)*"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
-from deep_research.domain.context import clip, estimate_tokens
 from langchain_core.messages import BaseMessage
+
+from deep_research.domain.context import clip, estimate_tokens
 
 SHRINK_TO = 0.6  # share of each fenced section kept
 _FENCED = re.compile(r"(<data>\n)(.*?)(\n</data>)", re.S)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import BaseMessage, HumanMessage
+
 from deep_research.domain.context import clip, estimate_tokens, reply_reserve
 from deep_research.domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning
 from deep_research.evaluation.contracts import DIMENSIONS, Dimension
@@ -28,7 +30,6 @@ from deep_research.evaluation.judge import Judge, JudgeFailed
 from deep_research.evaluation.records import RaceScore, ScoredCriterion, TaskCriteria
 from deep_research.evaluation.tasks import EvalTask, TaskFileError, load_tasks
 from deep_research.state import Usage
-from langchain_core.messages import BaseMessage, HumanMessage
 
 QUERY = "data/prompt_data/query.jsonl"
 CRITERIA = "data/criteria_data/criteria.jsonl"

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import HumanMessage
+
 from deep_research.domain.context import clip, estimate_tokens, reply_reserve
 from deep_research.domain.json_reply import ReplyNotJSON, extract_json, strip_reasoning
 from deep_research.evaluation.bench import prompt_constant
@@ -23,7 +25,6 @@ from deep_research.evaluation.contracts import FactJudgment
 from deep_research.evaluation.fact import Pair
 from deep_research.evaluation.judge import Judge, JudgeFailed
 from deep_research.state import Usage
-from langchain_core.messages import HumanMessage
 
 FILES = {"extract": "utils/extract.py", "dedup": "utils/deduplicate.py"}
 FILES["validate"] = "utils/validate.py"

@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, TypeVar
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel, ConfigDict, Field
+
 from deep_research.domain.budgets import cost_usd
 from deep_research.settings import ModelPrice, Role, Settings
 from deep_research.state import Usage
@@ -32,9 +36,6 @@ from deep_research.tools.models import (
 from deep_research.tools.process_wide import current
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask, write_raw
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from pydantic import BaseModel, ConfigDict, Field
 
 Contract = TypeVar("Contract", bound=BaseModel)
 

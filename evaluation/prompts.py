@@ -5,10 +5,11 @@ The research prompts live in `nodes/prompts.py`; the judge's sit here, beside it
 
 from __future__ import annotations
 
+from langchain_core.messages import BaseMessage
+
 from deep_research.domain.context import Material, assemble
 from deep_research.domain.fences import data_section
 from deep_research.nodes.prompts import UNTRUSTED
-from langchain_core.messages import BaseMessage
 
 JUDGE_DIMENSIONS = {
     "comprehensiveness": "how fully the report covers the information the task needs: breadth, "

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import BaseModel, Field, model_validator
+
 from deep_research.evaluation.contracts import DIMENSIONS, Criterion, Dimension, FactResult
 from deep_research.state import Usage
-from pydantic import BaseModel, Field, model_validator
 
 RaceMode = Literal["relative", "absolute"]
 

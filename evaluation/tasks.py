@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
 from deep_research.domain.language import detect_language, is_cjk
 from deep_research.evaluation.records import TaskCriteria
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class TaskFileError(ValueError):

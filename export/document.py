@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from deep_research.domain.language import WORDS, detect_language
 from deep_research.domain.markup import MARKER_RUN, body_end, code_spans, ids_in
 from deep_research.domain.statements import CitedStatement, cited_statements
 from deep_research.export.facts import RunFacts
 from deep_research.state import CitationCheck, Source
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 
 _PARSER = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 _CITE, _CITE_END, _FLAG, _FLAG_END = "\ue000", "\ue001", "\ue002", "\ue003"

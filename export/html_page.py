@@ -13,6 +13,10 @@ import re
 from importlib.resources import files
 from typing import Any
 
+from lxml import html as lxml_html
+from lxml.builder import ElementMaker
+from lxml.html import html_parser
+
 from deep_research.domain.language import CJK_CHARACTERS, detect_language, is_cjk, words_for
 from deep_research.export.document import (
     Block,
@@ -37,9 +41,6 @@ from deep_research.export.document import (
     flagged,
     plain,
 )
-from lxml import html as lxml_html
-from lxml.builder import ElementMaker
-from lxml.html import html_parser
 
 _E = ElementMaker(makeelement=html_parser.makeelement)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")

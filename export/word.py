@@ -10,6 +10,13 @@ from __future__ import annotations
 import io
 
 import docx
+from docx.enum.text import WD_COLOR_INDEX
+from docx.opc.constants import RELATIONSHIP_TYPE
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
+from docx.shared import Pt, RGBColor
+from docx.text.paragraph import Paragraph as DocxParagraph
+
 from deep_research.domain.language import is_cjk, words_for
 from deep_research.export.document import (
     Block,
@@ -33,12 +40,6 @@ from deep_research.export.document import (
     plain,
 )
 from deep_research.export.html_page import VERDICTS, clean
-from docx.enum.text import WD_COLOR_INDEX
-from docx.opc.constants import RELATIONSHIP_TYPE
-from docx.oxml import OxmlElement
-from docx.oxml.ns import qn
-from docx.shared import Pt, RGBColor
-from docx.text.paragraph import Paragraph as DocxParagraph
 
 LINK_BLUE = RGBColor(0x0B, 0x5C, 0xAD)
 FLAG_RED = RGBColor(0xB3, 0x26, 0x1E)

@@ -85,7 +85,7 @@ async def run_threads(
     """
     slots = asyncio.Semaphore(concurrency)
     async with open_checkpointer(checkpoint_db) as saver:
-        runs = runs or LiveRuns()
+        runs = LiveRuns() if runs is None else runs
         graph = build_graph(checkpointer=saver, runs=runs)
 
         async def one(job: ThreadJob[Item]) -> None:

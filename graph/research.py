@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
 from deep_research.graph.routes import (
     dispatch_supplementary,
     route_after_approval,
@@ -22,10 +27,6 @@ from deep_research.settings import Settings
 from deep_research.state import ResearchInput, ResearchOutput, ResearchState
 from deep_research.tools.models import given_models
 from deep_research.tools.run_resources import LiveRuns
-from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
 
 def build_graph(

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.types import Send
+
 from deep_research.domain.budgets import budget_for
 from deep_research.state import ResearchState, SubTask, Usage, WorkerInput, WorkerState
-from langgraph.types import Send
 
 
 def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "finalize"]:

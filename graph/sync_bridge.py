@@ -17,8 +17,9 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from deep_research.tools.run_resources import LiveRuns
 from langchain_core.runnables import RunnableLambda
+
+from deep_research.tools.run_resources import LiveRuns
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()

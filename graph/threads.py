@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deep_research.tools.events import ProgressEvent, parse_event
-from deep_research.tools.run_resources import LiveRuns
 from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
+
+from deep_research.tools.events import ProgressEvent, parse_event
+from deep_research.tools.run_resources import LiveRuns
 
 
 def thread_config(thread_id: str) -> dict:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
 from deep_research.graph.routes import route_after_act, route_after_decide
 from deep_research.graph.sync_bridge import node
 from deep_research.nodes.worker_steps import act, decide, observe, orient, report_findings
 from deep_research.state import WorkerInput, WorkerOutput, WorkerState
 from deep_research.tools.run_resources import LiveRuns
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
 
 def build_worker_graph(runs: LiveRuns) -> CompiledStateGraph:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from langgraph.types import interrupt
+
 from deep_research.nodes.planning import announce_plan, shape_plan
 from deep_research.settings import Settings
 from deep_research.state import PlanDecision, ResearchState, TaskPlan
-from langgraph.types import interrupt
 
 
 def rejected_report(question: str) -> str:

@@ -8,6 +8,8 @@ import re
 import unicodedata
 import uuid
 
+from langgraph.runtime import get_runtime
+
 from deep_research.domain.distinct import distinct, first_of_each
 from deep_research.domain.language import detect_language
 from deep_research.nodes import prompts
@@ -25,7 +27,6 @@ from deep_research.tools.events import (
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import StructuredOutputError, ask
-from langgraph.runtime import get_runtime
 
 MAX_QUESTION_CHARS = 4000
 

@@ -11,12 +11,13 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 
+from langchain_core.messages import BaseMessage
+
 from deep_research.domain.context import Material, assemble, clip, estimate_tokens, prompt_room
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
 from deep_research.state import QualityAssessment, SearchHit, SourceEvidence, SubTask, WorkerResult
-from langchain_core.messages import BaseMessage
 
 # ---------------------------------------------------------------- the wording
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from langchain_core.messages import BaseMessage, HumanMessage
+
 from deep_research.domain.budgets import cost_usd
 from deep_research.domain.citations import clean_citations, renumber, sources_section
 from deep_research.domain.degenerate import prose_problem
@@ -19,7 +21,6 @@ from deep_research.tools.events import ReplyDegenerate, ReportWritten, RunDone, 
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import settled_methods, write_raw
-from langchain_core.messages import BaseMessage, HumanMessage
 
 
 def _language(state: ResearchState) -> str:

@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from pydantic import Field
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.server.arguments import ResearchOptions
 from deep_research.server.runs import LiveRun, ResearchRuns, UnknownRun
@@ -22,9 +26,6 @@ from deep_research.server.views import (
     result_view,
     row_view,
 )
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from pydantic import Field
 
 INSTRUCTIONS = (
     "Deep research: plans a question into subtasks, searches the web or local documents in "

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from deep_research.domain.language import LanguageCode
 from deep_research.settings import SearchBackendName
-from pydantic import BaseModel, ConfigDict, Field
 
 
 class ResearchOptions(BaseModel):

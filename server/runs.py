@@ -17,6 +17,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.inspect import recent_threads, thread_status
 from deep_research.cli.preflight import (
@@ -34,8 +37,6 @@ from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.search.factory import web_provider
 from deep_research.tools.secrets import redact
-from langgraph.pregel import Pregel
-from langgraph.types import StateSnapshot
 
 RUN_PREFIX = "mcp-"  # the threads this server started, and so resumes when it starts again
 PROGRESS_LINES = 40  # the latest progress lines kept per live run

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from deep_research.server.runs import LiveRun
-from deep_research.state import Usage, output_of
 from langgraph.types import StateSnapshot
 from pydantic import BaseModel, Field
+
+from deep_research.server.runs import LiveRun
+from deep_research.state import Usage, output_of
 
 REPORT_URI = "research://{run_id}/report"
 

@@ -11,9 +11,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
+
 from deep_research.cli.batch_file import read_batch, thread_id_for
 from deep_research.cli.preflight import BadInput
+
+from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 ROOT = Path(__file__).resolve().parents[1]

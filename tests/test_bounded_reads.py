@@ -7,6 +7,8 @@ import time
 
 import httpx
 import pytest
+from langchain_core.messages import AIMessageChunk, HumanMessage
+
 from deep_research.settings import Settings
 from deep_research.tools import context_window as context_window_module
 from deep_research.tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
@@ -15,7 +17,6 @@ from deep_research.tools.search.base import SearchProviderError
 from deep_research.tools.search.pages import read_page
 from deep_research.tools.search.searxng import SearxngSearch
 from deep_research.tools.streaming import ReplyTooLong, stream_reply
-from langchain_core.messages import AIMessageChunk, HumanMessage
 
 
 def nested(depth: int, text: str = "deep text") -> bytes:

@@ -16,7 +16,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from deep_research.export.formats import Rendering
+
 from report_sample import HOSTILE_TITLE, QUESTION, sample_facts, sample_output
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")

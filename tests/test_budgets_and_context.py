@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+
 from deep_research.domain.budgets import cost_usd, run_budget_spent
 from deep_research.domain.context import clip, estimate_tokens, pack, reply_reserve
 from deep_research.graph import graph

@@ -7,13 +7,15 @@ import json
 
 import httpx
 import pytest
-from deep_research.cli.main import main
-from deep_research.graph import build_graph
-from deep_research.tools.models import MissingProvider, check_provider_installed, provider_of
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
+
+from deep_research.cli.main import main
+from deep_research.graph import build_graph
+from deep_research.tools.models import MissingProvider, check_provider_installed, provider_of
+
 from stand_ins.chat import Brain, ChatCall
 
 
@@ -162,3 +164,38 @@ def test_ollamas_own_api_through_langchain_ollama(search_server, tmp_path, monke
     assert {r["body"]["model"] for r in server.requests} == {"stand-in"}
     assert result["structured_output"] == {"stand-in": "tool_calling"}  # tools, natively
     assert result["usage"].input_tokens > 0 and result["usage"].output_tokens > 0
+
+
+def test_many_threads_use_the_live_runs_they_are_handed(no_http, tmp_path):
+    """`run_threads(runs=...)` drives every thread with the caller's live runs (its chat
+    models here), never a fresh set in their place (an empty LiveRuns is falsy)."""
+    from deep_research.graph.many_threads import ThreadJob, run_threads
+    from deep_research.settings import Settings
+    from deep_research.tools.models import given_models
+    from deep_research.tools.run_resources import LiveRuns
+
+    (tmp_path / "zstd.md").write_text("# Zstandard\n\nzstd level 19 compresses logs 10x.\n")
+    model = BrainModel(brain=Brain(subtasks=1))
+    runs = LiveRuns(given_models(model))
+    settings = Settings(
+        search_backend="local", corpus_dir=str(tmp_path), max_iterations=1, min_iterations=1,
+        language="en", model="in-process", model_retries=0,
+    )  # fmt: skip
+    ended, failures = [], []
+
+    async def finished(job, end):
+        ended.append(end.values["stop_reason"])
+
+    job = ThreadJob("q", "handed-runs", "What is zstd?", settings)
+    asyncio.run(
+        run_threads(
+            [job],
+            checkpoint_db=str(tmp_path / "runs.sqlite"),
+            concurrency=1,
+            finished=finished,
+            failed=lambda job, error, seconds: failures.append(error),
+            runs=runs,
+        )
+    )
+    assert failures == [] and ended == ["max_iterations"]
+    assert model.brain.calls["TaskPlan"] == 1 and runs.last_released is not None

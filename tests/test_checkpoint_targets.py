@@ -4,6 +4,7 @@ are PostgreSQL, other URLs are refused masked, and a corrupted SQLite file is on
 from __future__ import annotations
 
 import pytest
+
 from deep_research.cli.main import main
 from deep_research.tools.checkpoints import StoreUnreadable, is_postgres, store_target
 

@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+
 from deep_research.nodes.verifying import verify_citations
 from deep_research.settings import Settings
 from deep_research.state import SourceEvidence, WorkerResult

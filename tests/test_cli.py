@@ -8,6 +8,7 @@ import re
 import sys
 
 import pytest
+
 from deep_research.cli.main import main
 from deep_research.state import ResearchOutput
 
@@ -238,6 +239,7 @@ def test_a_server_that_quotes_the_key_back_does_not_leak_it(
     chat_server, search_server, store, tmp_path, capsys
 ):
     from conftest import SECRET_SEARCH_KEY
+
     from stand_ins.loopback import Reply
 
     search_server.fault = lambda number, body: (

@@ -10,12 +10,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
+
 from deep_research.tools.corpus import CorpusError, LocalCorpus, reading
 from deep_research.tools.corpus import index as corpus_index
 from deep_research.tools.corpus.index import fts_query
 from deep_research.tools.corpus.passages import chunk_text, markdown_blocks, passages_of, rst_blocks
 from deep_research.tools.corpus.reading import Document, SkippedFile, read_document
-from pypdf import PdfReader
+
 from stand_ins.documents import make_pdf
 
 MARKDOWN = """# Guide

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from deep_research.tools.corpus import LocalCorpus
 from deep_research.tools.corpus.reading import SkippedFile, read_bytes
 

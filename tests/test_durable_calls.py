@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from deep_research.tools.durable_calls import durable, fingerprint
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
+
+from deep_research.tools.durable_calls import durable, fingerprint
 
 
 class State(TypedDict, total=False):
@@ -87,8 +88,9 @@ def test_the_private_langgraph_hook_durable_calls_lean_on_is_still_there():
     """`durable` tells an async graph run by LangGraph's private runner call
     (`configurable["__pregel_call"]`, a partial of `_acall`). If a LangGraph release renames
     either, this fails by name, instead of per-call durability switching off without a word."""
-    from deep_research.tools.durable_calls import _in_async_graph
     from langgraph._internal._constants import CONFIG_KEY_CALL
+
+    from deep_research.tools.durable_calls import _in_async_graph
 
     assert CONFIG_KEY_CALL == "__pregel_call", "LangGraph renamed its runner-call config key"
     seen: dict[str, bool] = {}

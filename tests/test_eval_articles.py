@@ -9,11 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+
 from deep_research.cli.main import main
 from deep_research.evaluation.contracts import DimensionWeights
 from deep_research.evaluation.judge import Judge, JudgeConfig, JudgeFailed, judge_endpoint
 from deep_research.evaluation.prompts import judge_weights
 from deep_research.state import Usage
+
 from stand_ins.judge import WEIGHTS, target_score
 
 PROMPTS = [

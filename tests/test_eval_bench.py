@@ -13,9 +13,11 @@ import random
 from pathlib import Path
 
 import pytest
+
 from deep_research.cli.main import main
 from deep_research.evaluation.bench import criteria_json, prompt_constant, weighted_scores
 from deep_research.evaluation.records import TaskCriteria
+
 from stand_ins.judge import target_score
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench"

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SECRET_JUDGE_KEY, SECRET_MODEL_KEY, SECRET_SEARCH_KEY
+
 from deep_research import evaluation
 from deep_research.cli.main import main
+
 from stand_ins.judge import CRITERIA_WEIGHTS, WEIGHTS
 from stand_ins.loopback import Reply
 

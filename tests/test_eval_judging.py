@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from conftest import SECRET_JUDGE_KEY
+
 from deep_research.evaluation.fact import check_citations
 from deep_research.evaluation.judge import Judge, JudgeConfig, JudgeFailed, judge_endpoint
 from deep_research.evaluation.race import score_report

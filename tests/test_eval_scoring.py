@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from deep_research.evaluation.compare import Comparison
 from deep_research.evaluation.contracts import (
     CriterionScore,

@@ -17,12 +17,14 @@ import docx
 import pypdf
 import pytest
 from bs4 import BeautifulSoup
+
 from deep_research.cli.main import main
 from deep_research.export.document import build_document
 from deep_research.export.formats import Rendering
 from deep_research.export.html_page import render_html
 from deep_research.export.pdf import PdfRendererMissing, check_pdf_renderer
 from deep_research.export.word import render_docx
+
 from report_sample import HOSTILE_TITLE, QUESTION, sample_facts, sample_output
 
 

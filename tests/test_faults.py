@@ -7,8 +7,10 @@ import json
 import time
 
 import pytest
+
 from deep_research.graph import graph
 from deep_research.nodes.prompts import UNTRUSTED
+
 from stand_ins.faults import Faults
 
 ROUNDS = {"max_iterations": 2, "min_iterations": 2}

@@ -10,8 +10,9 @@ import argparse
 import asyncio
 import os
 
-import deep_research.nodes.planning as planning
 import pytest
+
+import deep_research.nodes.planning as planning
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.progress import describe
 from deep_research.cli.setting_sources import add_setting_flags, resolve_settings
@@ -62,6 +63,26 @@ def test_a_remote_caller_cannot_switch_the_guard_off():
     assert allowed.fetch_private_addresses and none == []
 
 
+def test_a_remote_caller_names_no_command_to_start_and_no_folder_to_read(tmp_path):
+    """An MCP config starts commands and a corpus folder is read on the server: a caller of the
+    LangGraph API sets neither; the server's environment does."""
+    hostile = tmp_path / "evil.json"
+    hostile.write_text('{"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}}')
+    asked = Settings(mcp_config=str(hostile), corpus_dir="/etc")
+    kept, refused = guards_restored(asked, {})
+    assert (kept.mcp_config, kept.corpus_dir) == (None, None)
+    assert refused == ["corpus_dir", "mcp_config"]
+    server = {"DEEP_RESEARCH_CORPUS_DIR": str(tmp_path)}
+    ours, _ = guards_restored(asked, server)
+    assert ours.corpus_dir == str(tmp_path) and ours.mcp_config is None
+
+
+def test_a_toml_found_in_the_current_folder_cannot_start_mcp_servers(tmp_path):
+    (tmp_path / "deep-research.toml").write_text('mcp_config = "servers.json"\n')
+    with pytest.raises(BadInput, match=r"mcp_config in .*security guard"):
+        resolve_settings(parsed(), environ={}, cwd=tmp_path)
+
+
 def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
     import json
     from pathlib import Path
@@ -89,12 +110,15 @@ def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
     monkeypatch.setattr(planning, "fitted_to_server", fitted)
     monkeypatch.setattr(planning, "emit", lambda event: events.append(event.event))
     monkeypatch.delenv("DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES", raising=False)
-    state = {"question": "q?", "settings": {"fetch_private_addresses": True, "language": "en"}}
+    asked = {"fetch_private_addresses": True, "mcp_config": "/tmp/evil.json", "language": "en"}
+    state = {"question": "q?", "settings": asked}
     remote = asyncio.run(planning.decompose_for_remote_callers(state, runs=LiveRuns()))
     assert not remote["settings"].fetch_private_addresses and "guard_kept" in events
+    assert remote["settings"].mcp_config is None
     events.clear()
     local = asyncio.run(planning.decompose(state, runs=LiveRuns()))
     assert local["settings"].fetch_private_addresses and "guard_lowered" in events
+    assert local["settings"].mcp_config == "/tmp/evil.json"  # the person running it chose it
 
 
 def test_progress_says_when_the_guard_is_off():

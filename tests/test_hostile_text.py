@@ -10,6 +10,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from linkify_it import LinkifyIt
+from markdown_it import MarkdownIt
+
 from deep_research.domain.addresses import keep_known_addresses
 from deep_research.domain.citations import clean_citations, evidence_table, sources_section
 from deep_research.domain.plain_text import one_line
@@ -17,9 +21,6 @@ from deep_research.nodes.writing import finalize
 from deep_research.settings import Settings
 from deep_research.state import CitationCheck, Finding, Source, SourceEvidence, WorkerResult
 from deep_research.tools.run_resources import LiveRuns
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from linkify_it import LinkifyIt
-from markdown_it import MarkdownIt
 
 HOSTILE_TITLE = (
     "[Download installer](javascript:alert(1)) <img src=x onerror=alert(1)>\n\n"

@@ -1,6 +1,7 @@
 """Real-world model replies in, JSON values out: fences, tool calls, reasoning, broken JSON."""
 
 import pytest
+
 from deep_research.domain.json_reply import (
     ReplyNotJSON,
     extract_json,

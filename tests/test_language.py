@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
+
 from deep_research.domain.language import WORDS, detect_language, run_language, words_for
 from deep_research.nodes import prompts
 from deep_research.nodes.writing import limitations, no_evidence_report, plain_error
 from deep_research.settings import Settings
 from deep_research.state import WorkerResult
-from pydantic import ValidationError
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from citation_pairs import PAIRS, SOURCES
+
 from deep_research.domain.lexical import (
     best_quote,
     close_match,
@@ -12,6 +12,8 @@ from deep_research.domain.lexical import (
     support_score,
 )
 from deep_research.domain.statements import cited_statements
+
+from citation_pairs import PAIRS, SOURCES
 
 
 def statements(report):

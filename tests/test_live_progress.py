@@ -6,6 +6,8 @@ import io
 import json
 
 import pytest
+from rich.console import Console
+
 from deep_research.cli.live import LiveProgress, ProgressModel, render
 from deep_research.cli.summary import RunSummary, render_summary, summary_lines
 from deep_research.tools.events import (
@@ -21,7 +23,6 @@ from deep_research.tools.events import (
     emit,
     parse_event,
 )
-from rich.console import Console
 
 SUBTASKS = [
     PlannedSubtask(id=1, description="History of solid-state batteries", complexity="simple"),

@@ -12,6 +12,8 @@ import asyncio
 import json
 
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
 from deep_research.domain.fences import data_section
 from deep_research.graph import graph
 from deep_research.settings import Settings
@@ -20,7 +22,6 @@ from deep_research.tools.context_window import ContextWindows
 from deep_research.tools.endpoint_limits import Gates
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.structured import ask, write_raw
-from langchain_core.messages import HumanMessage, SystemMessage
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}
 LLAMA_CPP_PYTHON_500 = (
@@ -378,10 +379,11 @@ def test_a_looping_report_is_caught():
 
 
 def test_the_views_show_the_method_a_long_call_and_its_retries():
+    from rich.console import Console
+
     from deep_research.cli.live import ProgressModel, render
     from deep_research.cli.progress import describe
     from deep_research.tools.events import parse_event
-    from rich.console import Console
 
     wire = [
         {

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from deep_research.cli.main import main
+
 from stand_ins.documents import make_pdf
 
 

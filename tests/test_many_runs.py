@@ -9,10 +9,12 @@ import asyncio
 from collections import Counter
 
 import pytest
-from checkpoint_probe import saved_writes, wait_until
+
 from deep_research.graph import build_graph
 from deep_research.state import SubTask, Usage
 from deep_research.tools.run_resources import LiveRuns
+
+from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 QUESTION = "Topic {:02d}: how do log archivers compare"
@@ -286,6 +288,7 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
 )
 def test_retry_after_is_read_as_the_openai_sdk_reads_it(headers, seconds):
     import httpx
+
     from deep_research.tools.endpoint_limits import retry_after_seconds
 
     assert retry_after_seconds(httpx.Headers(headers)) == pytest.approx(seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from deep_research.domain.markup import (
     blocks,
     body_end,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 

@@ -7,6 +7,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
+
 from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
 from deep_research.tools.search.tool_sources import (
     MAX_TOOL_TEXT,

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import re
 
-from citation_pairs import SOURCES
 from deep_research.graph import graph
+
+from citation_pairs import SOURCES
 
 QUESTION = "比较 zstd 和 xz 在日志归档中的表现"
 PAGES = {1: SOURCES[1], 2: SOURCES[3], 3: SOURCES[5], 4: SOURCES[8], 5: SOURCES[4]}

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from deep_research.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -350,9 +351,10 @@ def test_scores_are_whole_numbers_and_one_round_is_singular():
 
 
 def test_the_live_view_says_one_round(capsys):
+    from rich.console import Console
+
     from deep_research.cli.live import ProgressModel, render
     from deep_research.tools.events import RunDone
-    from rich.console import Console
 
     model = ProgressModel()
     model.apply(RunDone(rounds=1, stop_reason="max_iterations", sources=2))

@@ -7,14 +7,15 @@ import asyncio
 import json
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
 from deep_research.nodes.reviewing import quality_check
 from deep_research.nodes.verifying import verify_citations
 from deep_research.nodes.worker_steps import decide, report_findings
 from deep_research.settings import Settings
 from deep_research.state import Budget, SearchHit, SourceEvidence, SubTask, WorkerResult
 from deep_research.tools.run_resources import LiveRuns
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake")
 

@@ -7,6 +7,7 @@ import ipaddress
 
 import httpcore
 import pytest
+
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.search import guard

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from deep_research.domain.budgets import budget_for, budget_spent, queries_left
 from deep_research.nodes.planning import BadQuestion, clean_question, shape_plan
 from deep_research.nodes.reviewing import shape_supplementary

@@ -8,6 +8,7 @@ import os
 import re
 
 import pytest
+
 from deep_research.cli.main import main
 from deep_research.domain.fences import data_section
 from deep_research.graph import graph

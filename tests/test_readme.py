@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from deep_research.cli import exit_codes
 from deep_research.cli.setting_sources import FLAGS
 from deep_research.graph.docs import DOCS, GENERATED, README, ROOT, render

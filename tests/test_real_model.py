@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from stand_ins.documents import LOG_ARCHIVES as CORPUS
 from stand_ins.documents import LOG_ARCHIVES_QUESTION as QUESTION
 

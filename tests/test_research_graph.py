@@ -6,6 +6,7 @@ import asyncio
 import re
 
 import pytest
+
 from deep_research.graph import build_graph, graph
 from deep_research.state import ResearchOutput
 

@@ -17,8 +17,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from checkpoint_probe import saved_writes, wait_until
+
 from deep_research.tools.checkpoints import open_checkpointer
+
+from checkpoint_probe import saved_writes, wait_until
 from stand_ins.loopback import Reply
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,7 @@ import httpx
 import openai
 import pytest
 from ddgs.exceptions import DDGSException
+
 from deep_research.tools.retry_policy import is_transient, retry_after, retry_delay
 from deep_research.tools.search.base import SearchKeyRejected, SearchRateLimited
 from deep_research.tools.search.duckduckgo import DuckDuckGoUnavailable

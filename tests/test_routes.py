@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from deep_research.domain.stop_rules import plateaued, stop_reason
 from deep_research.graph.routes import (
     dispatch_research,

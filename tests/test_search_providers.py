@@ -8,6 +8,7 @@ import base64
 import httpx
 import pytest
 from ddgs.exceptions import DDGSException
+
 from deep_research.cli.main import build_parser
 from deep_research.settings import SEARCH_BACKENDS, WEB_PROVIDERS, Settings, detected_web_provider
 from deep_research.tools.models import MissingCredentials
@@ -17,6 +18,7 @@ from deep_research.tools.search.bocha import BochaSearch
 from deep_research.tools.search.duckduckgo import IN_FLIGHT, DuckDuckGoSearch
 from deep_research.tools.search.factory import PROVIDERS, search_backend, web_provider
 from deep_research.tools.search.searxng import SearxngSearch, probe_searxng
+
 from stand_ins.loopback import Reply
 
 

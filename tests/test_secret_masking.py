@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from deep_research.tools.secrets import mask_url_passwords, redact
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.setting_sources import add_setting_flags, parse_value, resolve_settings
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from deep_research.graph import graph
+
 from stand_ins.loopback import Reply
 
 ONE_ROUND = {"model_retries": 0, "search_retries": 0, "max_iterations": 1, "min_iterations": 1}

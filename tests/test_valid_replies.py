@@ -14,6 +14,10 @@ import json
 import typing
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from pydantic import BaseModel
+
 from deep_research.domain.degenerate import field_problem, prose_problem
 from deep_research.evaluation import prompts as judge_prompts
 from deep_research.evaluation.contracts import (
@@ -45,9 +49,6 @@ from deep_research.state import (
 )
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import ask, json_schema
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
-from pydantic import BaseModel
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake", structured_retries=1)
 QUESTION = "How does zstd compare with xz for compressing large log archives?"

@@ -14,11 +14,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import platformdirs
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
 from deep_research import state
 from deep_research.settings import ModelPrice, Settings
 from deep_research.tools.secrets import mask_url_passwords
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
 STATE_TYPES = (

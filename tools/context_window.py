@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 import httpx
+
 from deep_research.settings import ROLES, Settings
 from deep_research.tools.bounded_http import bounded_request
 from deep_research.tools.endpoint_limits import Gates, endpoint_id

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import httpx
 from aiolimiter import AsyncLimiter
+
 from deep_research.tools.retry_policy import retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"  # where the OpenAI SDK goes without a base URL

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from deep_research.settings import Complexity
-from deep_research.state import QueryType, StopReason, WorkerStatus, WorkerStopReason
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from deep_research.settings import Complexity
+from deep_research.state import QueryType, StopReason, WorkerStatus, WorkerStopReason
 
 
 class _Event(BaseModel):

@@ -14,6 +14,9 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
 from deep_research.domain.context import MESSAGE_OVERHEAD, estimate_tokens
 from deep_research.settings import Role, Settings
 from deep_research.state import Usage
@@ -21,8 +24,6 @@ from deep_research.tools.call_stats import CallStats
 from deep_research.tools.endpoint_limits import Endpoint
 from deep_research.tools.models import ModelSource, chat_model, endpoint_name, model_name
 from deep_research.tools.process_wide import ProcessWide, current
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
 
 
 def _nowhere(usage: Usage) -> None:

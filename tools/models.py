@@ -14,6 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import httpx
+from langchain.chat_models import init_chat_model
+from langchain_core.language_models import BaseChatModel
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
 from deep_research.settings import Role, Settings
 from deep_research.tools.endpoint_limits import endpoint_id
 from deep_research.tools.model_names import (  # noqa: F401  (re-exported: where callers look for them)
@@ -29,10 +34,6 @@ from deep_research.tools.model_names import (  # noqa: F401  (re-exported: where
     uses_openai_endpoint,
 )
 from deep_research.tools.process_wide import ProcessWide, current
-from langchain.chat_models import init_chat_model
-from langchain_core.language_models import BaseChatModel
-from langchain_openai import ChatOpenAI
-from pydantic import SecretStr
 
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
 

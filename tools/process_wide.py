@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import weakref
 
+from langchain_core.language_models import BaseChatModel
+
 from deep_research.tools.capabilities import CapabilityMemory
 from deep_research.tools.context_window import ContextWindows
 from deep_research.tools.endpoint_limits import Gates
-from langchain_core.language_models import BaseChatModel
 
 
 class ProcessWide:

@@ -16,6 +16,10 @@ import weakref
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
 from deep_research.domain.run_ledger import RunLedger
 from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
@@ -26,9 +30,6 @@ from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
 from deep_research.tools.search.factory import search_backend, web_provider
 from deep_research.tools.search_cache import SearchCache
-from langchain_core.runnables import RunnableConfig
-from langgraph.pregel import Pregel
-from langgraph.types import StateSnapshot
 
 
 @dataclass

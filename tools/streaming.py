@@ -15,11 +15,12 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from deep_research.domain.context import estimate_tokens
-from deep_research.tools.events import Streaming, emit
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable
+
+from deep_research.domain.context import estimate_tokens
+from deep_research.tools.events import Streaming, emit
 
 TICK_SECONDS = 2.0  # how often a streaming call reports its progress
 MAX_CHARS_PER_TOKEN = 16  # no tokenizer's token is longer: more text than this is over the cap

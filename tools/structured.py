@@ -23,6 +23,11 @@ from functools import partial
 from typing import TypeVar
 
 import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ValidationError
+
 from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.degenerate import field_problem
 from deep_research.domain.fences import without_fences
@@ -53,10 +58,6 @@ from deep_research.tools.refusals import refuses, too_long, window_named
 from deep_research.tools.retry_policy import is_transient, retry_delay
 from deep_research.tools.secrets import redact
 from deep_research.tools.streaming import EmptyStream, ReplyTooLong, StreamedReply, stream_reply
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ValidationError
 
 Contract = TypeVar("Contract", bound=BaseModel)
 

@@ -11,6 +11,7 @@ import sqlite3
 
 import httpx
 from ddgs.exceptions import DDGSException
+
 from deep_research.tools.corpus import CorpusError
 from deep_research.tools.search.base import (
     MAX_CONTENT_CHARS,

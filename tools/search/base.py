@@ -9,10 +9,11 @@ from functools import partial
 from typing import Protocol
 
 import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
 from deep_research.state import SearchHit
 from deep_research.tools.model_names import MissingCredentials
 from deep_research.tools.retry_policy import is_transient, retry_delay
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 MAX_CONTENT_CHARS = 1500  # evidence kept per hit: enough to quote, small enough to checkpoint
 

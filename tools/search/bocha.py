@@ -13,6 +13,7 @@ import math
 import os
 
 import httpx
+
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.bounded_http import bounded_request

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 
 from ddgs.engines.duckduckgo import Duckduckgo
 from ddgs.exceptions import DDGSException
+
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.search.base import (

@@ -17,6 +17,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpcore
 import httpx
+
 from deep_research.domain.lexical import support_score
 from deep_research.settings import Settings
 from deep_research.state import SearchHit

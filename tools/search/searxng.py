@@ -10,6 +10,7 @@ limiter, when on, answers 429 to clients it takes for bots.
 from __future__ import annotations
 
 import httpx
+
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.bounded_http import bounded_request

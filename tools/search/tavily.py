@@ -8,6 +8,8 @@ import weakref
 
 import httpx
 import tavily
+from tavily import errors as tavily_errors
+
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.search.base import (
@@ -17,7 +19,6 @@ from deep_research.tools.search.base import (
     required_env,
     retrying,
 )
-from tavily import errors as tavily_errors
 
 TAVILY_ERRORS: tuple[type[BaseException], ...] = (
     tavily_errors.UsageLimitExceededError,
