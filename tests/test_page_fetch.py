@@ -111,6 +111,13 @@ def test_html_is_read_by_the_corpus_extractor_and_the_best_passage_kept(page_ser
     assert text.index("11.2x") < len(text) and len(text) <= PAGE_CHARS
 
 
+@pytest.mark.parametrize("bad", ["http://evil.example:abc/", "http://例え..jp/", "http://[::1/"])
+def test_a_page_whose_redirect_names_no_valid_address_is_skipped_not_raised(page_server, bad):
+    fetch = fetcher(fetch_private_addresses=True)
+    assert read(fetch, f"{page_server.url}/redirect?to={bad}") == ""
+    assert read(fetch, bad) == ""
+
+
 def test_an_address_with_unicode_is_fetched_as_the_uri_it_names(page_server):
     """A cited page of a Chinese or Japanese site (path or host not ASCII) is read, not refused
     by the HTTP layer: it is sent percent-encoded."""

@@ -50,6 +50,8 @@ FETCH_ERRORS = (
     SkippedFile,
     TimeoutError,
     OSError,
+    httpx.InvalidURL,  # an address (or a redirect's Location) that names no valid URL
+    ValueError,  # urljoin's and IDNA's word for the same
 )
 
 log = logging.getLogger(__name__)
