@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import sys
 from typing import Any
 
@@ -33,6 +34,16 @@ def http_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _loopback(host: str) -> bool:
+    """Whether `host` is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name other than localhost may resolve anywhere
+        return False
+
+
 def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
     """The `mcp` subcommand and its flags."""
     sub = commands.add_parser(
@@ -47,6 +58,12 @@ def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
         type=http_address,
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp (default: stdio)",
+    )
+    sub.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="serve --http on an address other than loopback (anyone who reaches it may start "
+        "paid runs and read every run in the store: put authentication in front)",
     )
     sub.add_argument(
         "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
@@ -84,6 +101,12 @@ def command(args: argparse.Namespace, target: str) -> int:
     _check_sdk()
     if args.max_runs < 1:
         raise BadInput(f"--max-runs must be at least 1, not {args.max_runs}")
+    if args.http and not _loopback(args.http[0]) and not args.allow_remote:
+        raise BadInput(
+            f"--http {args.http[0]} is reachable from other machines and the server has no "
+            "authentication: serve on 127.0.0.1, or add --allow-remote behind a proxy that checks "
+            "who calls"
+        )
     settings = resolve_settings(args).settings
     if settings.approve_plan:
         raise BadInput("an MCP server runs unattended: approve_plan cannot be on")

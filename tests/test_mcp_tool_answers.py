@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from types import SimpleNamespace
@@ -97,3 +98,26 @@ def test_the_config_reads_stdio_and_http_entries_and_refuses_what_is_unusable(tm
             read_mcp_config(bad)
     with pytest.raises(McpConfigError, match=r"missing\.json"):
         read_mcp_config(tmp_path / "missing.json")
+
+
+def test_a_server_that_never_finishes_starting_is_stopped_not_left_running(monkeypatch):
+    """Failed at the start-up timeout, its holding task is cancelled: a long-lived MCP server
+    must not keep one task and one child process per such run."""
+    import asyncio
+    import sys
+
+    from deep_research.tools.mcp_config import McpServerEntry
+    from deep_research.tools.search import tool_sources
+
+    monkeypatch.setattr(tool_sources, "OPEN_TIMEOUT", 0.5)
+    stalling = McpServerEntry(command=sys.executable, args=["-c", "import time; time.sleep(60)"])
+    connection = tool_sources.ServerConnection("stalls", stalling)
+
+    async def opened() -> tuple[bool, bool]:
+        ok = await connection.open()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(connection._task, 5)
+        return ok, connection._task.done()
+
+    assert asyncio.run(opened()) == (False, True)
+    assert connection.failure == "did not start within 0.5 s"

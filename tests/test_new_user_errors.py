@@ -394,3 +394,10 @@ def test_unattended_commands_do_not_offer_approve_plan(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
     assert "--approve-plan" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:8765", "192.0.2.7:8765", "myhost:8765"])
+def test_mcp_over_http_refuses_an_address_other_machines_reach(address, capsys):
+    assert main(["mcp", "--http", address]) == 2
+    error = capsys.readouterr().err
+    assert "no authentication" in error and "--allow-remote" in error

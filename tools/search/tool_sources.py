@@ -23,6 +23,7 @@ from deep_research.state import SearchHit
 from deep_research.tools.events import SourceFailed, emit
 from deep_research.tools.mcp_config import McpServerEntry, McpSources
 from deep_research.tools.search.base import SearchBackend, compact, rank_score
+from deep_research.tools.secrets import redact
 
 MAX_TOOL_TEXT = 200_000  # characters of one tool answer read at most, before compacting
 OPEN_TIMEOUT = 30.0  # seconds for a server to start and list its tools
@@ -71,7 +72,9 @@ def answer_url(result: Any) -> str | None:
             return url
     for block in result.content:
         uri = str(getattr(block, "uri", "") or "")
-        if getattr(block, "type", "") == "resource_link" and uri.startswith(("http://", "https")):
+        if getattr(block, "type", "") == "resource_link" and uri.startswith(
+            ("http://", "https://")
+        ):
             return uri
     return None
 
@@ -115,6 +118,7 @@ class ServerConnection:
                 await asyncio.wait_for(self._ready.wait(), OPEN_TIMEOUT)
             except TimeoutError:
                 self.fail(f"did not start within {OPEN_TIMEOUT:g} s")
+                self._task.cancel()  # it may hang in its start-up, where `stop` is never seen
         return self.failure is None
 
     async def _hold(self) -> None:
@@ -143,7 +147,7 @@ class ServerConnection:
     def fail(self, why: str) -> None:
         """Mark the server failed (once) and say so on the progress stream."""
         if self.failure is None:
-            self.failure = why[:300]
+            self.failure = redact(" ".join(why.split()))[:300]  # one line, no secret in a URL
             emit(SourceFailed(source=f"mcp:{self.name}", error=self.failure))
         if self.stop:
             self.stop.set()
@@ -189,7 +193,8 @@ class ToolSearch:
             try:
                 hits.append(await connection.ask(tool, query, self.timeout))
             except (ToolFailed, TimeoutError) as error:
-                emit(SourceFailed(source=f"mcp:{connection.name}/{tool}", error=str(error)))
+                error_line = redact(" ".join(str(error).split()))[:300]
+                emit(SourceFailed(source=f"mcp:{connection.name}/{tool}", error=error_line))
             except Exception as error:  # the connection broke mid-run: a failed source
                 connection.fail(f"{type(error).__name__}: {error}")
                 break
