@@ -23,6 +23,7 @@ from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
     check_credentials,
+    check_mcp_config,
     check_store,
     settings_or_explain,
 )
@@ -38,7 +39,7 @@ from deep_research.export.formats import (
 )
 from deep_research.export.pdf import PdfRendererMissing
 from deep_research.graph.many_threads import ThreadEnd, ThreadJob, run_threads
-from deep_research.settings import Settings
+from deep_research.settings import GUARD_NOTE, Settings
 from deep_research.state import output_of
 from deep_research.tools.search.factory import web_provider
 from deep_research.tools.secrets import redact
@@ -72,6 +73,10 @@ def plan_batch(
             raise BadInput(f"line {question.line}: {error}") from None
         if settings.approve_plan:
             raise BadInput(f"line {question.line}: a batch runs unattended: no approve_plan")
+        try:
+            check_mcp_config(settings)
+        except BadInput as error:
+            raise BadInput(f"line {question.line}: {error}") from None
         if web_provider(settings) not in providers_checked:
             check_credentials(settings)
             providers_checked.add(web_provider(settings))
@@ -223,6 +228,8 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
     for note in repeats:
         progress.note(note)
+    if any(settings.fetch_private_addresses for _, settings in plan.questions):
+        progress.note(GUARD_NOTE)
     try:
         with progress:
             rows = asyncio.run(run_batch(plan, progress))

@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from deep_research.cli.live import shorten
+from deep_research.cli.progress import describe
 from deep_research.cli.summary import score_text
 from deep_research.tools.events import (
     CitationsChecked,
@@ -24,7 +25,10 @@ from deep_research.tools.events import (
     PlanMade,
     ProgressEvent,
     QualityScored,
+    ReplyDegenerate,
+    ReplyPartlyKept,
     ReportWritten,
+    SourceFailed,
     WorkerDone,
 )
 
@@ -97,6 +101,9 @@ class BatchProgress:
         self._changed(row)
 
     def event(self, line: int, event: ProgressEvent) -> None:
+        match event:  # what a person must know of one question, said on its own line
+            case SourceFailed() | ReplyDegenerate(final=True) | ReplyPartlyKept():
+                self.note(f"[{line}] {describe(event)}")
         row = self.rows[line]
         before = (row.state, row.round)
         row.apply(event)

@@ -25,6 +25,7 @@ from deep_research.cli.preflight import (
     check_corpus,
     check_credentials,
     check_question,
+    check_run_settings,
     check_store,
     settings_or_explain,
 )
@@ -303,6 +304,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
                 "for the tasks; or --compare DIR_A DIR_B)"
             )
         settings = settings_or_explain(settings_values)
+        check_run_settings(settings, progress)  # MCP sources file; a lowered guard said aloud
         _formats(args)
         layout = EvalDir(args.out_dir)
         if args.articles is None:  # research runs go into the store: it must open

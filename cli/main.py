@@ -167,11 +167,8 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
         preflight.check_model_endpoint()
     preflight.check_store(target)
     preflight.check_corpus(settings, progress)
-    if settings.fetch_private_addresses:
-        from deep_research.settings import GUARD_NOTE
-
-        progress.note(f"{GUARD_NOTE} ({resolved.origins['fetch_private_addresses']})")
-    preflight.check_mcp_config(settings)
+    origin = resolved.origins.get("fetch_private_addresses", "")
+    preflight.check_run_settings(settings, progress, origin)
     if settings.local_model:
         from deep_research.tools.local_profile import local_profile_note
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.summary import counted
 from deep_research.nodes.planning import BadQuestion, clean_question
-from deep_research.settings import ROLES, Settings
+from deep_research.settings import GUARD_NOTE, ROLES, Settings
 from deep_research.tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from deep_research.tools.corpus import CorpusError
 from deep_research.tools.endpoint_limits import endpoint_id
@@ -139,6 +139,14 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
         f"({stats.files_added} added, {stats.files_updated} updated, "
         f"{stats.files_skipped} skipped, {stats.seconds:.2f} s)"
     )
+
+
+def check_run_settings(settings: Settings, progress: Notes, origin: str = "") -> None:
+    """What every command that researches checks and says before its first call (run, batch,
+    eval, the MCP server): the MCP sources file, and a lowered guard said aloud."""
+    check_mcp_config(settings)
+    if settings.fetch_private_addresses:
+        progress.note(f"{GUARD_NOTE} ({origin})" if origin else GUARD_NOTE)
 
 
 def check_mcp_config(settings: Settings) -> None:

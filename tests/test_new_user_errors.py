@@ -401,3 +401,18 @@ def test_mcp_over_http_refuses_an_address_other_machines_reach(address, capsys):
     assert main(["mcp", "--http", address]) == 2
     error = capsys.readouterr().err
     assert "no authentication" in error and "--allow-remote" in error
+
+
+@pytest.mark.parametrize(
+    "command", [["batch", "QUESTIONS"], ["eval", "TASKS", "--out-dir", "OUT"], ["run", QUESTION]]
+)
+def test_every_research_command_checks_the_mcp_sources_file_first(
+    command, chat_server, search_server, home, capsys
+):
+    (home / "questions.txt").write_text(f"{QUESTION}\n", encoding="utf-8")
+    (home / "tasks.jsonl").write_text(f'{{"id": 1, "prompt": "{QUESTION}"}}\n', encoding="utf-8")
+    given = {"QUESTIONS": "questions.txt", "TASKS": "tasks.jsonl", "OUT": "out"}
+    argv = [given.get(part, part) for part in command]
+    assert main([*argv, "--mcp-config", str(home / "missing.json")]) == 2
+    assert "missing.json" in one_line_error(capsys.readouterr().err)
+    assert chat_server.requests == [] and search_server.searches == []
