@@ -24,6 +24,7 @@ from deep_research.tools.events import (
     PlannedSubtask,
     emit,
 )
+from deep_research.tools.models import roles_by_name
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import StructuredOutputError, ask
@@ -143,7 +144,10 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
         settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
     process = runs.process
-    settings, window = await fitted_to_server(settings, process.context_windows, process.gates)
+    named = roles_by_name(runs.models)  # a model handed in is not asked of OPENAI_BASE_URL
+    settings, window = await fitted_to_server(
+        settings, process.context_windows, process.gates, named
+    )
     if window:
         emit(ContextWindowFound(tokens=window, max_context_tokens=settings.max_context_tokens))
     run = runs.detached(settings, state.get("usage"))  # kept (`adopt`) once its id is in state

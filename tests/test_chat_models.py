@@ -79,6 +79,17 @@ def test_a_run_from_python_with_a_chat_model_handed_in_sends_no_http(no_http, tm
     assert set(model.seen) == {"prompt", "prose"}
 
 
+def test_a_model_handed_in_is_not_asked_of_the_environments_server(no_http, tmp_path, monkeypatch):
+    """With OPENAI_BASE_URL set (a local server configured for other work), a run whose every
+    role has a model handed in sends that server nothing: no context-window probe either."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    (tmp_path / "zstd.md").write_text("# Zstandard\n\nzstd level 19 compresses logs 10x.\n")
+    graph = build_graph(chat_model=BrainModel(brain=Brain(subtasks=1)))
+    context = {"search_backend": "local", "corpus_dir": str(tmp_path), "max_iterations": 1}
+    result = asyncio.run(graph.ainvoke({"question": "What is zstd?"}, context=context))
+    assert result["stop_reason"] == "max_iterations"
+
+
 def test_a_chat_model_per_role_leaves_the_others_to_their_names(no_http, tmp_path):
     (tmp_path / "zstd.md").write_text("# Zstandard\n\nzstd level 19 compresses logs 10x.\n")
     planner, others = BrainModel(brain=Brain(subtasks=1)), BrainModel(brain=Brain())

@@ -103,7 +103,7 @@ def test_the_served_graph_keeps_the_guard_and_says_so(monkeypatch):
     async def ask(*args, **kwargs):
         return plan, Usage()
 
-    async def fitted(settings, windows, gates):
+    async def fitted(settings, windows, gates, roles=()):
         return settings, None
 
     monkeypatch.setattr(planning, "ask", ask)

@@ -17,10 +17,11 @@ error instead (`tools.refusals.window_named`). The answers are kept for the proc
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import httpx
 
-from deep_research.settings import ROLES, Settings
+from deep_research.settings import ROLES, Role, Settings
 from deep_research.tools.bounded_http import bounded_request
 from deep_research.tools.endpoint_limits import Gates, endpoint_id
 from deep_research.tools.model_names import openai_api_key, openai_base_url, uses_openai_endpoint
@@ -134,11 +135,12 @@ class ContextWindows:
 
 
 async def fitted_to_server(
-    settings: Settings, windows: ContextWindows, gates: Gates
+    settings: Settings, windows: ContextWindows, gates: Gates, roles: Iterable[Role] = ROLES
 ) -> tuple[Settings, int | None]:
-    """The settings with `max_context_tokens` lowered to the smallest window the run's models
-    report (never raised), and that window (None when no server tells)."""
-    names = {settings.model_for(role) for role in ROLES}
+    """The settings with `max_context_tokens` lowered to the smallest window the models of
+    `roles` (those resolved by name) report (never raised), and that window (None when no
+    server tells)."""
+    names = {settings.model_for(role) for role in roles}
     asked = sorted(n.removeprefix("openai:") for n in names if uses_openai_endpoint(n))
     base = openai_base_url()
     if not base or not asked:  # OpenAI itself, or only other providers: nothing to ask

@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from deep_research.settings import Role, Settings
+from deep_research.settings import ROLES, Role, Settings
 from deep_research.tools.endpoint_limits import endpoint_id
 from deep_research.tools.model_names import (  # noqa: F401  (re-exported: where callers look for them)
     PLACEHOLDER_KEY,
@@ -99,15 +99,32 @@ def chat_model(settings: Settings, role: Role) -> BaseChatModel:
     return named_model(settings.model_for(role), settings.request_idle_timeout)
 
 
-def given_models(models: BaseChatModel | Mapping[str, BaseChatModel]) -> ModelSource:
+class GivenModels:
     """A model source from chat models a Python caller built: one for every role, or one per
     role (a role missing from the mapping uses its model name as usual)."""
-    if isinstance(models, BaseChatModel):
-        return lambda settings, role: models
-    unknown = set(models) - {"planner", "researcher", "writer", "reviewer"}
-    if unknown:
-        raise ValueError(f"chat models for unknown roles: {sorted(unknown)}")
-    return lambda settings, role: models.get(role) or chat_model(settings, role)
+
+    def __init__(self, models: BaseChatModel | Mapping[str, BaseChatModel]) -> None:
+        if isinstance(models, BaseChatModel):
+            models = dict.fromkeys(ROLES, models)
+        unknown = set(models) - set(ROLES)
+        if unknown:
+            raise ValueError(f"chat models for unknown roles: {sorted(unknown)}")
+        self.models = dict(models)
+
+    def __call__(self, settings: Settings, role: Role) -> BaseChatModel:
+        return self.models.get(role) or chat_model(settings, role)
+
+
+def roles_by_name(source: ModelSource) -> tuple[Role, ...]:
+    """The roles whose model a source resolves from its name (not handed in by a caller): only
+    their servers are asked for a context window."""
+    given = source.models if isinstance(source, GivenModels) else {}
+    return tuple(role for role in ROLES if role not in given)
+
+
+def given_models(models: BaseChatModel | Mapping[str, BaseChatModel]) -> ModelSource:
+    """A model source from chat models a Python caller built (see `GivenModels`)."""
+    return GivenModels(models)
 
 
 def is_openai_compatible(model: BaseChatModel) -> bool:
