@@ -101,14 +101,19 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model call")
     parser.add_argument("--search-latency", type=float, default=0.2, help="seconds per search")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
+    parser.add_argument("--wide", type=int, default=8, help="subtasks of the wide fan-out run")
     args = parser.parse_args()
     fast = {"model_retries": 0, "search_retries": 0}
-    one_round = {**fast, "max_iterations": 1, "min_iterations": 1, "max_workers": 8}
+    wide = args.wide
+    one_round = {**fast, "max_iterations": 1, "min_iterations": 1, "max_workers": wide}
+    one_round["max_subtasks"] = max(8, wide)
+    one_round["max_concurrent_model_calls"] = max(16, wide)  # the fan-out, not the cap, measured
+    one_round["max_concurrent_searches"] = max(16, 2 * wide)
     rows: list[tuple[str, str]] = []
 
-    # 1. Fan-out: 8 subtasks against 1, same latency, one round.
+    # 1. Fan-out: `--wide` subtasks (8) against 1, same latency, one round.
     timings = {}
-    for n in (1, 8):
+    for n in (1, wide):
         runs = []
         for _ in range(args.repeat):
             chat, search = servers(args.latency, args.search_latency, n, False)
@@ -119,8 +124,8 @@ def main() -> None:
         rows.append(
             (f"wall time, {n} subtask(s), 1 round", f"{timings[n]:.2f} s (median of {len(runs)})")
         )
-    rows.append(("ratio 8 subtasks / 1", f"{timings[8] / timings[1]:.3f}"))
-    rows.append(("peak concurrency, 8 subtasks (model, search)", f"{peak[0]}, {peak[1]}"))
+    rows.append((f"ratio {wide} subtasks / 1", f"{timings[wide] / timings[1]:.3f}"))
+    rows.append((f"peak concurrency, {wide} subtasks (model, search)", f"{peak[0]}, {peak[1]}"))
 
     # 2. A three-round run with a checkpointer: per-round calls, prompt tokens, store growth.
     chat, search = servers(args.latency / 5, args.search_latency / 5, 6, True)
