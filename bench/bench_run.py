@@ -97,19 +97,33 @@ def per_round(rounds: list[dict], key: str) -> list[int]:
     return [b - a for a, b in zip([0, *values], values, strict=False)]
 
 
+def show(rows: list[tuple[str, str]], latency: float, search_latency: float) -> None:
+    """The table."""
+    width = max(len(label) for label, _ in rows)
+    print(f"latency: model {latency} s, search {search_latency} s")
+    for label, value in rows:
+        print(f"{label:<{width}}  {value}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model call")
     parser.add_argument("--search-latency", type=float, default=0.2, help="seconds per search")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
+    parser.add_argument("--wide", type=int, default=8, help="subtasks of the wide fan-out run")
+    parser.add_argument("--fan-out-only", action="store_true", help="only the 1 vs --wide rows")
     args = parser.parse_args()
     fast = {"model_retries": 0, "search_retries": 0}
-    one_round = {**fast, "max_iterations": 1, "min_iterations": 1, "max_workers": 8}
+    wide = args.wide
+    one_round = {**fast, "max_iterations": 1, "min_iterations": 1, "max_workers": wide}
+    one_round["max_subtasks"] = max(8, wide)
+    one_round["max_concurrent_model_calls"] = max(16, wide)  # the fan-out, not the cap, measured
+    one_round["max_concurrent_searches"] = max(16, 2 * wide)
     rows: list[tuple[str, str]] = []
 
-    # 1. Fan-out: 8 subtasks against 1, same latency, one round.
+    # 1. Fan-out: `--wide` subtasks (8) against 1, same latency, one round.
     timings = {}
-    for n in (1, 8):
+    for n in (1, wide):
         runs = []
         for _ in range(args.repeat):
             chat, search = servers(args.latency, args.search_latency, n, False)
@@ -120,9 +134,12 @@ def main() -> None:
         rows.append(
             (f"wall time, {n} subtask(s), 1 round", f"{timings[n]:.2f} s (median of {len(runs)})")
         )
-    rows.append(("ratio 8 subtasks / 1", f"{timings[8] / timings[1]:.3f}"))
-    rows.append(("peak concurrency, 8 subtasks (model, search)", f"{peak[0]}, {peak[1]}"))
+    rows.append((f"ratio {wide} subtasks / 1", f"{timings[wide] / timings[1]:.3f}"))
+    rows.append((f"peak concurrency, {wide} subtasks (model, search)", f"{peak[0]}, {peak[1]}"))
 
+    if args.fan_out_only:
+        show(rows, args.latency, args.search_latency)
+        return
     # 2. A three-round run with a checkpointer: per-round calls, prompt tokens, store growth.
     chat, search = servers(args.latency / 5, args.search_latency / 5, 6, True)
     chat.brain.scores = [50, 60, 70]
@@ -171,11 +188,8 @@ def main() -> None:
     )
     chat.stop(), search.stop()
 
-    width = max(len(label) for label, _ in rows)
-    print(f"latency: model {args.latency} s, search {args.search_latency} s")
-    for label, value in rows:
-        print(f"{label:<{width}}  {value}")
-    print(json.dumps({"ratio_8_vs_1": round(timings[8] / timings[1], 3)}))
+    show(rows, args.latency, args.search_latency)
+    print(json.dumps({f"ratio_{wide}_vs_1": round(timings[wide] / timings[1], 3)}))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from deep_research.export.facts import facts_of
 from deep_research.export.formats import Format, Rendering, write_file
 from deep_research.settings import Settings
 from deep_research.state import Usage
+from deep_research.tools.process_wide import current
 from deep_research.tools.search.pages import PageFetcher
 from deep_research.tools.secrets import redact
 
@@ -324,6 +325,7 @@ def page_reader(settings: Settings) -> WholePage:
             page_max_bytes=settings.page_max_bytes,
             page_timeout=settings.page_timeout,
             fetch_private_addresses=settings.fetch_private_addresses,
-        )
+        ),
+        current().search_clients.tls(),  # the process's TLS context, not one per connection
     )
     return reader.whole

@@ -14,6 +14,7 @@ from deep_research.tools import context_window as context_window_module
 from deep_research.tools.corpus.reading import MAX_HTML_DEPTH, SkippedFile, read_html
 from deep_research.tools.endpoint_limits import Gates
 from deep_research.tools.search.base import SearchProviderError
+from deep_research.tools.search.clients import SearchClients
 from deep_research.tools.search.pages import read_page
 from deep_research.tools.search.searxng import SearxngSearch
 from deep_research.tools.streaming import ReplyTooLong, stream_reply
@@ -162,7 +163,7 @@ def test_an_endless_search_answer_ends(monkeypatch, drip):
         server = await endless_server(drip)
         port = server.sockets[0].getsockname()[1]
         monkeypatch.setenv("SEARXNG_URL", f"http://127.0.0.1:{port}")
-        backend = SearxngSearch(Settings(search_timeout=1, search_retries=0))
+        backend = SearxngSearch(Settings(search_timeout=1, search_retries=0), SearchClients())
         async with server:
             await backend.search("q", 5)
 

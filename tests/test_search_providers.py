@@ -15,6 +15,7 @@ from deep_research.tools.models import MissingCredentials
 from deep_research.tools.search import SEARCH_ERRORS, SearchKeyRejected, SearchProviderError
 from deep_research.tools.search.base import SearchRateLimited
 from deep_research.tools.search.bocha import BochaSearch
+from deep_research.tools.search.clients import SearchClients
 from deep_research.tools.search.duckduckgo import IN_FLIGHT, DuckDuckGoSearch
 from deep_research.tools.search.factory import PROVIDERS, search_backend, web_provider
 from deep_research.tools.search.searxng import SearxngSearch, probe_searxng
@@ -40,7 +41,7 @@ def no_backoff(monkeypatch):
 
 
 def test_bocha_request_shape_and_summary_as_content(bocha_server):
-    hits = search(BochaSearch(settings()))
+    hits = search(BochaSearch(settings(), SearchClients()))
     [request] = bocha_server.requests
     assert request["path"] == "/v1/web-search" and request["method"] == "POST"
     assert request["headers"]["authorization"] == f"Bearer {bocha_server.key}"
@@ -59,7 +60,7 @@ def test_bocha_request_shape_and_summary_as_content(bocha_server):
 
 
 def test_bocha_pages_of_ten(bocha_server):
-    hits = search(BochaSearch(settings()), n=15)
+    hits = search(BochaSearch(settings(), SearchClients()), n=15)
     assert [(r["body"]["count"], r["body"]["page"]) for r in bocha_server.requests] == [
         (10, 1),
         (10, 2),
@@ -69,13 +70,13 @@ def test_bocha_pages_of_ten(bocha_server):
 
 def test_bocha_short_page_ends_paging_and_snippet_stands_in(bocha_server):
     bocha_server.total, bocha_server.summaries = 4, False
-    hits = search(BochaSearch(settings()), n=15)
+    hits = search(BochaSearch(settings(), SearchClients()), n=15)
     assert len(bocha_server.requests) == 1 and len(hits) == 4
     assert hits[0].content == "Snippet 1 about zstd levels..."
 
 
 def test_bocha_empty_answer_is_empty(bocha_server):
-    assert search(BochaSearch(settings()), "nothing at all") == []
+    assert search(BochaSearch(settings(), SearchClients()), "nothing at all") == []
     assert "webPages" not in bocha_server.requests[0]["reply"]["data"]
 
 
@@ -89,7 +90,7 @@ def test_bocha_empty_answer_is_empty(bocha_server):
 def test_bocha_refused_key_is_named_and_not_retried(bocha_server, monkeypatch, break_it, message):
     break_it(bocha_server, monkeypatch)
     with pytest.raises(SearchKeyRejected, match="bad key for bocha") as error:
-        search(BochaSearch(settings()))
+        search(BochaSearch(settings(), SearchClients()))
     assert message in str(error.value)
     assert len(bocha_server.requests) == 1
     assert issubclass(SearchKeyRejected, SEARCH_ERRORS)  # a worker records it
@@ -104,14 +105,14 @@ def test_bocha_rate_limit_and_5xx_are_retried(bocha_server):
         return None
 
     bocha_server.fault = flaky
-    assert len(search(BochaSearch(settings()))) == 5
+    assert len(search(BochaSearch(settings(), SearchClients()))) == 5
     assert [r["status"] for r in bocha_server.requests] == [429, 500, 200]
 
 
 def test_bocha_5xx_until_retries_run_out(bocha_server):
     bocha_server.fault = lambda number, body: Reply(500, {"code": "500", "message": "down"})
     with pytest.raises(httpx.HTTPStatusError):
-        search(BochaSearch(settings(search_retries=1)))
+        search(BochaSearch(settings(search_retries=1), SearchClients()))
     assert len(bocha_server.requests) == 2
 
 
@@ -119,23 +120,25 @@ def test_bocha_code_in_body_is_checked(bocha_server):
     bocha_server.fault = lambda number, body: (
         Reply(200, {"code": 500, "msg": "busy"}) if number == 1 else None
     )
-    assert len(search(BochaSearch(settings()))) == 5  # a 5xx in the body is retried too
+    assert (
+        len(search(BochaSearch(settings(), SearchClients()))) == 5
+    )  # a 5xx in the body is retried too
     bocha_server.fault = lambda number, body: Reply(200, {"code": "400", "msg": "odd"})
     with pytest.raises(SearchProviderError, match="code 400: odd"):
-        search(BochaSearch(settings()))
+        search(BochaSearch(settings(), SearchClients()))
 
 
 def test_bocha_needs_its_key(monkeypatch):
     monkeypatch.delenv("BOCHA_API_KEY", raising=False)
     with pytest.raises(MissingCredentials, match="BOCHA_API_KEY is not set"):
-        BochaSearch(settings())
+        BochaSearch(settings(), SearchClients())
 
 
 # SearXNG
 
 
 def test_searxng_request_shape_and_paging(searxng_server):
-    hits = search(SearxngSearch(settings()), n=12)
+    hits = search(SearxngSearch(settings(), SearchClients()), n=12)
     assert [r["method"] for r in searxng_server.requests] == ["GET", "GET"]
     assert [r["body"] for r in searxng_server.requests] == [
         {"q": "zstd levels", "format": "json", "pageno": str(page)} for page in (1, 2)
@@ -147,14 +150,14 @@ def test_searxng_request_shape_and_paging(searxng_server):
 
 
 def test_searxng_one_page_is_enough_for_few_results(searxng_server):
-    assert len(search(SearxngSearch(settings()), n=5)) == 5
+    assert len(search(SearxngSearch(settings(), SearchClients()), n=5)) == 5
     assert len(searxng_server.requests) == 1
 
 
 def test_searxng_with_json_off_says_how_to_turn_it_on(searxng_server):
     searxng_server.json_enabled = False
     with pytest.raises(SearchProviderError, match=r"add `json` to `search\.formats`"):
-        search(SearxngSearch(settings()))
+        search(SearxngSearch(settings(), SearchClients()))
     assert len(searxng_server.requests) == 1  # a 403 is not retried
 
 
@@ -168,29 +171,29 @@ def test_searxng_probe_runs_no_search(searxng_server):
 
 
 def test_searxng_empty_is_empty_but_every_engine_failing_is_an_error(searxng_server):
-    assert search(SearxngSearch(settings()), "nothing here") == []
+    assert search(SearxngSearch(settings(), SearchClients()), "nothing here") == []
     searxng_server.unresponsive = [["brave", "timeout"], ["google", "Suspended: CAPTCHA"]]
     with pytest.raises(SearchProviderError, match=r"google \(Suspended: CAPTCHA\)"):
-        search(SearxngSearch(settings()), "nothing here")
+        search(SearxngSearch(settings(), SearchClients()), "nothing here")
 
 
 def test_searxng_limiter_429_is_retried(searxng_server):
     searxng_server.fault = lambda number, body: (
         Reply(429, raw=b"Too Many Requests") if number == 1 else None
     )
-    assert len(search(SearxngSearch(settings()))) == 5
+    assert len(search(SearxngSearch(settings(), SearchClients()))) == 5
     assert [r["status"] for r in searxng_server.requests] == [429, 200]
 
 
 def test_searxng_credentials_in_the_address_become_basic_auth(searxng_server, monkeypatch):
     host = searxng_server.url.removeprefix("http://")
     monkeypatch.setenv("SEARXNG_URL", f"http://team:s3cret-pass@{host}/")
-    search(SearxngSearch(settings()))
+    search(SearxngSearch(settings(), SearchClients()))
     expected = "Basic " + base64.b64encode(b"team:s3cret-pass").decode()
     assert searxng_server.requests[0]["headers"]["authorization"] == expected
     searxng_server.json_enabled = False
     with pytest.raises(SearchProviderError) as error:
-        search(SearxngSearch(settings()))
+        search(SearxngSearch(settings(), SearchClients()))
     assert "s3cret" not in str(error.value) and host in str(error.value)
 
 
@@ -198,7 +201,7 @@ def test_searxng_credentials_in_the_address_become_basic_auth(searxng_server, mo
 
 
 def test_duckduckgo_form_post_redirects_unwrapped_ads_dropped(duckduckgo_server):
-    hits = search(DuckDuckGoSearch(settings()), n=6)
+    hits = search(DuckDuckGoSearch(settings(), SearchClients()), n=6)
     [request] = duckduckgo_server.requests
     assert request["path"] == "/html/" and request["method"] == "POST"
     assert request["body"] == {"q": "zstd levels", "b": "", "l": "us-en"}
@@ -211,14 +214,14 @@ def test_duckduckgo_form_post_redirects_unwrapped_ads_dropped(duckduckgo_server)
 
 
 def test_duckduckgo_second_page_by_offset(duckduckgo_server):
-    hits = search(DuckDuckGoSearch(settings()), n=14)
+    hits = search(DuckDuckGoSearch(settings(), SearchClients()), n=14)
     assert [r["body"].get("s") for r in duckduckgo_server.requests] == [None, "10"]
     assert len(hits) == 14 and len({h.url for h in hits}) == 14
 
 
 def test_duckduckgo_sends_few_requests_at_once(duckduckgo_server):
     duckduckgo_server.latency = 0.1
-    backend = DuckDuckGoSearch(settings())
+    backend = DuckDuckGoSearch(settings(), SearchClients())
 
     async def burst():
         return await asyncio.gather(*(backend.search(f"query {i}", 5) for i in range(8)))
@@ -228,21 +231,21 @@ def test_duckduckgo_sends_few_requests_at_once(duckduckgo_server):
 
 
 def test_duckduckgo_empty_is_empty(duckduckgo_server):
-    assert search(DuckDuckGoSearch(settings()), "nothing whatsoever") == []
+    assert search(DuckDuckGoSearch(settings(), SearchClients()), "nothing whatsoever") == []
 
 
 def test_duckduckgo_anomaly_page_is_a_rate_limit_and_retried(duckduckgo_server):
     duckduckgo_server.rate_limited = 1
-    assert len(search(DuckDuckGoSearch(settings()))) == 5
+    assert len(search(DuckDuckGoSearch(settings(), SearchClients()))) == 5
     duckduckgo_server.rate_limited = 5
     with pytest.raises(SearchRateLimited, match="HTTP 202"):
-        search(DuckDuckGoSearch(settings(search_retries=1)))
+        search(DuckDuckGoSearch(settings(search_retries=1), SearchClients()))
 
 
 def test_duckduckgo_unreachable_is_a_recorded_search_error(monkeypatch):
     monkeypatch.setenv("DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
     with pytest.raises(SEARCH_ERRORS) as error:
-        search(DuckDuckGoSearch(settings(search_retries=0)))
+        search(DuckDuckGoSearch(settings(search_retries=0), SearchClients()))
     assert isinstance(error.value, DDGSException)
 
 

@@ -5,7 +5,10 @@
 - `chat_clients`: one chat-model client per model, server and event loop (its connection pool
   is reused by every run);
 - `capabilities`: the structured-output method each server and model was found to accept;
-- `context_windows`: the context window each server said it has.
+- `context_windows`: the context window each server said it has;
+- `search_clients`: one search client per provider, address, key and timeout (per event loop
+  for asyncio ones) and one TLS context for them and for page fetches: a run builds its own
+  backend (budgets, page-fetch count, cache) around these.
 
 Providers limit a key, not a run, and a server's abilities do not change between runs: so
 these outlive any one run, graph or judge. Whatever needs them is given this object (a
@@ -23,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from deep_research.tools.capabilities import CapabilityMemory
 from deep_research.tools.context_window import ContextWindows
 from deep_research.tools.endpoint_limits import Gates
+from deep_research.tools.search.clients import SearchClients
 
 
 class ProcessWide:
@@ -32,6 +36,7 @@ class ProcessWide:
         self.gates = Gates()
         self.capabilities = CapabilityMemory()
         self.context_windows = ContextWindows()
+        self.search_clients = SearchClients()
         self.chat_clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]
         ] = weakref.WeakKeyDictionary()

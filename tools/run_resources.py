@@ -48,9 +48,11 @@ class RunResources:
 
     @property
     def search_cache(self) -> SearchCache:
-        """The run's cache in front of its search backend, built when a worker first searches."""
+        """The run's cache in front of its search backend, built when a worker first searches
+        (the backend is the run's; its HTTP clients are the process's)."""
         if self._search_cache is None:
-            self._search_cache = SearchCache(search_backend(self.settings))
+            backend = search_backend(self.settings, self.process.search_clients)
+            self._search_cache = SearchCache(backend)
         return self._search_cache
 
     @property

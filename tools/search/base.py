@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import weakref
 from functools import partial
 from typing import Protocol
 
@@ -85,19 +83,3 @@ def rank_score(rank: int) -> float:
 def compact(text: str | None) -> str:
     """Hit text as evidence: whitespace collapsed, capped at MAX_CONTENT_CHARS."""
     return " ".join((text or "").split())[:MAX_CONTENT_CHARS]
-
-
-class LoopClients:
-    """One `httpx.AsyncClient` per event loop, built on first use and reused by every search."""
-
-    def __init__(self, **options) -> None:
-        self._options = options
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
-        self._clients = weakref.WeakKeyDictionary()
-
-    def get(self) -> httpx.AsyncClient:
-        """The running loop's client."""
-        loop = asyncio.get_running_loop()
-        if loop not in self._clients:
-            self._clients[loop] = httpx.AsyncClient(**self._options)
-        return self._clients[loop]

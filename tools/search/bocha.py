@@ -18,7 +18,6 @@ from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.bounded_http import bounded_request
 from deep_research.tools.search.base import (
-    LoopClients,
     SearchKeyRejected,
     SearchProviderError,
     SearchRateLimited,
@@ -28,6 +27,7 @@ from deep_research.tools.search.base import (
     required_env,
     retrying,
 )
+from deep_research.tools.search.clients import SearchClients
 
 DEFAULT_BASE_URL = "https://api.bochaai.com"
 PAGE_SIZE = 10  # the documented upper bound of `count`; more results means more pages
@@ -89,13 +89,21 @@ def _body(response: httpx.Response) -> dict:
 class BochaSearch:
     """Bocha web search over httpx, one request per page of up to ten results."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._key = bocha_api_key()
+    def __init__(self, settings: Settings, clients: SearchClients) -> None:
+        self._key = bocha_api_key()  # sent per request: the shared client holds no key
         base = os.environ.get("BOCHA_API_BASE_URL") or DEFAULT_BASE_URL
         self._url = base.rstrip("/") + "/v1/web-search"
-        self._clients = LoopClients(timeout=settings.search_timeout)
+        self._clients = clients
         self._seconds = settings.search_timeout
         self._attempts = settings.search_retries + 1
+
+    def __repr__(self) -> str:
+        """No key in a repr."""
+        return f"BochaSearch(url={self._url!r})"
+
+    def _client(self) -> httpx.AsyncClient:
+        """The process's client for this timeout on the running loop."""
+        return self._clients.httpx_here(("bocha", self._seconds), timeout=self._seconds)
 
     async def _page(self, query: str, count: int, page: int) -> list:
         """One page of `webPages.value`, retried on 429/5xx; an absent list is an empty page."""
@@ -109,7 +117,7 @@ class BochaSearch:
         async for attempt in retrying(self._attempts):
             with attempt:
                 response = await bounded_request(
-                    self._clients.get(),
+                    self._client(),
                     "POST",
                     self._url,
                     seconds=self._seconds,

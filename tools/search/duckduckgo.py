@@ -30,6 +30,7 @@ from deep_research.tools.search.base import (
     rank_score,
     retrying,
 )
+from deep_research.tools.search.clients import SearchClients, fingerprint
 
 MAX_PAGES = 2  # DuckDuckGo's HTML pages hold about ten results
 IN_FLIGHT = 2  # requests at once: a key-free endpoint answers a burst with its anomaly page
@@ -69,16 +70,26 @@ def _unwrapped(match: re.Match) -> str:
     return f'href="{html.escape(target[0])}"' if target else match.group(0)
 
 
+def _engine(proxy: str | None, timeout: int, base: str | None) -> _HtmlEngine:
+    """The ddgs engine through `proxy`, pointed at `base` when one is set."""
+    engine = _HtmlEngine(proxy=proxy, timeout=timeout)
+    if base:
+        engine.search_url = base.rstrip("/") + "/html/"
+    return engine
+
+
 class DuckDuckGoSearch:
     """Key-free web search: DuckDuckGo's HTML results, one blocking request per page in a thread."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._engine = _HtmlEngine(
-            proxy=os.environ.get("DDGS_PROXY") or None,  # ddgs' own variable for its proxy
-            timeout=math.ceil(settings.search_timeout),
+    def __init__(self, settings: Settings, clients: SearchClients) -> None:
+        proxy = os.environ.get("DDGS_PROXY") or None  # ddgs' own variable for its proxy
+        timeout = math.ceil(settings.search_timeout)
+        base = os.environ.get("DUCKDUCKGO_BASE_URL") or None
+        # a blocking client used from threads: one per proxy, timeout and address, any loop
+        self._engine = clients.anywhere(
+            ("duckduckgo", fingerprint(proxy), timeout, base),
+            lambda: _engine(proxy, timeout, base),
         )
-        if base := os.environ.get("DUCKDUCKGO_BASE_URL"):
-            self._engine.search_url = base.rstrip("/") + "/html/"
         self._attempts = settings.search_retries + 1
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._slots = weakref.WeakKeyDictionary()

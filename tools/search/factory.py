@@ -6,8 +6,10 @@ from deep_research.settings import Settings
 from deep_research.tools.events import SourceFailed, emit
 from deep_research.tools.local_search import HybridSearch, LocalSearch
 from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
+from deep_research.tools.process_wide import current
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.bocha import BochaSearch, probe_bocha
+from deep_research.tools.search.clients import SearchClients
 from deep_research.tools.search.duckduckgo import DuckDuckGoSearch
 from deep_research.tools.search.pages import PageFetcher, WholePages
 from deep_research.tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
@@ -30,18 +32,21 @@ def web_provider(settings: Settings) -> str | None:
     return settings.search_backend
 
 
-def web_search(settings: Settings, name: str) -> SearchBackend:
-    """The named web provider, reading whole pages for thin snippets when `fetch_pages` > 0."""
-    provider = PROVIDERS[name](settings)
+def web_search(settings: Settings, name: str, clients: SearchClients) -> SearchBackend:
+    """The named web provider, reading whole pages for thin snippets when `fetch_pages` > 0;
+    its client and TLS context are the process's (`clients`), its page budget the run's."""
+    provider = PROVIDERS[name](settings, clients)
     if settings.fetch_pages:
-        return WholePages(provider, PageFetcher(settings), settings.fetch_pages)
+        return WholePages(provider, PageFetcher(settings, clients.tls()), settings.fetch_pages)
     return provider
 
 
-def search_backend(settings: Settings) -> SearchBackend:
+def search_backend(settings: Settings, clients: SearchClients | None = None) -> SearchBackend:
     """The backend the settings choose (a web provider, the user's folder, or both), with the
-    allowed tools of the MCP servers of `mcp_config` beside it."""
-    backend = _base_backend(settings)
+    allowed tools of the MCP servers of `mcp_config` beside it. Built per run (it holds the
+    run's page budget); its clients are `clients`, by default the process's."""
+    clients = clients or current().search_clients
+    backend = _base_backend(settings, clients)
     if not settings.mcp_config:
         return backend
     from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
@@ -54,14 +59,14 @@ def search_backend(settings: Settings) -> SearchBackend:
     return WithToolSources(backend, ToolSearch(sources, settings.search_timeout))
 
 
-def _base_backend(settings: Settings) -> SearchBackend:
+def _base_backend(settings: Settings, clients: SearchClients) -> SearchBackend:
     """A web provider, the user's folder, or both."""
     if settings.search_backend == "local":
         return LocalSearch(settings.corpus_dir or "")
     if settings.search_backend == "hybrid":
-        web = web_search(settings, settings.web_backend)
+        web = web_search(settings, settings.web_backend, clients)
         return HybridSearch(web, LocalSearch(settings.corpus_dir or ""))
-    return web_search(settings, settings.search_backend)
+    return web_search(settings, settings.search_backend, clients)
 
 
 def check_provider(settings: Settings) -> None:

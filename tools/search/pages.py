@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from urllib.parse import urljoin, urlsplit
 
@@ -112,8 +113,9 @@ def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> s
 class PageFetcher:
     """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, tls: ssl.SSLContext | None = None) -> None:
         self._settings = settings
+        self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[list[str]]] = {}
         self.sent = 0  # fetches started this run, counted against max_page_fetches
 
@@ -154,7 +156,8 @@ class PageFetcher:
     async def fetch(self, url: str) -> tuple[bytes, str, str]:
         """The body (at most `page_max_bytes`), its content type and the URL it came from."""
         backend = GuardedBackend(allow_private=self._settings.fetch_private_addresses)
-        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
+        pool = httpcore.AsyncConnectionPool(network_backend=backend, ssl_context=self._tls)
+        async with pool:
             for _ in range(MAX_REDIRECTS + 1):
                 if urlsplit(url).scheme not in ("http", "https"):
                     raise FetchRefused(f"{url}: only http and https pages are fetched")

@@ -15,7 +15,6 @@ from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.bounded_http import bounded_request
 from deep_research.tools.search.base import (
-    LoopClients,
     SearchKeyRejected,
     SearchProviderError,
     compact,
@@ -23,6 +22,7 @@ from deep_research.tools.search.base import (
     required_env,
     retrying,
 )
+from deep_research.tools.search.clients import SearchClients, fingerprint
 
 MAX_PAGES = 3  # SearXNG pages hold ~10-30 results; three cover `max_results` up to 20
 JSON_DISABLED = (
@@ -67,11 +67,24 @@ def probe_searxng(base: str, timeout: float = 10.0) -> None:
 class SearxngSearch:
     """Search through a SearXNG instance, paging with `pageno` until enough results."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._base, auth = split_credentials(searxng_url())
-        self._clients = LoopClients(timeout=settings.search_timeout, headers=HEADERS, auth=auth)
+    def __init__(self, settings: Settings, clients: SearchClients) -> None:
+        address = searxng_url()
+        self._base, self._auth = split_credentials(address)
+        self._login = fingerprint(httpx.URL(address).userinfo.decode())  # tells logins apart
+        self._clients = clients
         self._attempts = settings.search_retries + 1
         self._seconds = settings.search_timeout
+
+    def __repr__(self) -> str:
+        """The address without its credentials."""
+        return f"SearxngSearch(base={self._base!r})"
+
+    def _client(self) -> httpx.AsyncClient:
+        """The process's client for this instance, credentials and timeout on the running loop."""
+        key = ("searxng", self._base, self._login, self._seconds)
+        return self._clients.httpx_here(
+            key, timeout=self._seconds, headers=HEADERS, auth=self._auth
+        )
 
     async def _page(self, query: str, pageno: int) -> dict:
         """One page of results, retried on 429/5xx and dropped connections."""
@@ -79,7 +92,7 @@ class SearxngSearch:
         async for attempt in retrying(self._attempts):
             with attempt:
                 response = await bounded_request(
-                    self._clients.get(),
+                    self._client(),
                     "GET",
                     f"{self._base}/search",
                     seconds=self._seconds,

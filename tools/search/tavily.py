@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import weakref
 
 import httpx
 import tavily
@@ -19,6 +18,7 @@ from deep_research.tools.search.base import (
     required_env,
     retrying,
 )
+from deep_research.tools.search.clients import SearchClients, fingerprint
 
 TAVILY_ERRORS: tuple[type[BaseException], ...] = (
     tavily_errors.UsageLimitExceededError,
@@ -63,24 +63,26 @@ TAVILY_TRANSIENT = (tavily_errors.UsageLimitExceededError, tavily_errors.Timeout
 
 
 class TavilySearch:
-    """Web search through `AsyncTavilyClient`, one client per event loop, retried with backoff."""
+    """Web search through `AsyncTavilyClient`, retried with backoff; the client is the
+    process's one for this key and address on the running loop (`clients`)."""
 
-    _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tavily.AsyncTavilyClient]
-
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clients: SearchClients) -> None:
         self._key = tavily_api_key()
         self._base_url = os.environ.get("TAVILY_API_BASE_URL") or None
-        self._timeout = settings.search_timeout
+        self._timeout = settings.search_timeout  # given per call: not part of the client
         self._attempts = settings.search_retries + 1
-        self._clients = weakref.WeakKeyDictionary()
+        self._clients = clients
+
+    def __repr__(self) -> str:
+        """No key in a repr."""
+        return f"TavilySearch(base_url={self._base_url!r})"
 
     def _client(self) -> tavily.AsyncTavilyClient:
-        loop = asyncio.get_running_loop()
-        if loop not in self._clients:
-            self._clients[loop] = tavily.AsyncTavilyClient(
-                api_key=self._key, api_base_url=self._base_url
-            )
-        return self._clients[loop]
+        """The shared client for this key and address on the running loop."""
+        return self._clients.on_loop(
+            ("tavily", self._base_url, fingerprint(self._key)),
+            lambda: tavily.AsyncTavilyClient(api_key=self._key, api_base_url=self._base_url),
+        )
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Hits for one query from Tavily, retrying transient failures with jittered backoff."""
