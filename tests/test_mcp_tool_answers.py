@@ -121,3 +121,36 @@ def test_a_server_that_never_finishes_starting_is_stopped_not_left_running(monke
 
     assert asyncio.run(opened()) == (False, True)
     assert connection.failure == "did not start within 0.5 s"
+
+
+def test_a_released_run_stops_the_mcp_servers_it_started():
+    """Releasing a run (after finalize, or when a step raises) stops its MCP sources at once,
+    not when the garbage collector gets to them: a long-lived MCP server would pile them up."""
+    import asyncio
+
+    from deep_research.settings import Settings
+    from deep_research.tools.run_resources import LiveRuns
+    from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
+    from deep_research.tools.search_cache import SearchCache
+
+    stopped = []
+
+    class Recording(ToolSearch):
+        def __init__(self) -> None:
+            pass
+
+        def close(self) -> None:
+            stopped.append(True)
+
+    class NoWeb:
+        async def search(self, query: str, max_results: int) -> list:
+            return []
+
+    async def one_run() -> None:
+        runs = LiveRuns()
+        run = runs.open("r1", Settings(search_backend="duckduckgo"))
+        run._search_cache = SearchCache(WithToolSources(NoWeb(), Recording()))  # as built
+        runs.release("r1")
+
+    asyncio.run(one_run())
+    assert stopped == [True]

@@ -55,6 +55,11 @@ class RunResources:
             self._search_cache = SearchCache(backend)
         return self._search_cache
 
+    def close(self) -> None:
+        """The run has ended: what its search holds open (MCP servers it started) stops."""
+        if self._search_cache is not None:
+            self._search_cache.close()
+
     @property
     def spent(self) -> Usage:
         """Everything the run has spent, as its ledger knows it."""
@@ -201,3 +206,4 @@ class LiveRuns:
         released = runs.pop(run_id or "", None)
         if released is not None:
             self.last_released = released
+            released.close()

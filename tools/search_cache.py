@@ -10,7 +10,7 @@ import asyncio
 
 from deep_research.domain.distinct import text_key
 from deep_research.state import SearchHit
-from deep_research.tools.search.base import SearchBackend
+from deep_research.tools.search.base import HoldsConnections, SearchBackend
 
 
 class SharedSearchFailure(RuntimeError):
@@ -23,6 +23,11 @@ class SearchCache:
     def __init__(self, backend: SearchBackend) -> None:
         self._backend = backend
         self._entries: dict[tuple[str, int], asyncio.Future[list[SearchHit]]] = {}
+
+    def close(self) -> None:
+        """The run has ended: let the backend go of what it holds open (MCP servers)."""
+        if isinstance(self._backend, HoldsConnections):
+            self._backend.close()
 
     async def search(self, query: str, max_results: int) -> tuple[list[SearchHit], bool]:
         """Hits for a query, and whether they came from the cache rather than the backend."""

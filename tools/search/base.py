@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -21,6 +21,15 @@ class SearchBackend(Protocol):
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Hits for one query, best first."""
+        ...
+
+
+@runtime_checkable
+class HoldsConnections(Protocol):
+    """A backend that keeps something open for its run (MCP servers): closed when the run ends."""
+
+    def close(self) -> None:
+        """Let go of what the backend holds open."""
         ...
 
 

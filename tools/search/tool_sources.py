@@ -185,6 +185,10 @@ class ToolSearch:
         self.connections = [ServerConnection(n, e) for n, e in sources.servers.items()]
         weakref.finalize(self, _stop_all, self.connections)
 
+    def close(self) -> None:
+        """Stop every server this run started (each ends its own session and child)."""
+        _stop_all(self.connections)
+
     async def _ask_server(self, connection: ServerConnection, query: str) -> list[SearchHit]:
         if not await connection.open():
             return []
@@ -211,6 +215,10 @@ class WithToolSources:
 
     def __init__(self, base: SearchBackend, tools: ToolSearch) -> None:
         self._base, self._tools = base, tools
+
+    def close(self) -> None:
+        """The run has ended: its MCP servers stop."""
+        self._tools.close()
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Both asked at once; hits interleaved, URLs unique, scored by position."""
