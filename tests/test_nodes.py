@@ -4,51 +4,24 @@ fake chat model in place of a server (no HTTP, no graph)."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
 from deep_research.nodes.reviewing import quality_check
 from deep_research.nodes.verifying import verify_citations
 from deep_research.nodes.worker_steps import decide, report_findings
 from deep_research.settings import Settings
 from deep_research.state import Budget, SearchHit, SourceEvidence, SubTask, WorkerResult
-from deep_research.tools.run_resources import LiveRuns
+
+from fake_chat import Replies
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake")
 
 
-class Replies(list):
-    """The model's replies, in order (JSON objects for contracts, text for prose), and the
-    conversations it was sent."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.sent: list[list] = []
-
-    def next_message(self) -> AIMessage:
-        answer = self.pop(0)
-        text = answer if isinstance(answer, str) else json.dumps(answer)
-        return AIMessage(f"<tool_call>{text}</tool_call>" if text.startswith("{") else text)
-
-
 @pytest.fixture
 def replies() -> Replies:
-    """A fake chat model for every role, answering from `Replies` (a node is handed it)."""
-    answers = Replies()
-
-    class Recording(GenericFakeChatModel):
-        async def astream(self, messages, *args, **kwargs):
-            answers.sent.append(messages)
-            self.messages = iter([answers.next_message()])
-            async for chunk in super().astream(messages, *args, **kwargs):
-                yield chunk
-
-    answers.model = Recording(messages=iter([]))
-    answers.runs = LiveRuns(lambda settings, role: answers.model)
-    return answers
+    """A fake chat model for every role, answering from `Replies` (a node is handed its runs)."""
+    return Replies()
 
 
 def worker(**extra) -> dict:

@@ -14,8 +14,6 @@ import json
 import typing
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
 from deep_research.domain.degenerate import field_problem, prose_problem
@@ -49,6 +47,8 @@ from deep_research.state import (
 )
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import ask, json_schema
+
+from fake_chat import Replies
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake", structured_retries=1)
 QUESTION = "How does zstd compare with xz for compressing large log archives?"
@@ -228,33 +228,10 @@ def test_a_report_whose_markers_resolve_to_no_given_source_is_refused(report):
 # ---------------------------------------------------------------- with a fake model
 
 
-class Replies(list):
-    """The model's replies in order; the conversations it was sent."""
-
-    sent: list
-
-    def next_message(self) -> AIMessage:
-        answer = self.pop(0)
-        text = answer if isinstance(answer, str) else json.dumps(answer)
-        return AIMessage(f"<tool_call>{text}</tool_call>" if text.startswith("{") else text)
-
-
 @pytest.fixture
 def replies() -> Replies:
-    """A fake chat model in place of every role's client, answering from `Replies`."""
-    answers = Replies()
-    answers.sent = []
-
-    class Recording(GenericFakeChatModel):
-        async def astream(self, messages, *args, **kwargs):
-            answers.sent.append(messages)
-            self.messages = iter([answers.next_message()])
-            async for chunk in super().astream(messages, *args, **kwargs):
-                yield chunk
-
-    model = Recording(messages=iter([]))
-    answers.runs = LiveRuns(lambda settings, role: model)
-    return answers
+    """A fake chat model for every role, answering from `Replies` (a node is handed its runs)."""
+    return Replies()
 
 
 async def planned(runs: LiveRuns, run_id: str) -> TaskPlan:
