@@ -299,4 +299,4 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
 
 def stylesheet() -> str:
     """The page's CSS, shipped with the package."""
-    return files("export").joinpath("report.css").read_text(encoding="utf-8")
+    return files(__package__).joinpath("report.css").read_text(encoding="utf-8")

@@ -36,7 +36,10 @@ def test_the_readme_import_works_beside_a_settings_py_and_a_tools_package(tmp_pa
     (tmp_path / "settings.py").write_text("DEBUG = True\n", encoding="utf-8")
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "__init__.py").write_text("", encoding="utf-8")
-    probe = "from deep_research.graph import graph; print(type(graph).__name__)"
+    probe = (
+        "from deep_research.graph import graph; print(type(graph).__name__)\n"
+        "from deep_research.export.html_page import stylesheet; assert stylesheet()"
+    )  # package data is found by the package's own name
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
