@@ -317,7 +317,9 @@ GUARD_NOTE = (
 )
 
 
-def guards_restored(settings: Settings, environ: Mapping[str, str]) -> tuple[Settings, list[str]]:
+def server_only_restored(
+    settings: Settings, environ: Mapping[str, str]
+) -> tuple[Settings, list[str]]:
     """`settings` with every `SERVER_ONLY` setting at the server's own value, and the names
     whose caller value was dropped.
 

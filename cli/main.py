@@ -21,6 +21,7 @@ from typing import Any
 from deep_research.cli import exit_codes
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.parser import build_parser, parse_command_line
+from deep_research.cli.setting_sources import load_local_dotenv
 
 __all__ = ["build_parser", "entry_point", "main"]  # build_parser: what tests and tools import
 
@@ -357,32 +358,12 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
-def _load_dotenv_here() -> None:
-    """Read `./.env` (what is already in the environment wins); BadInput when it would switch a
-    security guard off: a file found in the current folder never lowers one (`LOWERS_A_GUARD`)."""
-    from dotenv import dotenv_values, load_dotenv
-
-    from deep_research.settings import LOWERS_A_GUARD
-
-    path = Path.cwd() / ".env"
-    found = dotenv_values(path) if path.is_file() else {}
-    for name in LOWERS_A_GUARD:
-        variable = f"DEEP_RESEARCH_{name.upper()}"
-        if (found.get(variable) or "").strip() and variable not in os.environ:
-            raise BadInput(
-                f"{variable} in {path}: a setting that switches a security guard off is not "
-                "read from a file found in the current folder; give it as a flag or in a file "
-                "you name with --config"
-            )
-    load_dotenv(path, override=False)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_command_line(argv)  # --help ends here
     try:
-        _load_dotenv_here()
+        load_local_dotenv(Path.cwd(), os.environ)
     except BadInput as error:
         _error(str(error))
         return exit_codes.BAD_INPUT

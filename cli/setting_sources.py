@@ -284,13 +284,32 @@ def _from_file(path: Path | None, found_here: bool = False) -> dict[str, tuple[A
         if name not in Settings.model_fields:
             raise _unknown(given, str(path))
         if found_here and name in LOWERS_A_GUARD:
-            raise BadInput(
-                f"{name} in {path}: a setting that switches a security guard off is not read "
-                "from a file found in the current folder; give it as a flag, with --set, or "
-                "in a file you name with --config"
-            )
+            raise _lowers_a_guard(name, path)
         values[name] = (_absolute(name, value, path.parent), f"{given} in {path}")
     return values
+
+
+def _lowers_a_guard(name: str, path: Path) -> BadInput:
+    """The refusal of a guard-lowering setting in a file found in the current folder."""
+    return BadInput(
+        f"{name} in {path}: a setting that switches a security guard off is not read from a "
+        "file found in the current folder; give it as a flag, with --set, or in a file you name "
+        "with --config"
+    )
+
+
+def load_local_dotenv(cwd: Path, environ: Mapping[str, str]) -> None:
+    """Read `./.env` into the environment (what is set already wins); BadInput, loading nothing,
+    when it would switch a security guard off (`LOWERS_A_GUARD`), as for a local TOML file."""
+    from dotenv import dotenv_values, load_dotenv
+
+    path = cwd / ".env"
+    found = dotenv_values(path) if path.is_file() else {}
+    for name in LOWERS_A_GUARD:
+        variable = ENV_PREFIX + name.upper()
+        if (found.get(variable) or "").strip() and variable not in environ:
+            raise _lowers_a_guard(variable, path)
+    load_dotenv(path, override=False)
 
 
 def _from_flags(args: argparse.Namespace, cwd: Path) -> dict[str, tuple[Any, str]]:

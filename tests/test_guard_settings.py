@@ -16,7 +16,7 @@ import deep_research.nodes.planning as planning
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.progress import describe
 from deep_research.cli.setting_sources import add_setting_flags, resolve_settings
-from deep_research.settings import Settings, guards_restored
+from deep_research.settings import Settings, server_only_restored
 from deep_research.state import SubTask, TaskPlan, Usage
 from deep_research.tools.events import GuardLowered
 from deep_research.tools.run_resources import LiveRuns
@@ -57,9 +57,9 @@ def test_other_settings_in_a_local_toml_still_apply(tmp_path):
 
 def test_a_remote_caller_cannot_switch_the_guard_off():
     asked = Settings(fetch_private_addresses=True)
-    kept, refused = guards_restored(asked, {})
+    kept, refused = server_only_restored(asked, {})
     assert not kept.fetch_private_addresses and refused == ["fetch_private_addresses"]
-    allowed, none = guards_restored(asked, {"DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true"})
+    allowed, none = server_only_restored(asked, {"DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true"})
     assert allowed.fetch_private_addresses and none == []
 
 
@@ -69,11 +69,11 @@ def test_a_remote_caller_names_no_command_to_start_and_no_folder_to_read(tmp_pat
     hostile = tmp_path / "evil.json"
     hostile.write_text('{"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}}')
     asked = Settings(mcp_config=str(hostile), corpus_dir="/etc")
-    kept, refused = guards_restored(asked, {})
+    kept, refused = server_only_restored(asked, {})
     assert (kept.mcp_config, kept.corpus_dir) == (None, None)
     assert refused == ["corpus_dir", "mcp_config"]
     server = {"DEEP_RESEARCH_CORPUS_DIR": str(tmp_path)}
-    ours, _ = guards_restored(asked, server)
+    ours, _ = server_only_restored(asked, server)
     assert ours.corpus_dir == str(tmp_path) and ours.mcp_config is None
 
 
