@@ -1,4 +1,5 @@
-"""`eval`'s flags, built without importing the evaluation (so `eval --help` answers at once)."""
+"""`eval`'s flags, built without importing the evaluation's models and clients (so `eval --help`
+answers at once); the judge flags' defaults and meanings are `JudgeConfig`'s own."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-JUDGE_MODEL_VARIABLE = "DEEP_RESEARCH_JUDGE_MODEL"  # evaluation.judge reads the same variable
-JUDGE_FLAGS = {  # flag: (type, default, meaning); a test holds them equal to JudgeConfig's
-    "--judge-max-tokens": (int, 32_000, "Reply cap of a judge call."),
-    "--judge-context-tokens": (int, 128_000, "The judge's context window, in tokens."),
-    "--judge-timeout": (float, 1_800, "Seconds one judge question may take, retries included."),
-    "--judge-concurrency": (int, 4, "Judge calls in flight at once."),
-    "--judge-retries": (int, 3, "Retries of a failed judge call."),
+from deep_research.evaluation.judge_config import JUDGE_MODEL_VARIABLE, JudgeConfig
+
+JUDGE_FLAGS = {  # flag: the JudgeConfig field it sets
+    "--judge-max-tokens": "max_tokens",
+    "--judge-context-tokens": "context_tokens",
+    "--judge-timeout": "timeout",
+    "--judge-concurrency": "concurrency",
+    "--judge-retries": "retries",
 }
 
 
@@ -52,8 +54,14 @@ def add_command(commands: argparse._SubParsersAction, setting_flags: Callable[..
         default="auto",
         help="how the judge's replies are forced into JSON (default: auto)",
     )
-    for flag, (kind, default, meaning) in JUDGE_FLAGS.items():
-        sub.add_argument(flag, type=kind, default=default, help=f"{meaning} (default: %(default)s)")
+    for flag, name in JUDGE_FLAGS.items():
+        field = JudgeConfig.model_fields[name]
+        sub.add_argument(
+            flag,
+            type=field.annotation,  # int or float
+            default=field.default,
+            help=f"{field.description} (default: %(default)s)",
+        )
     sub.add_argument(
         "--fact-judge-model", help="the model that checks citations (default: the judge model)"
     )

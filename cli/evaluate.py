@@ -19,7 +19,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.cli.eval_parser import JUDGE_MODEL_VARIABLE
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -41,6 +40,7 @@ from deep_research.evaluation.judge import (
     fitted_to_server,
     judge_endpoint,
 )
+from deep_research.evaluation.judge_config import JUDGE_MODEL_VARIABLE
 from deep_research.evaluation.layout import EvalDir
 from deep_research.evaluation.pipeline import (
     Judging,

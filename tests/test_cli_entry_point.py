@@ -298,7 +298,7 @@ def test_help_imports_nothing_heavy():
         "from deep_research.cli.main import build_parser\n"
         "build_parser().format_help()\n"
         "heavy = [m for m in ('langgraph', 'langchain_openai', 'rich', 'deep_research.graph',"
-        " 'openai', 'deep_research.evaluation', 'deep_research.cli.evaluate')"
+        " 'openai', 'deep_research.evaluation.judge', 'deep_research.cli.evaluate')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )

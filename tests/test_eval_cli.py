@@ -284,16 +284,3 @@ def test_an_eval_folder_refuses_another_task_under_a_known_id(
     calls = len(chat_server.requests)
     assert main(argv) == 2
     assert "task 1 in" in capsys.readouterr().err and len(chat_server.requests) == calls
-
-
-def test_the_judge_flags_defaults_are_the_judge_configs():
-    """`eval --help` builds its flags without importing the evaluation: its defaults must still
-    be the judge's own."""
-    from deep_research.cli.eval_parser import JUDGE_FLAGS
-    from deep_research.evaluation.judge import JudgeConfig
-
-    fields = JudgeConfig.model_fields
-    for flag, (kind, default, meaning) in JUDGE_FLAGS.items():
-        field = fields[flag.removeprefix("--judge-").replace("-", "_")]
-        assert (default, meaning) == (field.default, field.description), flag
-        assert isinstance(default, kind) or kind is float, flag
