@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from deep_research.graph import build_graph  # noqa: E402
 from deep_research.settings import ROLES  # noqa: E402
 from deep_research.tools.local_profile import is_loopback  # noqa: E402
-from deep_research.tools.models import openai_base_url  # noqa: E402
+from deep_research.tools.model_names import openai_base_url  # noqa: E402
 from deep_research.tools.run_resources import LiveRuns  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))

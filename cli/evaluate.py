@@ -62,7 +62,7 @@ from deep_research.evaluation.tasks import (
 from deep_research.export.formats import Format, UnknownFormat, check_formats, parse_formats
 from deep_research.export.pdf import PdfRendererMissing
 from deep_research.settings import Settings
-from deep_research.tools.models import MissingCredentials
+from deep_research.tools.model_names import MissingCredentials
 from deep_research.tools.secrets import redact
 
 

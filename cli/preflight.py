@@ -23,7 +23,7 @@ from deep_research.tools.corpus import CorpusError
 from deep_research.tools.endpoint_limits import endpoint_id
 from deep_research.tools.local_search import open_corpus
 from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
-from deep_research.tools.models import (
+from deep_research.tools.model_names import (
     MissingCredentials,
     MissingProvider,
     check_provider_installed,

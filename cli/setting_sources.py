@@ -377,7 +377,7 @@ def resolve_settings(
     from deep_research.tools.local_profile import (
         is_loopback,  # here: `--help` imports nothing heavy
     )
-    from deep_research.tools.models import openai_base_url
+    from deep_research.tools.model_names import openai_base_url
 
     if "local_model" not in merged and is_loopback(openai_base_url()):
         merged["local_model"] = (True, LOOPBACK_ORIGIN)  # one slow server on this machine

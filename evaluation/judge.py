@@ -30,13 +30,13 @@ from deep_research.settings import Role, Settings
 from deep_research.state import Usage
 from deep_research.tools.context_window import MIN_CONTEXT
 from deep_research.tools.model_client import ModelClient
-from deep_research.tools.models import (
+from deep_research.tools.model_names import (
     PLACEHOLDER_KEY,
     Endpoint,
-    named_model,
     openai_api_key,
     openai_base_url,
 )
+from deep_research.tools.models import named_model
 from deep_research.tools.process_wide import current
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask, write_raw

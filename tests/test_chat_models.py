@@ -14,7 +14,7 @@ from pydantic import Field
 
 from deep_research.cli.main import main
 from deep_research.graph import build_graph
-from deep_research.tools.models import MissingProvider, check_provider_installed, provider_of
+from deep_research.tools.model_names import MissingProvider, check_provider_installed, provider_of
 
 from stand_ins.chat import Brain, ChatCall
 

@@ -14,7 +14,7 @@ from deep_research.evaluation.records import TaskCriteria
 from deep_research.evaluation.tasks import EvalTask
 from deep_research.settings import Settings
 from deep_research.state import Source, SourceEvidence, Usage
-from deep_research.tools.models import PLACEHOLDER_KEY
+from deep_research.tools.model_names import PLACEHOLDER_KEY
 
 REPORT = """# Test
 

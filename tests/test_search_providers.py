@@ -11,7 +11,7 @@ from ddgs.exceptions import DDGSException
 
 from deep_research.cli.main import build_parser
 from deep_research.settings import SEARCH_BACKENDS, WEB_PROVIDERS, Settings, detected_web_provider
-from deep_research.tools.models import MissingCredentials
+from deep_research.tools.model_names import MissingCredentials
 from deep_research.tools.search import SEARCH_ERRORS, SearchKeyRejected, SearchProviderError
 from deep_research.tools.search.base import SearchRateLimited
 from deep_research.tools.search.bocha import BochaSearch

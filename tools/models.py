@@ -21,17 +21,11 @@ from pydantic import SecretStr
 
 from deep_research.settings import ROLES, Role, Settings
 from deep_research.tools.endpoint_limits import endpoint_id
-from deep_research.tools.model_names import (  # noqa: F401  (re-exported: where callers look for them)
-    PLACEHOLDER_KEY,
+from deep_research.tools.model_names import (
     Endpoint,
-    MissingCredentials,
-    MissingProvider,
     check_provider_installed,
     environment_endpoint,
-    openai_api_key,
-    openai_base_url,
     provider_of,
-    uses_openai_endpoint,
 )
 from deep_research.tools.process_wide import ProcessWide, current
 
