@@ -197,6 +197,16 @@ def _facts(document: ReportDocument):
     return el("dl", {"class": "facts"}, *rows)
 
 
+def _sources_section(document: ReportDocument):
+    """The numbered sources, each with the evidence lines its citations link to."""
+    return el(
+        "section",
+        {"class": "sources", "id": "sources"},
+        el("h2", {}, words_for(document.language).sources),
+        el("ol", {}, *(_source(e) for e in document.sources)),
+    )
+
+
 def _contents(document: ReportDocument):
     entries = [
         el(
@@ -207,8 +217,9 @@ def _contents(document: ReportDocument):
         for h in document.headings()
         if h.level <= 3
     ]
-    sources = words_for(document.language).sources
-    entries.append(el("li", {"class": "level-2"}, el("a", {"href": "#sources"}, sources)))
+    if document.sources:  # as in the Markdown: no sources cited, no sources section
+        sources = words_for(document.language).sources
+        entries.append(el("li", {"class": "level-2"}, el("a", {"href": "#sources"}, sources)))
     return el(
         "nav",
         {"class": "toc", "aria-label": "Contents"},
@@ -272,12 +283,6 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         el("h1", {"dir": "auto"}, facts.question or "Research report"),
         _facts(document),
     )
-    sources = el(
-        "section",
-        {"class": "sources", "id": "sources"},
-        el("h2", {}, words_for(document.language).sources),
-        el("ol", {}, *(_source(e) for e in document.sources)),
-    )
     footer = el(
         "footer",
         {},
@@ -290,9 +295,10 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         header,
         _contents(document),
         el("main", {}, *blocks(document.blocks, document.language)),
-        sources,
         footer,
     )
+    if document.sources:  # as in the Markdown: no sources cited, no sources section
+        footer.addprevious(_sources_section(document))
     page = el("html", {"lang": document.language, "dir": document.direction}, head, body)
     return lxml_html.tostring(page, doctype="<!DOCTYPE html>", encoding="unicode", method="html")
 

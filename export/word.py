@@ -196,6 +196,8 @@ class _Writer:
             run.font.size = Pt(8.5)
 
     def sources(self) -> None:
+        if not self.source.sources:  # as in the Markdown: none cited, no sources section
+            return
         words = words_for(self.source.language)
         self.doc.add_heading(words.sources, level=1)
         for entry in self.source.sources:

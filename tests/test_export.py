@@ -88,6 +88,17 @@ def test_control_characters_from_a_source_do_not_break_any_format():
     assert any("badtitle" in p.text for p in document.paragraphs)
 
 
+def test_a_report_citing_nothing_has_no_empty_sources_section():
+    """The honest note of a failed writer cites nothing: no Sources heading stands empty."""
+    output = {**sample_output(), "report": f"# {QUESTION}\n\nNo report.\n", "sources": []}
+    output["citations"] = []
+    rendering = Rendering(output, sample_facts())
+    page = BeautifulSoup(rendering.render("html"), "html.parser")
+    assert page.find(id="sources") is None and not page.select('a[href="#sources"]')
+    document = docx.Document(io.BytesIO(rendering.render("docx")))
+    assert "Sources" not in [p.text for p in document.paragraphs]
+
+
 def test_marks_headings_facts_language_and_direction():
     soup = sample_html()
     assert "unsupported" in soup.select_one("p.flagged")["class"]
