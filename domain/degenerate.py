@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import BaseModel
 
 from deep_research.domain.citations import clean_citations
+from deep_research.domain.markup import strip_markers
 from deep_research.state import Source
 
 # A prompt line that starts with a label: "Question: ...", "Research notes:", "Evidence:".
@@ -104,8 +105,12 @@ def prose_problem(
     if finish_reason == "length":
         return "the reply was cut off at the token limit before it ended"
     problem = echoes_prompt(text, _prompt_text(prompt), own) or loops(text)
-    if problem is None and sources is not None and not clean_citations(text, sources)[1]:
-        return f"it cites none of the {len(sources)} numbered sources it was given as [n]"
+    if problem is None and sources is not None:
+        cleaned, cited = clean_citations(text, sources)
+        if not cited:
+            return f"it cites none of the {len(sources)} numbered sources it was given as [n]"
+        if not any(c.isalnum() for c in strip_markers(cleaned)):  # `[1] https://made.up/x`
+            return "it has no text of its own, only citation markers and addresses"
     return problem
 
 

@@ -270,6 +270,18 @@ def test_a_report_citing_no_given_source_becomes_the_honest_note(replies):
     assert "zstd has a very fast decoder [1]" in update["report"]  # the findings are kept
 
 
+def test_a_report_of_markers_and_made_up_addresses_becomes_the_honest_note(replies):
+    """What the real Gemma 3 270M wrote as a whole report: markers that resolve, each before an
+    address no search returned. Once the addresses go, nothing is left: not a report."""
+    fake = (
+        "[1] https://www.zhihu.com/question/27045839\n[2] https://www.zhihu.com/question/28501286"
+    )
+    replies.extend([fake, fake])
+    update = asyncio.run(synthesize(writer_state(), runs=replies.runs))
+    assert "no text of its own" in update["report_problem"]
+    assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
+
+
 def test_a_revision_may_cite_the_earlier_rounds_sources(replies):
     second = RESULT.model_copy(update={"round": 2, "subtask_id": 2, "sources": SOURCES[1:]})
     state = writer_state(
