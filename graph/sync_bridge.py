@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 
+from deep_research.graph.settings_guard import SettingsReader, with_settings
 from deep_research.tools.run_resources import LiveRuns
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -66,7 +67,11 @@ def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
 
 
 def node(
-    afunc: Callable[..., Awaitable[dict]], runs: LiveRuns, *, ends_run: bool = False
+    afunc: Callable[..., Awaitable[dict]],
+    runs: LiveRuns,
+    *,
+    ends_run: bool = False,
+    read: SettingsReader | None = None,
 ) -> RunnableLambda:
     """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`.
 
@@ -74,7 +79,8 @@ def node(
     place a run's in-memory resources are released: when the node raises (none of our nodes has
     a retry policy, so anything that leaves a node, an error, an interrupt for approval or a
     cancelled caller, ends the run; a resume builds them again from the checkpoint), and when
-    the run's last node (`ends_run`) returns.
+    the run's last node (`ends_run`) returns. With `read`, the node sees the settings in state
+    as `read` gives them (`graph.settings_guard`): validated, and guarded for remote callers.
     """
     handed = "runs" in inspect.signature(afunc).parameters
     bound = functools.partial(afunc, runs=runs) if handed else afunc
@@ -83,7 +89,7 @@ def node(
     async def guarded(state: Any) -> dict:
         run_id = state.get("run_id") if isinstance(state, dict) else None
         try:
-            update = await bound(state)
+            update = await bound(with_settings(state, read) if read else state)
         except BaseException:
             runs.release(run_id)
             raise
