@@ -7,6 +7,7 @@ others: every other file is still written.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,11 +104,22 @@ class Rendering:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Write a file whole: a crash leaves the old file or the new one, never half."""
+    """Write a file whole: a crash leaves the old file or the new one, never half.
+
+    The temporary file beside it is new (a random name, created exclusively, no link followed):
+    a file or link planted where it would go is never written through.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    partial = path.with_name(f"{path.name}.{secrets.token_hex(6)}.partial")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(partial, flags, 0o666)  # the umask applies, as for any new file
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def write_reports(
