@@ -337,9 +337,10 @@ class Usage(BaseModel):
         return Usage(**counts, by_role=roles)
 
 
-def add_usage(left: Usage | None, right: Usage | None) -> Usage:
-    """Reducer: usage from parallel workers and successive steps adds up."""
-    return (left or Usage()) + (right or Usage())
+def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
+    """Reducer: usage from parallel workers and successive steps adds up (a dict, as a server's
+    serializer or `update_state` may hand one back, is read as the `Usage` it holds)."""
+    return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
 
 
 # ---------------------------------------------------------------- research graph

@@ -16,6 +16,7 @@ from deep_research.graph.routes import (
     route_after_quality,
     route_after_synthesis,
 )
+from deep_research.graph.served import for_the_server
 from deep_research.graph.settings_guard import Route, reader_for, reading_settings
 from deep_research.graph.sync_bridge import node
 from deep_research.graph.worker import build_worker_graph
@@ -104,6 +105,6 @@ def build_graph(
 
 graph = build_graph()
 """Compiled without a checkpointer, for Python callers."""
-served = build_graph(remote_callers=True)
+served = for_the_server(build_graph(remote_callers=True))
 """What `langgraph.json` serves (`langgraph dev` has its own checkpointer): its API callers'
 settings cannot switch a security guard off."""

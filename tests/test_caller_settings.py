@@ -1,5 +1,5 @@
 """What a remote caller may set (issue 27): server-only settings at the operator's values, the
-result validated as a whole, an empty corpus path never "here", the operator's limits as ceilings."""
+result validated as a whole, an empty corpus path never "here", the operator's limits as caps."""
 
 from __future__ import annotations
 

@@ -8,9 +8,10 @@ import asyncio
 import pytest
 from conftest import SECRET_MODEL_KEY
 from langgraph.checkpoint.memory import InMemorySaver
-from stand_ins.loopback import Reply
 
 from deep_research.graph.research import build_graph
+
+from stand_ins.loopback import Reply
 
 SETTINGS = {"max_iterations": 1, "min_iterations": 1, "language": "en", "model_retries": 2}
 

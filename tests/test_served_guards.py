@@ -129,3 +129,59 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
     for name in ("mcp_config", "fetch_private_addresses"):  # the runs did run, guards kept
         for door in ("input", "context", "configurable", "second run, input"):
             assert seen[name][door][-1].get("report"), (name, door, seen[name][door])
+
+
+def test_state_survives_the_servers_strict_serializer_through_approval_cancel_and_resume(
+    chat_server, search_server, tmp_path
+):
+    """With LANGGRAPH_STRICT_MSGPACK=true (LangGraph's announced default) the served graph's
+    state types round-trip: a plan approved, a run cancelled midway and resumed, a settings
+    dict written by `update_state`."""
+    from langgraph_sdk import get_client
+
+    chat_server.latency = 0.5  # slow enough to cancel a run midway
+
+    async def scenario(url: str) -> dict:
+        client = get_client(url=url)
+        question = {"question": "Compare zstd and xz"}
+        paused = (await client.threads.create())["thread_id"]
+        approving = {**ONE_ROUND, "approve_plan": True}
+        await client.runs.wait(paused, "deep_research", input={**question, "settings": approving})
+        approved = await client.runs.wait(
+            paused, "deep_research", command={"resume": {"action": "approve"}}
+        )
+        cancels = {}
+        for seconds in (1, 2.5):  # cancelled in planning or among the workers
+            thread = (await client.threads.create())["thread_id"]
+            run = await client.runs.create(
+                thread, "deep_research", input={**question, "settings": ONE_ROUND}
+            )
+            await asyncio.sleep(seconds)
+            await client.runs.cancel(thread, run["run_id"], wait=True)
+            after_cancel = await client.threads.get_state(thread)
+            settings = {**ONE_ROUND, "max_workers": 2}
+            await client.threads.update_state(thread, {"settings": settings})
+            resumed = await client.runs.wait(thread, "deep_research", input=None)
+            cancels[seconds] = (after_cancel, resumed, await client.threads.get_state(thread))
+        return {"approved": approved, "cancels": cancels}
+
+    with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK="true") as url:
+        seen = asyncio.run(scenario(url))
+    log = (tmp_path / "server.log").read_text(errors="replace")
+    assert "## Sources" in seen["approved"]["report"]
+    for after_cancel, resumed, final in seen["cancels"].values():
+        assert after_cancel["values"]["question"] == "Compare zstd and xz"
+        assert "## Sources" in resumed["report"], resumed
+        assert final["values"]["usage"]["llm_calls"] > 0
+    assert "Run encountered an error" not in log
+
+
+def test_usage_read_back_as_plain_dicts_still_adds_up():
+    """A server's serializer may hand `usage` back as a dict (seen after a cancel): the reducer
+    read it as `Usage` instead of failing with dict + dict."""
+    from deep_research.state import Usage, add_usage
+
+    one = Usage.of_call("planner", 10, 5)
+    total = add_usage(one.model_dump(), one.model_dump())
+    assert total == one + one and total.by_role["planner"].llm_calls == 2
+    assert add_usage(None, one.model_dump()) == one
