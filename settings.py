@@ -309,7 +309,7 @@ an MCP config names): taken only from the person running the command, never from
 in the current folder."""
 SERVER_ONLY = (*LOWERS_A_GUARD, "corpus_dir")
 """Settings a remote caller (LangGraph's API, MCP, the web app) never sets: what the server
-reads, fetches and starts is the operator's choice (`caller_settings.for_remote_caller`)."""
+reads, fetches and starts is the operator's (`domain.caller_settings.for_remote_caller`)."""
 GUARD_NOTE = (
     "fetch_private_addresses is on: page fetches may reach loopback, private and link-local "
     "addresses"

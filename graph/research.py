@@ -50,8 +50,8 @@ def build_graph(
     one. Its chat models are the ones `chat_model` names, if given.
 
     With `remote_callers`, the settings a caller passes cannot switch a security guard off nor
-    name what the server reads or starts (`caller_settings.for_remote_caller`, applied wherever
-    a step or route reads settings, on every run): only the server's own environment can.
+    name what the server reads or starts (`domain.caller_settings.for_remote_caller`, applied
+    wherever a step or route reads settings, on every run): only the server's environment can.
     """
     if runs is None:
         runs = LiveRuns(given_models(chat_model)) if chat_model is not None else LiveRuns()

@@ -3,8 +3,8 @@ operator allows, whatever the state holds.
 
 A caller of LangGraph's server can put settings into a thread's state by more doors than the
 first step sees: a second run's input, `threads.update_state` (also as if a step had written
-them), then a resume. So the served graph applies `caller_settings.for_remote_caller` where
-settings are read, at every step and route, not once where a run starts.
+them), then a resume. So the served graph applies `domain.caller_settings.for_remote_caller`
+where settings are read, at every step and route, not once where a run starts.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from deep_research.caller_settings import for_remote_caller, operator_from_environment
+from deep_research.domain.caller_settings import for_remote_caller, operator_from_environment
 from deep_research.settings import Settings, settings_from
 
 SettingsReader = Callable[[Any], Settings]

@@ -10,7 +10,7 @@ import uuid
 
 from langgraph.runtime import get_runtime
 
-from deep_research.caller_settings import for_remote_caller, operator_from_environment
+from deep_research.domain.caller_settings import for_remote_caller, operator_from_environment
 from deep_research.domain.distinct import distinct, first_of_each
 from deep_research.domain.language import detect_language
 from deep_research.nodes import prompts

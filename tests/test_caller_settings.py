@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from deep_research.caller_settings import CallerRefused, for_remote_caller
+from deep_research.domain.caller_settings import CallerRefused, for_remote_caller
 from deep_research.settings import Settings
 from deep_research.tools.corpus import CorpusError
 from deep_research.tools.local_search import LocalSearch, index_path, open_corpus
