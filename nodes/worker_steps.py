@@ -11,7 +11,7 @@ import asyncio
 from deep_research.domain.budgets import budget_spent, queries_left
 from deep_research.domain.distinct import distinct
 from deep_research.domain.language import run_language
-from deep_research.domain.sources import normalize_url
+from deep_research.domain.sources import admitted, normalize_url
 from deep_research.nodes import prompts
 from deep_research.state import (
     Finding,
@@ -23,7 +23,7 @@ from deep_research.state import (
     WorkerResult,
     WorkerState,
 )
-from deep_research.tools.events import WorkerDone, WorkerSearched, emit
+from deep_research.tools.events import SourceFailed, WorkerDone, WorkerSearched, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources
 from deep_research.tools.search import SEARCH_ERRORS
 from deep_research.tools.search_cache import SharedSearchFailure
@@ -67,6 +67,10 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
         return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
     usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
     run.record(usage)
+    hits, dropped = admitted(hits)  # the door: outside text is cleaned before state holds it
+    for hit in dropped:
+        address = repr(hit.url[:200]) if hit.url else "(none)"
+        emit(SourceFailed(source=f"search hit {address}", error="its address does not parse"))
     return hits, usage, ""
 
 
