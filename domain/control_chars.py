@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-"""C0 and C1 controls but tab, line feed and carriage return; DEL; lone surrogates; non-characters."""
+"""C0 and C1 controls but tab, line feed and carriage return; DEL; lone surrogates; U+FFFE/F."""
 _ALL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 

@@ -42,7 +42,7 @@ def test_a_hit_whose_address_does_not_parse_is_dropped_and_the_rest_cleaned():
     assert [h.url for h in dropped] == [BROKEN]
     assert [h.url for h in kept] == ["https://example.com/good", "https://example.com/ctlpage"]
     assert kept[1].title == "t[31mred" and kept[1].content == "ab\nc"  # line breaks stay
-    assert [h.url for h in rank_hits(hits)][0] == "https://example.com/good"  # a resumed state
+    assert rank_hits(hits)[0].url == "https://example.com/good"  # a resumed state
 
 
 def _hostile_search(search_server):
