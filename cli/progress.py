@@ -67,7 +67,7 @@ def describe(event: ProgressEvent) -> str | None:
         case CallRetried():
             return f"{event.role} call retried ({event.attempt}): {event.error}"
         case ReplyDegenerate():
-            then = "marked as such" if event.final else "asked again"
+            then = "the step goes on without it" if event.final else "asked again"
             return f"{event.role} reply unusable ({event.problem}); {then}"
         case ReplyPartlyKept():
             return partial_reply_line(event)

@@ -93,7 +93,14 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     except StructuredOutputError as error:  # no reliable gaps: finish, and say why
         emit(GapsAnalyzed(round=state["iteration"], gaps=[], tasks=[], error=str(error)))
         nothing = GapAnalysis(gaps=[], supplementary_tasks=[])
-        return {"gap_analysis": nothing, "stop_reason": "gaps_failed", "usage": error.usage}
+        problem = f"gap analysis failed ({error}); the round {state['iteration']} report stands"
+        earlier = state.get("report_problem")
+        return {
+            "gap_analysis": nothing,
+            "stop_reason": "gaps_failed",
+            "usage": error.usage,
+            "report_problem": f"{earlier}; {problem}" if earlier else problem,
+        }
     tasks = shape_supplementary(
         analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
     )
