@@ -12,6 +12,7 @@ from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
     ContextWindowFound,
+    EarlierReportKept,
     GapsAnalyzed,
     GuardKept,
     GuardLowered,
@@ -83,6 +84,13 @@ def describe(event: ProgressEvent) -> str | None:
             return (
                 f"server context window: {event.tokens:,} tokens "
                 f"(max_context_tokens {event.max_context_tokens:,})"
+            )
+        case EarlierReportKept():
+            last = "got no valid score" if event.last_score is None else "scored"
+            last += "" if event.last_score is None else f" {score_text(event.last_score)}"
+            return (
+                f"handing back the round {event.round} report (quality "
+                f"{score_text(event.score)}): round {event.last_round} {last}"
             )
         case RunDone():
             return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"

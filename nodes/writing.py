@@ -204,4 +204,5 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
         "report_problem": state.get("report_problem", ""),
         "structured_output": methods,
         "sources_found": len(registry.sources),
+        "report_round": state.get("report_round") or state.get("iteration", 0),
     }

@@ -146,3 +146,28 @@ def test_bad_settings_are_refused_before_any_call(chat_server, search_server):
     with pytest.raises(ValueError, match="quality_threshold"):
         research("q", quality_threshold=101)
     assert chat_server.requests == [] and search_server.requests == []
+
+
+def test_a_report_that_got_worse_is_not_handed_back(chat_server, search_server):
+    """Scores 71, 42, 46: a decline, not a plateau; the round-1 report comes back, named."""
+    drafts = []
+
+    def draft(evidence):
+        drafts.append(len(drafts) + 1)
+        return "\n".join(
+            f"Draft {len(drafts)} says source {n} holds [{n}]." for n, _, _ in evidence
+        )
+
+    chat_server.brain.scores = [71, 42, 46]
+    chat_server.brain.composer = draft
+    result = research("Compare zstd and xz", max_iterations=5)
+    assert result["stop_reason"] == "declined" and result["iteration"] == 3
+    assert drafts == [1, 2, 3]
+    assert "Draft 1 says" in result["report"] and "Draft 3" not in result["report"]
+    assert result["report_round"] == 1 and result["quality"].score == 71
+
+
+def test_a_later_report_as_good_as_the_best_stands(chat_server, search_server):
+    chat_server.brain.scores = [71, 42, 71]
+    result = research("Compare zstd and xz", max_iterations=3)
+    assert result["report_round"] == 3 and result["quality"].score == 71
