@@ -114,9 +114,9 @@ class Rendering:
         if format == "md":
             report = self.output.get("report") or ""
             if self.evidence:
-                report += "\n" + evidence_table(
-                    self.output.get("citations") or [], report, self.output.get("sources")
-                )
+                citations, sources = self.output.get("citations") or [], self.output.get("sources")
+                language = self.facts.language or None
+                report += "\n" + evidence_table(citations, report, sources, language)
             return report.encode("utf-8")
         if format == "html":
             return self.html().encode("utf-8")
