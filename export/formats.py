@@ -45,6 +45,19 @@ def format_of(path: Path) -> Format:
     return found
 
 
+class BinaryToTerminal(UnknownFormat):
+    """Word or PDF asked for on standard output while it is a terminal (curl refuses too)."""
+
+
+def check_stdout(format: Format | None, terminal: bool) -> None:
+    """Refuse, before any work, to write a binary format to a terminal."""
+    if format in ("docx", "pdf") and terminal:
+        raise BinaryToTerminal(
+            f"--format {format}: refusing to write binary output to a terminal; redirect it "
+            f"(> report.{format}) or name a file with --output report.{format}"
+        )
+
+
 def parse_formats(text: str) -> list[Format]:
     """`md,html` as a list of formats (for --format of batch and eval)."""
     names = [name.strip().lower().lstrip(".") for name in text.split(",") if name.strip()]

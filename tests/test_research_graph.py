@@ -171,3 +171,29 @@ def test_a_later_report_as_good_as_the_best_stands(chat_server, search_server):
     chat_server.brain.scores = [71, 42, 71]
     result = research("Compare zstd and xz", max_iterations=3)
     assert result["report_round"] == 3 and result["quality"].score == 71
+
+
+def test_the_best_report_survives_the_checkpoint_store(
+    chat_server, search_server, tmp_path, monkeypatch, capsys
+):
+    """Through the CLI and its SQLite store: the round-1 report is the one exported again."""
+    from deep_research.cli.main import main
+
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    drafts = []
+
+    def draft(evidence):
+        drafts.append(len(drafts) + 1)
+        return "\n".join(
+            f"Draft {len(drafts)} says source {n} holds [{n}]." for n, _, _ in evidence
+        )
+
+    chat_server.brain.scores = [71, 42, 46]
+    chat_server.brain.composer = draft
+    assert main(["run", "Compare zstd and xz", "--thread-id", "best", "--json", "o.json"]) == 0
+    err = capsys.readouterr().err
+    assert "handing back the round 1 report (quality 71/100): round 3 scored 46/100" in err
+    assert "quality: 71/100 (the report of round 1)" in err or "(the report of round 1)" in err
+    assert main(["export", "best", "--format", "md"]) == 0
+    assert "Draft 1 says" in capsys.readouterr().out
