@@ -104,3 +104,19 @@ def test_the_word_evidence_table_gives_statements_and_quotes_the_room():
     assert [c.text for c in table.rows[0].cells] == ["source", "statement", "verdict", "evidence"]
     widths = [table.rows[1].cells[n].width for n in range(4)]
     assert widths[0] < Cm(2) and widths[2] < Cm(3) and min(widths[1], widths[3]) > Cm(6)
+
+
+def test_a_run_in_german_writes_german_files(chat_server, search_server, tmp_path, monkeypatch):
+    """The whole way: `run --language de` to HTML and Word, then `export` of the same thread."""
+    from deep_research.cli.main import main
+
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "Compare zstd and xz", "--language", "de", "--max-iterations", "1"]
+    assert main([*args, "--output", "r.html", "--thread-id", "de"]) == 0
+    assert main(["export", "de", "--output", "e.html", "--output", "e.docx"]) == 0
+    for name in ("r.html", "e.html"):
+        page = BeautifulSoup((tmp_path / name).read_text(), "html.parser")
+        assert page.html["lang"] == "de" and page.select_one("nav.toc h2").get_text() == "Inhalt"
+        assert page.select_one("#sources h2").get_text() == "Quellen"
+    assert "Quellen" in word_text(docx.Document(str(tmp_path / "e.docx")))
