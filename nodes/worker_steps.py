@@ -67,11 +67,16 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
         return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
     usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
     run.record(usage)
-    hits, dropped = admitted(hits)  # the door: outside text is cleaned before state holds it
+    return _admitted(hits), usage, ""
+
+
+def _admitted(hits: list[SearchHit]) -> list[SearchHit]:
+    """The door: hits cleaned before state holds them; each one dropped is said."""
+    kept, dropped = admitted(hits)
     for hit in dropped:
         address = repr(hit.url[:200]) if hit.url else "(none)"
         emit(SourceFailed(source=f"search hit {address}", error="its address does not parse"))
-    return hits, usage, ""
+    return kept
 
 
 async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
@@ -114,8 +119,9 @@ def rank_hits(hits: list[SearchHit], keep: int = MAX_HITS_KEPT) -> list[SearchHi
 
 
 async def orient(state: WorkerState) -> dict:
-    """Orient: de-duplicate and rank what came back, keeping compact evidence only."""
-    return {"hits": rank_hits(state.get("hits", []))}
+    """Orient: de-duplicate and rank what came back, keeping compact evidence only (a run
+    stored before the door cleaned its hits is cleaned here when it resumes)."""
+    return {"hits": rank_hits(_admitted(state.get("hits", [])))}
 
 
 async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:

@@ -45,6 +45,19 @@ def test_a_hit_whose_address_does_not_parse_is_dropped_and_the_rest_cleaned():
     assert rank_hits(hits)[0].url == "https://example.com/good"  # a resumed state
 
 
+def test_a_run_stored_with_such_a_hit_resumes_without_it():
+    """State saved before the door existed: orient (the step a resume runs again) drops it."""
+    import asyncio
+
+    from deep_research.domain.plain_text import link_address
+    from deep_research.nodes.worker_steps import orient
+
+    stored = [SearchHit(url=BROKEN, title="Broken"), SearchHit(url="https://example.com/ok")]
+    update = asyncio.run(orient({"hits": stored}))
+    assert [h.url for h in update["hits"]] == ["https://example.com/ok"]
+    assert link_address(BROKEN) == f"`{BROKEN}`"  # a stored source's address is shown, as text
+
+
 def _hostile_search(search_server):
     """The stand-in search, its first answer carrying a broken and a controlled address."""
     answer = search_server.handle
