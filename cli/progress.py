@@ -54,6 +54,8 @@ def describe(event: ProgressEvent) -> str | None:
             return f"round {event.round}: report written ({event.chars} characters)"
         case QualityScored():
             return f"round {event.round}: quality {score_text(event.score)}"
+        case GapsAnalyzed() if event.error:
+            return f"round {event.round}: gap analysis failed, no further round: {event.error}"
         case GapsAnalyzed():
             tasks = "; ".join(event.tasks) or "nothing more to research"
             return f"round {event.round}: gap analysis: {tasks}"

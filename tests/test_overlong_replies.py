@@ -38,8 +38,11 @@ def test_an_over_long_gap_analysis_ends_the_gaps_not_the_run(
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "reviewer reply unusable (the reviewer reply ran past max_tokens (400)" in err
+    assert "round 1: gap analysis failed, no further round: GapAnalysis" in err
     output = json.loads((store / "out.json").read_text())
     assert output["stop_reason"] == "gaps_failed"
+    paid = output["usage"]["by_role"]["reviewer"]["output_tokens"]
+    assert paid > 2 * 20_000 // 4  # the two over-long replies were paid for, and are counted
     assert "gap analysis failed" in output["report_problem"]
     assert "ran past max_tokens (400)" in output["report_problem"]
     assert chat_server.brain.calls["GapAnalysis"] == 2  # asked once more, then went on

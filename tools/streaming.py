@@ -34,9 +34,14 @@ class ReplyTooLong(RuntimeError):
     restated, then goes on without its answer (`tools.structured`). `chunks` were paid for.
     """
 
-    def __init__(self, message: str, max_tokens: int, chunks: int) -> None:
+    def __init__(self, message: str, max_tokens: int, chunks: int, chars: int = 0) -> None:
         super().__init__(message)
-        self.max_tokens, self.chunks = max_tokens, chunks
+        self.max_tokens, self.chunks, self.chars = max_tokens, chunks, chars
+
+    @property
+    def tokens(self) -> int:
+        """The tokens that arrived before reading stopped (estimated: no usage came)."""
+        return max(self.chunks, self.chars // 4)
 
 
 class EmptyStream(RuntimeError):
@@ -118,6 +123,7 @@ async def stream_reply(
                         f"characters in {chunks:,} chunks; the server ignores the cap",
                         max_tokens,
                         chunks,
+                        chars,
                     )
                 now = time.monotonic()
                 if now - last_tick >= TICK_SECONDS:

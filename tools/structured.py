@@ -85,7 +85,7 @@ class MethodRefused(RuntimeError):
 
 def overlong_cost(error: ReplyTooLong, role: Role, conversation: list[BaseMessage]) -> Usage:
     """What a reply stopped for running past its bound cost: the prompt and what had arrived."""
-    return Usage.of_call(role, sum(estimate_tokens(m.text) for m in conversation), error.chunks)
+    return Usage.of_call(role, sum(estimate_tokens(m.text) for m in conversation), error.tokens)
 
 
 def usage_of(reply: AIMessage, role: Role) -> Usage:
