@@ -433,13 +433,13 @@ def build_document(
 
 def _without_title(blocks: list[Block], question: str) -> tuple[list[Block], str]:
     """The blocks without the report's own title, and that title ("" when it is the question,
-    which the header shows): a leading heading above every other one is the title, never an
-    empty first section."""
+    which the header shows): a leading `#` heading with none other at its level is the title,
+    never an empty first section."""
     first = blocks[0] if blocks else None
     if not isinstance(first, Heading):
         return blocks, ""
     title = plain(first.children).strip()
-    below = all(b.level > first.level for b in blocks[1:] if isinstance(b, Heading))
-    if title != question.strip() and not below:
+    below = all(b.level > 1 for b in blocks[1:] if isinstance(b, Heading))
+    if title != question.strip() and not (first.level == 1 and below):
         return blocks, ""
     return blocks[1:], "" if title == question.strip() else title

@@ -91,11 +91,18 @@ def test_the_reports_own_title_is_no_empty_first_section(question):
     assert subtitles == ["The report's own title"]
 
 
-def test_a_report_whose_first_heading_is_a_section_keeps_it():
-    output = sample_output()
-    output["report"] = "# Part one\n\nText [1].\n\n# Part two\n\nMore [2].\n"
+@pytest.mark.parametrize(
+    ("report", "sections"),
+    [
+        ("# Part one\n\nText [1].\n\n# Part two\n\nMore [2].\n", ["Part one", "Part two"]),
+        ("## Summary\n\nText [1].\n\n### Detail\n\nMore [2].\n", ["Summary", "Detail"]),
+    ],
+)
+def test_a_report_whose_first_heading_is_a_section_keeps_it(report, sections):
+    output = {**sample_output(), "report": report}
     page = BeautifulSoup(Rendering(output, sample_facts()).render("html"), "html.parser")
-    assert [a.get_text() for a in page.select("nav.toc a")][:2] == ["Part one", "Part two"]
+    assert [a.get_text() for a in page.select("nav.toc a")][:2] == sections
+    assert page.select_one("header .subtitle") is None
 
 
 def test_the_word_evidence_table_gives_statements_and_quotes_the_room():
