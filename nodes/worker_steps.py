@@ -67,15 +67,19 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
         return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
     usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
     run.record(usage)
-    return _admitted(hits), usage, ""
+    return _admitted(hits, run.dropped_addresses), usage, ""
 
 
-def _admitted(hits: list[SearchHit]) -> list[SearchHit]:
-    """The door: hits cleaned before state holds them; each one dropped is said."""
+def _admitted(hits: list[SearchHit], said: set[str] | None = None) -> list[SearchHit]:
+    """The door: hits cleaned before state holds them; each address dropped is said (once a
+    run when `said` holds the ones said already)."""
     kept, dropped = admitted(hits)
+    said = set() if said is None else said
     for hit in dropped:
         address = repr(hit.url[:200]) if hit.url else "(none)"
-        emit(SourceFailed(source=f"search hit {address}", error="its address does not parse"))
+        if address not in said:
+            said.add(address)
+            emit(SourceFailed(source=f"search hit {address}", error="its address does not parse"))
     return kept
 
 

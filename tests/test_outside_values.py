@@ -83,7 +83,7 @@ def test_a_run_with_a_broken_and_a_controlled_address_finishes_in_every_format(
     outputs = ["--output", "r.md", "--output", "r.docx", "--output", "r.html"]
     assert main([*args, *outputs, "--thread-id", "hostile-values"]) == 0
     err = capsys.readouterr().err
-    assert f"search hit {BROKEN!r}: its address does not parse" in err
+    assert err.count(f"search hit {BROKEN!r}: its address does not parse") == 1  # once a run
     for name in ("r.md", "r.html"):
         text = (store / name).read_text(encoding="utf-8")
         assert "\x00" not in text and "\x07" not in text and "[::1" not in text
