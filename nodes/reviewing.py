@@ -22,16 +22,19 @@ from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import StructuredOutputError, ask
 
 
-def best_report_kept(best: ScoredReport | None, round_: int, last_score: float | None) -> dict:
-    """What the step that ends the rounds changes: the best-scored report, when it is an
-    earlier one than round `round_`'s (which scored `last_score`); nothing otherwise."""
-    earlier = handed_back(best, round_)
+def best_report_kept(
+    best: ScoredReport | None, written: int, last_round: int, last_score: float | None
+) -> dict:
+    """What the step that ends the rounds changes: the best-scored report, when it is not the
+    current one (written in round `written`; the last review, of round `last_round`, scored
+    `last_score`); nothing otherwise."""
+    earlier = handed_back(best, written)
     if earlier is None:
         return {}
     score = earlier.quality.score
     emit(
         EarlierReportKept(
-            round=earlier.round, score=score, last_round=round_, last_score=last_score
+            round=earlier.round, score=score, last_round=last_round, last_score=last_score
         )
     )
     return {"report": earlier.report, "quality": earlier.quality, "report_round": earlier.round}
@@ -67,10 +70,11 @@ async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
         "usage": usage,
         "stop_reason": reason,
     }
-    best = best_so_far(state.get("best"), state["report"], state["iteration"], assessment)
+    written = state.get("report_round") or state["iteration"]  # a failed revision writes none
+    best = best_so_far(state.get("best"), state["report"], written, assessment)
     if best is not None:
         update["best"] = best
-    return update | (best_report_kept(best, state["iteration"], score) if reason else {})
+    return update | (best_report_kept(best, written, state["iteration"], score) if reason else {})
 
 
 def shape_supplementary(
@@ -142,4 +146,5 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
 def _last_report_kept(state: ResearchState) -> dict:
     """`best_report_kept` for a run that ends after its last review."""
     history = state.get("quality_history") or [None]
-    return best_report_kept(state.get("best"), state["iteration"], history[-1])
+    written = state.get("report_round") or state["iteration"]
+    return best_report_kept(state.get("best"), written, state["iteration"], history[-1])

@@ -142,7 +142,13 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
     report, usage, problem = await written_report(messages, client, sources)
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit(ReportWritten(round=1, chars=len(report), problem=problem))
-    return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
+    return {
+        "report": report,
+        "report_round": 1,
+        "iteration": 1,
+        "usage": usage,
+        "report_problem": problem,
+    }
 
 
 async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
@@ -170,7 +176,7 @@ async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
         problem = f"revision {round_}: {problem}"
         update["report_problem"] = problem
     else:
-        update |= {"report": report, "report_problem": ""}
+        update |= {"report": report, "report_round": round_, "report_problem": ""}
     emit(ReportWritten(round=round_, chars=len(report or state["report"]), problem=problem))
     return update
 

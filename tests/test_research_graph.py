@@ -197,3 +197,10 @@ def test_the_best_report_survives_the_checkpoint_store(
     assert "quality: 71/100 (the report of round 1)" in err or "(the report of round 1)" in err
     assert main(["export", "best", "--format", "md"]) == 0
     assert "Draft 1 says" in capsys.readouterr().out
+
+
+def test_a_failed_revision_leaves_the_earlier_rounds_report_named(chat_server, search_server):
+    chat_server.reply_wrapper = lambda text, call: "" if "Current report:" in call.user else text
+    result = research("Compare zstd and xz", max_iterations=2)
+    assert result["iteration"] == 2 and result["report_problem"].startswith("revision 2:")
+    assert result["report_round"] == 1  # the report handed back was written in round 1
