@@ -106,6 +106,7 @@ class Rendering:
     _cache: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Every format renders the output without control characters."""
         self.output = without_control_characters(self.output)
 
     def document(self):
