@@ -48,6 +48,9 @@ def test_an_over_long_gap_analysis_ends_the_gaps_not_the_run(
     assert chat_server.brain.calls["GapAnalysis"] == 2  # asked once more, then went on
     asks = [json.dumps(r["body"]["messages"]) for r in chat_server.chat_requests]
     assert sum("limit of 400 tokens" in ask for ask in asks) == 1  # the bound restated
+    reask = next(r for r in chat_server.chat_requests if "limit of 400" in json.dumps(r["body"]))
+    roles = [m["role"] for m in reask["body"]["messages"]]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # turns still alternate
     assert (store / "r.md").read_text().startswith("# ")  # the round-1 report is handed back
 
 

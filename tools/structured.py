@@ -373,7 +373,7 @@ async def ask(
                 break
             overlong = True
             stats.reasks += 1
-            conversation = [*messages, HumanMessage(shorter_reply(error.max_tokens))]
+            conversation = _with_note(messages, shorter_reply(error.max_tokens))
             continue
         except MODEL_CALL_ERRORS as error:
             error.usage = usage  # what the answered tries cost is not lost with the failure
@@ -407,6 +407,14 @@ async def ask(
     raise StructuredOutputError(
         f"{contract.__name__}: no valid reply in {attempt} tries ({problem})", usage
     )
+
+
+def _with_note(messages: list[BaseMessage], note: str) -> list[BaseMessage]:
+    """The conversation with `note` added to its last user message (a chat template that wants
+    user and assistant turns to alternate takes no second user turn in a row)."""
+    if messages and isinstance(messages[-1], HumanMessage):
+        return [*messages[:-1], HumanMessage(f"{messages[-1].text}\n\n{note}")]
+    return [*messages, HumanMessage(note)]
 
 
 def _checked(
