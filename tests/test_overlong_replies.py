@@ -4,6 +4,7 @@ the run: the step re-asks once with the bound restated, else goes on without its
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -50,7 +51,7 @@ def test_an_over_long_gap_analysis_ends_the_gaps_not_the_run(
     assert sum("limit of 400 tokens" in ask for ask in asks) == 1  # the bound restated
     reask = next(r for r in chat_server.chat_requests if "limit of 400" in json.dumps(r["body"]))
     roles = [m["role"] for m in reask["body"]["messages"]]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # turns still alternate
+    assert all(a != b for a, b in pairwise(roles))  # turns still alternate
     assert (store / "r.md").read_text().startswith("# ")  # the round-1 report is handed back
 
 
