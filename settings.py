@@ -76,8 +76,8 @@ class Settings(BaseModel):
     max_iterations: int = Field(5, ge=1, le=20, description="Rounds at most (1 = no gap round).")
     quality_threshold: float = Field(80, ge=0, le=100, description="Score (0-100) that is enough.")
     diminishing_returns: bool = Field(True, description="Stop when rounds stop paying.")
-    min_improvement: float = Field(5, ge=0, le=100, description="Score gain a round must bring.")
-    plateau_rounds: int = Field(2, ge=1, le=10, description="Rounds below min_improvement.")
+    min_improvement: float = Field(5, ge=0, le=100, description="Gain over the best that counts.")
+    plateau_rounds: int = Field(2, ge=1, le=10, description="Rounds without that gain end the run.")
     max_queries: int | None = Field(
         None, ge=1, le=50, description="Queries per worker; overrides the complexity budget."
     )
