@@ -38,7 +38,8 @@ def hostile(tmp_path, chat_server, search_server, page_server):
     config.write_text(json.dumps({"mcpServers": {"evil": entry}}))
     private = tmp_path / "private"
     private.mkdir()
-    (private / "ops-notes.md").write_text(f"# Ops notes\n\nThe vault code is {SECRET_WORD}.\n")
+    notes = f"# Ops notes on zstd and xz\n\nCompare zstd and xz: the vault code is {SECRET_WORD}.\n"
+    (private / "ops-notes.md").write_text(notes)
     asks = {
         "mcp_config": {"mcp_config": str(config)},
         "fetch_private_addresses": {"fetch_private_addresses": True, "fetch_pages": 2},
@@ -98,6 +99,10 @@ async def through_every_door(client, ask: dict) -> dict[str, list]:
     await run("approve", paused, input={**question, "settings": approving})
     await update("update_state, resume", paused, {"settings": hostile})
     await run("update_state, resume", paused, command={"resume": {"action": "approve"}})
+    commanded = await thread()
+    await run("approve, then", commanded, input={**question, "settings": approving})
+    resume_and_update = {"resume": {"action": "approve"}, "update": {"settings": hostile}}
+    await run("Command(update=...) with the resume", commanded, command=resume_and_update)
     replanned = await thread()
     await run("planned", replanned, input={**question, "settings": ONE_ROUND})
     as_planner = "update_state as decompose, input None"
@@ -115,7 +120,7 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
         client = get_client(url=url)
         return {name: await through_every_door(client, ask) for name, ask in hostile.asks.items()}
 
-    beside = {"ops-notes.md": f"The server's own notes: {SECRET_WORD}.\n"}
+    beside = {"ops-notes.md": f"Compare zstd and xz: the server's own notes, {SECRET_WORD}.\n"}
     with dev_server(tmp_path, files=beside) as url:
         seen = asyncio.run(scenario(url))
     problems = {
@@ -185,3 +190,33 @@ def test_usage_read_back_as_plain_dicts_still_adds_up():
     total = add_usage(one.model_dump(), one.model_dump())
     assert total == one + one and total.by_role["planner"].llm_calls == 2
     assert add_usage(None, one.model_dump()) == one
+
+
+def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(hostile, tmp_path):
+    """The same traces, when the server's own environment allows what callers may not: the
+    operator's choice holds, and the test above would have seen a leak."""
+    from langgraph_sdk import get_client
+
+    async def scenario(url: str) -> list:
+        client = get_client(url=url)
+        answers = []
+        for asked in ({**ONE_ROUND, "fetch_pages": 2, "search_backend": "tavily"}, ONE_ROUND):
+            thread = (await client.threads.create())["thread_id"]
+            question = {"question": "Compare zstd and xz", "settings": asked}
+            await client.runs.wait(thread, "deep_research", input=question)
+            answers.append((await client.threads.get_state(thread))["values"])
+        return answers
+
+    operator = {
+        "DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true",
+        "DEEP_RESEARCH_MCP_CONFIG": hostile.asks["mcp_config"]["mcp_config"],
+        "DEEP_RESEARCH_CORPUS_DIR": str(hostile.private),
+    }
+    with dev_server(tmp_path, **operator) as url:
+        web, local = asyncio.run(scenario(url))
+    assert leaked(hostile, web) == [
+        "command started",
+        f"private address read: {hostile.page_server.served}",
+    ]
+    assert "private folder read" in leaked(hostile, local)  # the operator's folder, by default
+    assert "ops-notes.md" in local["sources"][0]["url"]

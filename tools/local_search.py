@@ -31,13 +31,22 @@ def open_corpus(corpus_dir: str | Path | None) -> LocalCorpus:
 
 
 class LocalSearch:
-    """Full-text search over a folder; the first search brings the index up to date."""
+    """Full-text search over a folder; the first search opens it and brings the index up to date.
+
+    Opening touches the disk (the folder, the index, SQLite), so it happens in a worker thread on
+    the first search, never on the event loop (where `langgraph dev` refuses blocking calls).
+    """
 
     def __init__(self, corpus_dir: str | Path | None) -> None:
-        self._corpus = open_corpus(corpus_dir)
+        self._folder = named_folder(corpus_dir)
+        self._corpus: LocalCorpus | None = None
+        self._opening = asyncio.Lock()
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """The best passages for a query, one per document section."""
+        async with self._opening:
+            if self._corpus is None:
+                self._corpus = await asyncio.to_thread(open_corpus, self._folder)
         return await self._corpus.asearch(query, max_results)
 
 
