@@ -126,6 +126,33 @@ class SourceEvidence(Source):
     """A source with the text the search returned for it, the ground truth for its citations."""
 
     excerpt: str = ""
+    read: bool = Field(
+        False, description="A worker read the page whole; its `quotes` are from the page text."
+    )
+
+
+class Quote(BaseModel):
+    """Evidence that keeps its words: a passage of a page a worker read, copied verbatim, with
+    the claim it supports. `source_id` is worker-local in a `WorkerResult` (the ids of its
+    `sources`, like `Finding.source_ids`) and run-wide once `SourceRegistry` has absorbed it."""
+
+    source_id: int = Field(description="Id of the source the passage was copied from.")
+    text: str = Field(min_length=1, description="The passage, word for word as the page has it.")
+    claim: str = Field("", description="The claim the passage supports, in a sentence.")
+
+
+class PageQuote(BaseModel):
+    """One passage the model copied from a page, with the claim it supports."""
+
+    text: str = Field(min_length=1, description="The passage, copied exactly from the page.")
+    claim: str = Field("", description="What the passage shows, in one sentence.")
+
+
+class PageQuotes(BaseModel):
+    """What the researcher model is asked for when a worker reads a page: passages copied word
+    for word that bear on its subtask, each with the claim it supports (none: nothing relevant)."""
+
+    quotes: list[PageQuote]
 
 
 class Finding(BaseModel):
@@ -171,6 +198,15 @@ class WorkerResult(BaseModel):
     cycles_used: int = 0
     termination_reason: WorkerStopReason | None = None
     sources: list[SourceEvidence] = Field(default_factory=list)
+    quotes: list[Quote] = Field(
+        default_factory=list, description="Verbatim passages of the pages read, best first."
+    )
+    tools: Literal["native", "prompt", "fixed"] = Field(
+        "fixed",
+        description="How the worker chose its actions: native or prompt tool calling, "
+        "or the fixed search loop (no tool calls, or a model that made none usable).",
+    )
+    pages_read: int = 0
     error: str = ""
 
     @field_validator("termination_reason", mode="before")
