@@ -29,6 +29,7 @@ from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
 from deep_research.tools.search.factory import search_backend, web_provider
+from deep_research.tools.search.pages import PageFetcher
 from deep_research.tools.search_cache import SearchCache
 
 
@@ -45,6 +46,7 @@ class RunResources:
     models: ModelSource = chat_model  # where the run's model client gets each role's model
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     _search_cache: SearchCache | None = None
+    _pages: PageFetcher | None = None
 
     @property
     def search_cache(self) -> SearchCache:
@@ -54,6 +56,14 @@ class RunResources:
             backend = search_backend(self.settings, self.process.search_clients)
             self._search_cache = SearchCache(backend)
         return self._search_cache
+
+    @property
+    def pages(self) -> PageFetcher:
+        """The run's guarded page reader for workers' `read_page` calls (each URL once, within
+        `max_page_fetches`; no private address unless allowed), built when first asked."""
+        if self._pages is None:
+            self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
+        return self._pages
 
     def close(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""

@@ -1,0 +1,219 @@
+"""Workers that act, node by node: the toolbox and its parser, verbatim quotes, `decide` asking
+the in-process fake chat model for tool calls (prompt protocol), `act` reading pages from a
+loopback page server within the budget, the fallback to the fixed loop, and the result's quotes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from deep_research.domain.verbatim import best_sentences, verbatim
+from deep_research.nodes.worker_steps import act, decide, report_findings
+from deep_research.settings import Settings
+from deep_research.state import Budget, PageQuote, ReadPage, SearchHit, SubTask, ToolCall, ToolRound
+from deep_research.tools.toolbox import parse_tool_calls, toolbox
+
+from fake_chat import Replies
+
+SETTINGS = Settings(
+    structured_output="prompt",
+    worker_tools="prompt",
+    language="en",
+    model="fake",
+    fetch_private_addresses=True,  # the page server is on loopback
+)
+HUB = """<html><head><title>Hub</title></head><body><nav><a href="/menu">Menu</a></nav>
+<p>The survey of 2024 measured 40 archives in total.</p>
+<p>Details are on <a href="/deep#part">the deep page</a> and <a href="mailto:x@y">mail</a>.</p>
+</body></html>"""
+DEEP = "<html><body><p>Deep down, the ratio was 11.2 to 1 for logs.</p></body></html>"
+
+
+def tagged(*calls: tuple[str, dict]) -> str:
+    """A prompt-protocol reply making `calls`."""
+    return "\n".join(
+        "<tool_call>" + json.dumps({"name": n, "arguments": a}) + "</tool_call>" for n, a in calls
+    )
+
+
+@pytest.fixture
+def replies() -> Replies:
+    return Replies()
+
+
+@pytest.fixture
+def site(page_server):
+    page_server.pages.update({"/hub": HUB, "/deep": DEEP})
+    return page_server
+
+
+def worker(site_url: str = "https://a.example", **extra) -> dict:
+    """A worker's state after its first search cycle, with one hit on the site."""
+    return {
+        "question": "How well do archives compress?",
+        "subtask": SubTask(
+            id=1,
+            description="Compression ratio of archives",
+            search_queries=["archive ratio"],
+            complexity="simple",
+        ),
+        "budget": Budget(max_queries=3, max_cycles=1, max_pages=2),
+        "round": 1,
+        "settings": SETTINGS,
+        "run_id": f"tools-{id(extra)}",
+        "sent_queries": ["archive ratio"],
+        "cycles_used": 1,
+        "hits": [SearchHit(url=f"{site_url}/hub", title="Hub", content="A survey.", score=0.9)],
+        **extra,
+    }
+
+
+# ---------------------------------------------------------------- toolbox and quotes
+
+
+def test_the_parser_reads_every_valid_call_and_ignores_the_rest():
+    box = toolbox(search=True, pages=True, documents=False)
+    valid = tagged(("web_search", {"queries": ["a", "b"]}), ("read_page", {"url": "https://x/1"}))
+    calls = parse_tool_calls(f"<think>plan</think>Sure.\n{valid}", box)
+    assert [(c.name, c.args) for c in calls] == [
+        ("web_search", {"queries": ["a", "b"]}),
+        ("read_page", {"url": "https://x/1"}),
+    ]
+    bare = parse_tool_calls('{"name": "finish", "arguments": {"reason": "done"}}', box)
+    assert [c.name for c in bare] == ["finish"]
+    wrong = tagged(("delete_files", {}), ("web_search", {"queries": []}), ("read_page", {}))
+    assert parse_tool_calls(wrong + "<tool_call>{oops", box) == []
+    assert parse_tool_calls("I would search the web.", box) == []
+
+
+def test_a_tool_not_offered_is_not_a_usable_call():
+    box = toolbox(search=False, pages=False, documents=False)
+    assert box.names == ["finish"]
+    assert parse_tool_calls(tagged(("web_search", {"queries": ["a"]})), box) == []
+
+
+def test_a_quote_is_kept_as_the_page_words_it_and_a_made_up_one_is_not():
+    page = "The survey of 2024\n  measured “40 archives” in total."
+    assert verbatim('the survey of 2024 measured "40 archives"', page) == (
+        "The survey of 2024 measured “40 archives"  # the page's words and marks
+    )
+    assert verbatim("The survey of 2025 measured 40 archives", page) is None
+    assert verbatim("2024", page) is None  # too short to say anything on its own
+    assert best_sentences([page, "Nothing here."], "archives survey", 2) == [
+        "The survey of 2024 measured “40 archives” in total."
+    ]
+
+
+# ---------------------------------------------------------------- decide
+
+
+def test_decide_asks_for_tool_calls_and_keeps_them_for_act(replies):
+    replies.append(tagged(("read_page", {"url": "https://a.example/hub"})))
+    update = asyncio.run(decide(worker(), runs=replies.runs))
+    assert update["tool_protocol"] == "prompt" and "termination_reason" not in update
+    assert [c.name for c in update["pending_round"].calls] == ["read_page"]
+    system = replies.sent[0][0].content
+    assert "You can call these tools." in system and "read_page" in system
+    assert "https://a.example/hub" in replies.sent[0][1].content
+
+
+def test_a_model_without_a_usable_call_falls_back_to_the_fixed_loop(replies):
+    replies.append("I think the answer is probably on the internet. <tool_call>{oops")
+    replies.append({"gaps": ["ratios"], "next_queries": ["archive ratio 2024"]})  # the gap check
+    state = worker(budget=Budget(max_queries=3, max_cycles=2))
+    update = asyncio.run(decide(state, runs=replies.runs))
+    assert update["tool_protocol"] == "fixed" and update["fallback_reason"] == "no usable tool call"
+    assert update["pending_queries"] == ["archive ratio 2024"]
+    assert update["usage"].llm_calls == 2
+
+
+def test_finish_alone_ends_the_worker(replies):
+    replies.append(tagged(("finish", {"reason": "enough"})))
+    update = asyncio.run(decide(worker(), runs=replies.runs))
+    assert update["termination_reason"] == "finished"
+
+
+def test_no_call_is_asked_for_once_the_rounds_are_spent(replies):
+    rounds = [ToolRound(calls=[ToolCall(id="1", name="finish")], results=["x"])] * 2
+    update = asyncio.run(decide(worker(tool_rounds=rounds), runs=replies.runs))
+    assert update == {"termination_reason": "budget_spent"} and replies.sent == []
+
+
+# ---------------------------------------------------------------- act
+
+
+def read_round(*urls: str) -> ToolRound:
+    calls = [ToolCall(id=f"c{n}", name="read_page", args={"url": u}) for n, u in enumerate(urls)]
+    return ToolRound(calls=calls)
+
+
+def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, site):
+    made_up = {"text": "The survey measured 41 archives.", "claim": "made up"}
+    real = {"text": "The survey of 2024 measured 40 archives in total.", "claim": "40 archives"}
+    replies.append({"quotes": [made_up, real]})
+    state = worker(site.url, tool_protocol="prompt", pending_round=read_round(f"{site.url}/hub"))
+    update = asyncio.run(act(state, runs=replies.runs))
+    (page,) = update["read_pages"]
+    assert page.quotes == [PageQuote(text=real["text"], claim="40 archives")]
+    assert page.links == [f"{site.url}/deep"]  # absolute, no fragment, no nav, no mailto
+    assert "Quotes kept" in update["tool_rounds"][0].results[0]
+    assert update["pending_round"] is None and update["usage"].llm_calls == 1
+    assert site.served == ["/hub"]
+
+
+def test_a_link_found_in_a_page_read_can_be_followed(replies, site):
+    hub = ReadPage(url=f"{site.url}/hub", title="Hub", links=[f"{site.url}/deep"])
+    replies.append({"quotes": [{"text": "the ratio was 11.2 to 1 for logs", "claim": "ratio"}]})
+    state = worker(site.url, read_pages=[hub], pending_round=read_round(f"{site.url}/deep"))
+    update = asyncio.run(act(state, runs=replies.runs))
+    assert update["read_pages"][-1].quotes[0].text == "the ratio was 11.2 to 1 for logs"
+    assert site.served == ["/deep"]
+
+
+def test_act_reads_no_page_past_the_budget_nor_one_never_listed(replies, site):
+    replies.append({"quotes": []})  # nothing quoted: the nearest sentences are kept instead
+    hub, deep = f"{site.url}/hub", f"{site.url}/deep"
+    listed = [SearchHit(url=hub, title="Hub"), SearchHit(url=deep, title="Deep")]
+    state = worker(
+        site.url,
+        hits=listed,
+        budget=Budget(max_queries=3, max_cycles=1, max_pages=1),
+        pending_round=read_round(f"{site.url}/elsewhere", hub, deep),
+    )
+    update = asyncio.run(act(state, runs=replies.runs))
+    results = update["tool_rounds"][0].results
+    assert results[0].startswith("not run: not a URL listed") and "Quotes kept" in results[1]
+    assert results[2] == "not run: no page reads left in the budget"
+    assert site.served == ["/hub"] and len(update["read_pages"]) == 1
+    assert update["read_pages"][0].quotes  # the fallback's sentences, verbatim
+
+
+def test_a_page_that_cannot_be_read_is_said_so_and_costs_no_model_call(replies, site):
+    missing = f"{site.url}/missing"
+    state = worker(site.url, hits=[SearchHit(url=missing)], pending_round=read_round(missing))
+    update = asyncio.run(act(state, runs=replies.runs))
+    assert update["tool_rounds"][0].results[0].startswith("not read: ")
+    assert replies.sent == [] and update["read_pages"][0].error
+
+
+# ---------------------------------------------------------------- the result
+
+
+def test_the_result_carries_the_quotes_and_the_pages_read_as_sources(replies):
+    page = ReadPage(
+        url="https://a.example/hub",
+        title="Hub",
+        quotes=[PageQuote(text="The survey of 2024 measured 40 archives.", claim="40")],
+    )
+    replies.append(
+        {"findings": [{"claim": "40 archives", "source_ids": [1]}], "summary": "S.", "gaps": []}
+    )
+    state = worker(read_pages=[page], tool_protocol="prompt", termination_reason="finished")
+    result = asyncio.run(report_findings(state, runs=replies.runs))["worker_results"][0]
+    assert result.tools == "prompt" and result.pages_read == 1
+    (source,) = result.sources
+    assert source.read and source.excerpt == "The survey of 2024 measured 40 archives."
+    assert [(q.source_id, q.claim) for q in result.quotes] == [(1, "40")]
+    assert "The survey of 2024 measured 40 archives." in replies.sent[0][1].content
