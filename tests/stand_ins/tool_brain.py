@@ -17,7 +17,7 @@ _READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
 _LINKS = re.compile(r"^Links on this page:\n((?:  \S+\n?)+)", re.M)
 _PROMPT_TOOL = re.compile(r"^- (\w+): ", re.M)
 _PAGE = re.compile(r"Page text:\n<data>\n(.*?)\n</data>", re.S)
-_SENTENCE = re.compile(r"[^.!?\n]*\d[^.!?\n]*[.!?]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def offered_tools(body: dict, system: str) -> list[str]:
@@ -65,5 +65,6 @@ class ToolBrain:
         """A PageQuotes answer: the page's sentences that carry a number, copied exactly."""
         match = _PAGE.search(user)
         text = match.group(1) if match else ""
-        found = [" ".join(s.split()) for s in _SENTENCE.findall(text)]
+        sentences = [" ".join(s.split()) for s in _SENTENCE_END.split(text)]
+        found = [s for s in sentences if any(c.isdigit() for c in s)]
         return {"quotes": [{"text": s, "claim": f"The page states: {s}"} for s in found[:5]]}

@@ -1,0 +1,188 @@
+"""Workers that act, end to end: the real graph and `ChatOpenAI` against the chat stand-in, with
+native tools and against a server that refuses `tools` (the prompt protocol), Tavily's client
+against the search stand-in, and pages read from a site on loopback. Budgets are counted at the
+stand-ins; a run broken mid-act resumes without sending an answered call again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+
+from deep_research.graph import build_graph, graph
+from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.events import WorkerActed, WorkerFellBack, parse_event
+from deep_research.tools.process_wide import current
+
+from stand_ins.search import slug
+
+HUB = """<html><head><title>Archive survey</title></head><body>
+<p>Opening words about the survey and the people who ran it, long enough to be a snippet.</p>
+<p>The survey of 2024 measured 40 archives in total.</p>
+<p>The ratios are on <a href="/deep">the detail page</a>.</p></body></html>"""
+DEEP = """<html><head><title>Details</title></head><body>
+<p>Deep down, the ratio was 11.2 to 1 for logs.</p></body></html>"""
+TOOLS = {
+    "worker_tools": "auto",
+    "fetch_private_addresses": True,  # the site is on loopback
+    "max_iterations": 1,
+    "min_iterations": 1,
+    "model_retries": 0,
+    "search_retries": 0,
+}
+
+
+@pytest.fixture
+def site(page_server, search_server, chat_server):
+    """A site whose first hit for every query is the hub page, which links to the deep page."""
+    page_server.pages.update({"/hub": HUB, "/deep": DEEP})
+    search_server.url_for = lambda query, n: (
+        f"{page_server.url}/hub" if n == 1 else f"{page_server.url}/a/{slug(query)}/{n}"
+    )
+    chat_server.brain.subtasks = 1
+    chat_server.brain.tools.pages_per_round = 2
+    return page_server
+
+
+async def _run(question: str, settings: dict, config: dict | None = None, app=graph):
+    """The run's output and its progress events."""
+    events, values = [], {}
+    async for namespace, mode, chunk in app.astream(
+        {"question": question},
+        config,
+        context=settings,
+        stream_mode=["custom", "values"],
+        subgraphs=True,
+    ):
+        if mode == "custom":
+            events.append(parse_event(chunk))
+        elif not namespace:
+            values = chunk
+    return values, events
+
+
+def run(question: str, **settings):
+    return asyncio.run(_run(question, {**TOOLS, **settings}))
+
+
+def decide_requests(chat_server) -> list[dict]:
+    return [
+        r["body"]
+        for r in chat_server.chat_requests
+        if r["body"].get("tool_choice") == "auto"
+        or "You can call these tools." in json.dumps(r["body"]["messages"][:1])
+    ]
+
+
+def writer_prompt(chat_server) -> str:
+    bodies = [r["body"] for r in chat_server.chat_requests]
+    return json.dumps([b for b in bodies if "Research notes" in json.dumps(b)], ensure_ascii=False)
+
+
+def test_native_tools_read_pages_two_hops_deep_and_the_quotes_reach_the_writer(chat_server, site):
+    values, events = run("How well do log archives compress?")
+    assert values["stop_reason"] == "max_iterations"
+    decides = decide_requests(chat_server)
+    assert decides and all(b.get("tools") for b in decides)  # native: the toolbox as `tools`
+    assert {t["function"]["name"] for t in decides[0]["tools"]} >= {"read_page", "finish"}
+    assert "/hub" in site.served and "/deep" in site.served  # the link was followed
+    prompt = writer_prompt(chat_server)
+    assert "measured 40 archives" in prompt and "11.2 to 1" in prompt  # quotes, not snippets
+    urls = {s.url for s in values["sources"]}
+    assert f"{site.url}/deep" in urls
+    acted = [e for e in events if isinstance(e, WorkerActed)]
+    assert acted and acted[0].protocol == "native" and acted[0].calls["read_page"] >= 1
+    endpoint = f"{chat_server.url}/v1"
+    assert current().tool_protocols.settled_method(endpoint, "stand-in-model") == "native"
+
+
+def test_budgets_hold_whatever_the_model_asks_for(chat_server, site):
+    chat_server.brain.tools.pages_per_round = 10
+    chat_server.brain.tools.mode = "search"  # searches and reads every round
+    run("How well do log archives compress?", max_pages=2, max_queries=3)
+    assert len(site.served) == 2  # the worker's page reads, counted at the site
+    assert len(decide_requests(chat_server)) <= 2  # max_cycles (1) + 1 decide rounds
+    skipped = chat_server.brain.tools.decisions
+    assert sum(name == "read_page" for calls in skipped for name, _ in calls) > 2
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [(400, "tools are not supported"), (500, "Internal error"), (404, "Not Found")],
+    ids=["400", "500", "404"],
+)
+def test_a_server_that_refuses_tools_gets_them_in_the_prompt(chat_server, site, refusal):
+    chat_server.refusals["tools"] = refusal
+    values, _ = run("How well do log archives compress?")
+    assert values["stop_reason"] == "max_iterations"
+    refused = [r for r in chat_server.chat_requests if r["body"].get("tools")]
+    assert len(refused) == 1 and refused[0]["status"] == refusal[0]  # asked once, remembered
+    prompted = decide_requests(chat_server)[1:]
+    assert prompted and not any(b.get("tools") for b in prompted)
+    assert "/hub" in site.served and "/deep" in site.served
+    assert "11.2 to 1" in writer_prompt(chat_server)
+    endpoint = f"{chat_server.url}/v1"
+    assert current().tool_protocols.settled_method(endpoint, "stand-in-model") == "prompt"
+
+
+def test_a_model_that_makes_no_usable_call_runs_the_fixed_loop_and_says_so(chat_server, site):
+    chat_server.brain.tools.mode = "garbage"
+    values, events = run("How well do log archives compress?")
+    assert values["stop_reason"] == "max_iterations" and values["sources"]
+    (fell,) = [e for e in events if isinstance(e, WorkerFellBack)]
+    assert fell.why == "no usable tool call"
+    assert site.served == [] and chat_server.brain.calls["WorkerFindings"] == 1
+
+
+def test_a_run_broken_mid_act_resumes_without_sending_an_answered_call(
+    chat_server, site, tmp_path, monkeypatch
+):
+    import deep_research.nodes.worker_tools as tools
+
+    real_read = tools._read_page
+    broken = {"left": 1}
+    store: dict = {}
+    config = {"configurable": {"thread_id": f"act-{uuid.uuid4().hex[:8]}"}}
+
+    async def hub_saved() -> bool:
+        """The hub's read (its tool-call task) is in the checkpoint."""
+        async for saved in store["saver"].alist(config):
+            for _, channel, value in saved.pending_writes or []:
+                if channel == "__return__" and "Quotes kept" in repr(value):
+                    return True
+        return False
+
+    async def read_or_break(run_, state, url):
+        if "/a/" in url and broken["left"]:  # the hub is read beside it, in the same round
+            async with asyncio.timeout(30):  # the hub's read ends and is saved first
+                while not await hub_saved():
+                    await asyncio.sleep(0.02)
+            broken["left"] -= 1
+            raise RuntimeError("the worker broke mid-act")
+        return await real_read(run_, state, url)
+
+    monkeypatch.setattr(tools, "_read_page", read_or_break)
+    settings = {**TOOLS}
+
+    async def scenario():
+        async with open_checkpointer(str(tmp_path / "c.sqlite")) as saver:
+            store["saver"] = saver
+            app = build_graph(checkpointer=saver)
+            with pytest.raises(RuntimeError, match="broke mid-act"):
+                await _run("How well do log archives compress?", settings, config, app)
+            before = len(chat_server.chat_requests)
+            async for _ in app.astream(None, config, context=settings):
+                pass
+            return before, (await app.aget_state(config)).values
+
+    before, values = asyncio.run(scenario())
+    assert values["stop_reason"] == "max_iterations"
+    answered = [r for r in chat_server.chat_requests[:before] if r["status"] == 200]
+    again = {json.dumps(r["body"], sort_keys=True) for r in chat_server.chat_requests[before:]}
+    assert not again & {json.dumps(r["body"], sort_keys=True) for r in answered}
+    assert site.served.count("/hub") == 1  # read before the break, not again
+    quoted = [r for r in chat_server.chat_requests if "Page text:" in json.dumps(r["body"])]
+    hub_quotes = [r for r in quoted if "Archive survey" in json.dumps(r["body"])]
+    assert len(hub_quotes) == 1
