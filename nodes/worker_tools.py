@@ -22,6 +22,7 @@ import json
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from deep_research.domain.budgets import queries_left, tool_rounds_left
+from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import run_language
@@ -46,11 +47,17 @@ from deep_research.tools.events import WorkerActed, WorkerFellBack, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources, worker_key
 from deep_research.tools.search.pages import FetchedPage, best_passages
 from deep_research.tools.secrets import redact
-from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
+from deep_research.tools.structured import (
+    MODEL_CALL_ERRORS,
+    MethodRefused,
+    StructuredOutputError,
+    ask,
+)
 from deep_research.tools.tool_calling import Protocol, choose_tools
 from deep_research.tools.toolbox import FINISH, READ_PAGE, WEB_SEARCH, Toolbox, toolbox
 
 MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
+DECIDE_ERRORS = (*MODEL_ERRORS, MethodRefused)  # MethodRefused: `native` named, none to be had
 ROUNDS_SHOWN = 3  # earlier rounds live on in the evidence, not in the conversation
 RESULT_CHARS = 3000  # one tool result as the model is shown it, at most
 HIT_LINE_CHARS = 200  # a hit's snippet in a search result, at most
@@ -133,10 +140,33 @@ def _round_messages(round_: ToolRound, protocol: Protocol) -> list[BaseMessage]:
     return [AIMessage(written), HumanMessage(prompts.tool_results(named))]
 
 
+def _fitted(round_: ToolRound, room: int) -> ToolRound:
+    """A round whose results are clipped so that together they fit in `room` tokens."""
+    each = max(50, room // max(1, len(round_.results)))
+    return round_.model_copy(update={"results": [clip(r, each) for r in round_.results]})
+
+
+def latest_rounds(rounds: list[ToolRound], protocol: Protocol, room: int) -> list[BaseMessage]:
+    """The latest rounds (at most `ROUNDS_SHOWN`) that fit in `room` tokens, oldest first; the
+    newest is always sent, its results clipped to fit if they must be."""
+    kept: list[list[BaseMessage]] = []
+    for round_ in reversed(rounds[-ROUNDS_SHOWN:]):
+        messages = _round_messages(round_ if kept else _fitted(round_, room), protocol)
+        cost = sum(
+            estimate_tokens(m.text) + 10 * len(getattr(m, "tool_calls", [])) for m in messages
+        )
+        if kept and cost > room:
+            break
+        kept.append(messages)
+        room -= cost
+    return [message for messages in reversed(kept) for message in messages]
+
+
 def conversation(
     state: WorkerState, box: Toolbox, protocol: Protocol, run: RunResources
 ) -> list[BaseMessage]:
-    """The worker's conversation: the subtask, evidence and budget, then its latest rounds."""
+    """The worker's conversation: the subtask, evidence and budget, then its latest rounds
+    (the first part takes half the context budget at most, the rounds the rest)."""
     settings = run.settings
     messages = prompts.worker_tools(
         state["question"],
@@ -147,9 +177,10 @@ def conversation(
         language=run_language(state["question"], settings.language),
         tool_list=box.prompt_text() if protocol == "prompt" else "",
     )
-    for round_ in state.get("tool_rounds", [])[-ROUNDS_SHOWN:]:
-        messages += _round_messages(round_, protocol)
-    return messages
+    room = settings.max_context_tokens - sum(estimate_tokens(m.text) for m in messages)
+    reply = settings.max_tokens_for("researcher")
+    rounds = state.get("tool_rounds", [])
+    return messages + latest_rounds(rounds, protocol, max(200, room - reply) // 2)
 
 
 def _usage_of(error: BaseException) -> Usage:
@@ -183,7 +214,7 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
                 role="researcher",
                 client=run.model_client(),
             )
-        except MODEL_ERRORS as error:
+        except DECIDE_ERRORS as error:
             why = redact(f"{type(error).__name__}: {error}")[:200]
             if not rounds:  # the fixed loop asks for less; let it try
                 return _fell_back(state, run.settings.worker_tools, why, _usage_of(error))

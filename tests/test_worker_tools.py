@@ -217,3 +217,21 @@ def test_the_result_carries_the_quotes_and_the_pages_read_as_sources(replies):
     assert source.read and source.excerpt == "The survey of 2024 measured 40 archives."
     assert [(q.source_id, q.claim) for q in result.quotes] == [(1, "40")]
     assert "The survey of 2024 measured 40 archives." in replies.sent[0][1].content
+
+
+def test_the_conversation_keeps_the_newest_rounds_that_fit_and_every_call_its_result():
+    from langchain_core.messages import ToolMessage
+
+    from deep_research.nodes.worker_tools import latest_rounds
+
+    def round_(n: int, size: int) -> ToolRound:
+        calls = [ToolCall(id=f"r{n}c{i}", name="read_page", args={"url": f"u{i}"}) for i in (1, 2)]
+        return ToolRound(calls=calls, results=[f"round {n} " + "x" * size] * 2)
+
+    rounds = [round_(1, 100), round_(2, 100), round_(3, 100), round_(4, 40_000)]
+    native = latest_rounds(rounds, "native", room=2_000)
+    assert [m.tool_call_id for m in native if isinstance(m, ToolMessage)] == ["r4c1", "r4c2"]
+    assert sum(len(m.text) for m in native) < 2_000 * 4  # the newest, clipped to the room
+    roomy = latest_rounds(rounds[:3], "prompt", room=10_000)
+    assert [m.type for m in roomy] == ["ai", "human"] * 3  # the calls as text, then the results
+    assert "<tool_call>" in roomy[0].text and "round 1" in roomy[1].text
