@@ -7,7 +7,7 @@ from deep_research.domain.distinct import distinct
 from deep_research.state import SearchHit, Usage, WorkerState
 from deep_research.tools.run_resources import RunResources
 from deep_research.tools.search import SEARCH_ERRORS
-from deep_research.tools.search_cache import SharedSearchFailure
+from deep_research.tools.search_cache import SearchCache, SharedSearchFailure
 from deep_research.tools.secrets import redact
 
 
@@ -29,14 +29,16 @@ def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[st
     return distinct(candidates, already=sent, limit=limit)
 
 
-async def search_once(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str] | None:
-    """One query through the run's cache: hits, what it cost, and an error message if it failed;
-    None when the run's search budget was spent before it could be sent."""
+async def search_once(
+    run: RunResources, query: str, cache: SearchCache | None = None
+) -> tuple[list[SearchHit], Usage, str] | None:
+    """One query through the run's cache (or `cache`): hits, what it cost, and an error message
+    if it failed; None when the run's search budget was spent before it could be sent."""
     try:
         async with run.search_call() as allowed:
             if not allowed:
                 return None
-            hits, cached = await run.search_cache.search(query, run.settings.max_results)
+            hits, cached = await (cache or run.search_cache).search(query, run.settings.max_results)
     except (*SEARCH_ERRORS, SharedSearchFailure) as error:
         cost = Usage(search_calls=0 if isinstance(error, SharedSearchFailure) else 1)
         run.record(cost)

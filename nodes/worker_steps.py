@@ -47,7 +47,10 @@ async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
     async with run.worker_slots:  # the budget is read once this worker may spend
         limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
         queries = fresh_queries(candidates, sent, limit)
-        searched = await asyncio.gather(*(search_once(run, query) for query in queries))
+        # A worker whose model acts calls MCP tools itself, within its budget: not per query.
+        acting = worker_tools.uses_tools(state, run.settings.worker_tools)
+        cache = run.web_cache if acting else run.search_cache
+        searched = await asyncio.gather(*(search_once(run, q, cache) for q in queries))
     queries = [query for query, outcome in zip(queries, searched, strict=True) if outcome]
     outcomes = [outcome for outcome in searched if outcome]
     usage = sum((cost for _, cost, _ in outcomes), Usage())

@@ -46,6 +46,7 @@ from deep_research.tools.durable_calls import durable_tool
 from deep_research.tools.events import WorkerActed, WorkerFellBack, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources, worker_key
 from deep_research.tools.search.pages import FetchedPage, best_passages
+from deep_research.tools.search.tool_sources import ToolFailed
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import (
     MODEL_CALL_ERRORS,
@@ -97,7 +98,18 @@ def pages_left(state: WorkerState) -> int:
     return max(0, state["budget"].max_pages - len(state.get("read_pages", [])))
 
 
-def offered(state: WorkerState) -> Toolbox:
+def mcp_left(state: WorkerState) -> int:
+    """MCP tool calls this worker may still make."""
+    return max(0, state["budget"].max_mcp_calls - state.get("mcp_calls_used", 0))
+
+
+async def mcp_specs(run: RunResources) -> list[tuple[str, str, str, dict]]:
+    """The run's allowed MCP tools (server, tool, description, schema); none without."""
+    tools = run.mcp_tools
+    return await tools.tool_specs() if tools is not None else []
+
+
+async def offered(state: WorkerState, run: RunResources) -> Toolbox:
     """The tools worth offering now: each only while its budget (and something to use it
     on) is left."""
     sent = len(state.get("sent_queries", []))
@@ -105,6 +117,7 @@ def offered(state: WorkerState) -> Toolbox:
         search=queries_left(state["budget"], sent) > 0,
         pages=pages_left(state) > 0 and bool(read_targets(state)),
         documents=False,
+        mcp=await mcp_specs(run) if mcp_left(state) else [],
     )
 
 
@@ -200,10 +213,10 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     rounds = state.get("tool_rounds", [])
     if not tool_rounds_left(state["budget"], len(rounds)):
         return {"termination_reason": "budget_spent"}
-    box = offered(state)
+    run = runs.for_worker(state)
+    box = await offered(state, run)
     if box.names == [FINISH]:  # nothing left to spend on
         return {"termination_reason": "budget_spent"}
-    run = runs.for_worker(state)
     async with run.worker_slots:
         if run.budget_spent():
             return {"termination_reason": "run_budget_spent"}
@@ -253,7 +266,7 @@ def _search_text(outcomes: list[tuple[str, list[SearchHit], str]]) -> str:
 
 async def _web_search(run: RunResources, queries: list[str]) -> dict:
     """Run a web_search call's queries at once through the run's cache and budget."""
-    searched = await asyncio.gather(*(search_once(run, query) for query in queries))
+    searched = await asyncio.gather(*(search_once(run, q, run.web_cache) for q in queries))
     sent = [(q, o) for q, o in zip(queries, searched, strict=True) if o is not None]
     outcome = ToolOutcome(
         text=_search_text([(q, hits, error) for q, (hits, _, error) in sent])
@@ -345,12 +358,12 @@ def _skipped(why: str) -> ToolOutcome:
     return ToolOutcome(text=f"not run: {why}", skipped=True)
 
 
-def _planned(state: WorkerState) -> list[ToolOutcome | tuple[str, object]]:
+def _planned(state: WorkerState, box: Toolbox) -> list[ToolOutcome | tuple[str, object]]:
     """Each pending call, in order: what runs (a kind and its argument), or why it does not.
     Budgets are shared out in call order, so the calls of one round never overspend."""
     budget = state["budget"]
     sent = list(state.get("sent_queries", []))
-    targets, pages = read_targets(state), pages_left(state)
+    targets, pages, mcp = read_targets(state), pages_left(state), mcp_left(state)
     plan: list[ToolOutcome | tuple[str, object]] = []
     for call in state["pending_round"].calls:
         if call.name == WEB_SEARCH:
@@ -367,6 +380,12 @@ def _planned(state: WorkerState) -> list[ToolOutcome | tuple[str, object]]:
             else:
                 pages -= 1
                 plan.append(("read", targets.pop(key)))
+        elif call.name in box.mcp:
+            if mcp <= 0:
+                plan.append(_skipped("no MCP tool calls left in the budget"))
+            else:
+                mcp -= 1
+                plan.append(("mcp", (*box.mcp[call.name], call.args)))
         elif call.name == FINISH:
             plan.append(ToolOutcome(text="finished"))
         else:
@@ -378,7 +397,23 @@ async def _run(run: RunResources, state: WorkerState, kind: str, argument: objec
     """One planned call."""
     if kind == "search":
         return await _web_search(run, argument)  # type: ignore[arg-type]
+    if kind == "mcp":
+        return await _mcp_call(run, *argument)  # type: ignore[misc]
     return await _read_page(run, state, argument)  # type: ignore[arg-type]
+
+
+async def _mcp_call(run: RunResources, server: str, tool: str, args: dict) -> dict:
+    """One allowed MCP tool with the model's arguments; its answer is a hit (cited like any)."""
+    tools = run.mcp_tools
+    try:
+        if tools is None:
+            raise ToolFailed("no MCP server is configured")
+        hit = await tools.call(server, tool, args)
+    except (ToolFailed, TimeoutError) as error:
+        why = redact(" ".join(f"{server}/{tool}: {type(error).__name__}: {error}".split()))[:300]
+        return ToolOutcome(text=f"failed: {why}", errors=[why]).model_dump(mode="json")
+    text = f"{prompts.one_line(hit.title)} — {hit.url}\n{hit.content}"[:RESULT_CHARS]
+    return ToolOutcome(text=text, hits=[hit] if hit.content else []).model_dump(mode="json")
 
 
 async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
@@ -387,7 +422,8 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     pending = state["pending_round"]
     run = runs.for_worker(state)
     number = len(state.get("tool_rounds", [])) + 1
-    plan = _planned(state)
+    box = toolbox(search=True, pages=True, documents=False, mcp=await mcp_specs(run))
+    plan = _planned(state, box)
 
     async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome:
         if isinstance(step, ToolOutcome):
@@ -411,6 +447,8 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
         "read_pages": state.get("read_pages", []) + pages,
         "tool_rounds": [*state.get("tool_rounds", []), round_],
         "pending_round": None,
+        "mcp_calls_used": state.get("mcp_calls_used", 0)
+        + sum(isinstance(step, tuple) and step[0] == "mcp" for step in plan),
         "usage": sum((o.usage for o in outcomes), Usage()),
     }
     emit(

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +188,41 @@ def test_a_run_broken_mid_act_resumes_without_sending_an_answered_call(
     quoted = [r for r in chat_server.chat_requests if "Page text:" in json.dumps(r["body"])]
     hub_quotes = [r for r in quoted if "Archive survey" in json.dumps(r["body"])]
     assert len(hub_quotes) == 1
+
+
+WIKI = Path(__file__).parent / "stand_ins" / "mcp_wiki.py"
+
+
+def wiki_calls(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_mcp_tools_are_offered_with_their_schemas_and_called_within_the_budget(
+    chat_server, site, tmp_path
+):
+    log = tmp_path / "wiki.log"
+    config = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "args": [str(WIKI), "--log", str(log)]}
+    config.write_text(
+        json.dumps({"mcpServers": {"wiki": {**server, "allowedTools": ["search_wiki"]}}})
+    )
+    chat_server.brain.tools.mcp_calls = 3  # one more than a simple subtask's budget (2)
+
+    def a_finding_per_evidence_item(call):  # the stand-in model keeps every item, not three
+        findings = [{"claim": f"Finding {i}", "source_ids": [i]} for i in call.evidence_ids()]
+        return {"findings": findings, "summary": "Summary.", "gaps": [], "confidence": 0.8}
+
+    chat_server.brain.on_WorkerFindings = a_finding_per_evidence_item
+    values, _ = run("How well do log archives compress?", mcp_config=str(config))
+    decides = decide_requests(chat_server)
+    offered = {t["function"]["name"]: t["function"] for t in decides[0]["tools"]}
+    assert offered["mcp_wiki_search_wiki"]["parameters"]["required"] == ["query"]
+    assert "delete_page" not in json.dumps(decides)  # only allowed tools are offered
+    # The model's own arguments, twice (the budget), and never once per web search.
+    assert [c["argument"] for c in wiki_calls(log)] == [
+        "archive compression 0",
+        "archive compression 1",
+    ]
+    assert "our archive cluster compresses logs" in writer_prompt(chat_server)
+    urls = {s.url for s in values["sources"]}
+    assert "mcp://wiki/search_wiki?query=archive+compression+0" in urls

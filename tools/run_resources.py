@@ -30,6 +30,7 @@ from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
 from deep_research.tools.search.factory import search_backend, web_provider
 from deep_research.tools.search.pages import PageFetcher
+from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
 from deep_research.tools.search_cache import SearchCache
 
 
@@ -47,6 +48,7 @@ class RunResources:
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     _search_cache: SearchCache | None = None
     _pages: PageFetcher | None = None
+    _web_cache: SearchCache | None = None
 
     @property
     def search_cache(self) -> SearchCache:
@@ -64,6 +66,23 @@ class RunResources:
         if self._pages is None:
             self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
         return self._pages
+
+    @property
+    def mcp_tools(self) -> ToolSearch | None:
+        """The run's MCP tools (`mcp_config`), for workers whose model calls them; None without."""
+        backend = self.search_cache.backend
+        return backend.tools if isinstance(backend, WithToolSources) else None
+
+    @property
+    def web_cache(self) -> SearchCache:
+        """The cache a worker whose model acts searches through: the backend without its MCP
+        tools (which the model calls itself, within its budget), else the run's cache."""
+        backend = self.search_cache.backend
+        if not isinstance(backend, WithToolSources):
+            return self.search_cache
+        if self._web_cache is None:
+            self._web_cache = SearchCache(backend.base)
+        return self._web_cache
 
     def close(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""

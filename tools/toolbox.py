@@ -87,11 +87,43 @@ def _tool(name: str) -> Tool:
     return Tool(name, (model.__doc__ or "").strip(), schema)
 
 
+MCP_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def mcp_tool(server: str, tool: str, description: str, schema: dict) -> Tool:
+    """An allowed MCP tool as the model sees it: `mcp_SERVER_TOOL`, with its own schema."""
+    name = MCP_NAME.sub("_", f"mcp_{server}_{tool}")[:64]
+    what = " ".join(f"{description} (the MCP server {server}, tool {tool})".split())[:500]
+    return Tool(name, what, schema or {"type": "object", "properties": {}})
+
+
+def _fits_schema(args: dict, schema: dict) -> bool:
+    """True when the arguments are valid by the tool's JSON schema (jsonschema comes with the
+    MCP SDK, which any MCP tool needs)."""
+    from jsonschema import ValidationError as SchemaError
+    from jsonschema.exceptions import SchemaError as BadSchema
+    from jsonschema.validators import validator_for
+
+    try:
+        validator = validator_for(schema)
+        validator.check_schema(schema)
+        validator(schema).validate(args)
+    except (SchemaError, BadSchema):
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Toolbox:
-    """The tools one decide step offers (only those with budget left)."""
+    """The tools one decide step offers (only those with budget left); `mcp` maps an MCP tool's
+    name as offered to its (server, tool)."""
 
     tools: list[Tool] = field(default_factory=list)
+    mcp: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def schema(self, name: str) -> dict:
+        """The JSON schema of one offered tool's arguments."""
+        return next(tool.parameters for tool in self.tools if tool.name == name)
 
     @property
     def names(self) -> list[str]:
@@ -121,15 +153,20 @@ class Toolbox:
         return "\n".join(lines)
 
 
-def toolbox(*, search: bool, pages: bool, documents: bool) -> Toolbox:
-    """The built-in tools a worker may still use (finish is always offered)."""
-    wanted = [
-        (WEB_SEARCH, search),
-        (READ_PAGE, pages),
-        (SEARCH_DOCUMENTS, documents),
-        (FINISH, True),
-    ]
-    return Toolbox([_tool(name) for name, offered in wanted if offered])
+def toolbox(
+    *, search: bool, pages: bool, documents: bool, mcp: list[tuple[str, str, str, dict]] = ()
+) -> Toolbox:
+    """The tools a worker may still use: the built-ins with budget left, the allowed MCP tools
+    (`mcp`: server, tool, description, schema), and finish, always offered."""
+    wanted = [(WEB_SEARCH, search), (READ_PAGE, pages), (SEARCH_DOCUMENTS, documents)]
+    tools = [_tool(name) for name, offered in wanted if offered]
+    named = {}
+    for server, tool, description, schema in mcp:
+        spec = mcp_tool(server, tool, description, schema)
+        if spec.name not in named and spec.name not in ARGUMENTS:
+            named[spec.name] = (server, tool)
+            tools.append(spec)
+    return Toolbox([*tools, _tool(FINISH)], named)
 
 
 def checked_call(call_id: str, name: str, args: object, box: Toolbox) -> ToolCall | None:
@@ -143,6 +180,8 @@ def checked_call(call_id: str, name: str, args: object, box: Toolbox) -> ToolCal
             args = model.model_validate(args).model_dump()
         except ValidationError:
             return None
+    elif not _fits_schema(args, box.schema(name)):
+        return None
     return ToolCall(id=call_id, name=name, args=args)
 
 

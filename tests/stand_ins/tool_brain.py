@@ -41,6 +41,7 @@ class ToolBrain:
 
     mode: str = "follow"
     pages_per_round: int = 3
+    mcp_calls: int = 1  # calls of each offered MCP tool in the first round that offers it
     decisions: list[list[tuple[str, dict]]] = field(default_factory=list)
 
     def decide(self, user: str, tools: list[str]) -> list[tuple[str, dict]] | str:
@@ -48,6 +49,12 @@ class ToolBrain:
         if self.mode == "garbage":
             return "I think the answer is probably somewhere on the internet. <tool_call>{oops"
         calls: list[tuple[str, dict]] = []
+        called = {name for made in self.decisions for name, _ in made}
+        for tool in tools:
+            if tool.startswith("mcp_") and tool not in called and self.mode != "finish":
+                calls += [
+                    (tool, {"query": f"archive compression {n}"}) for n in range(self.mcp_calls)
+                ]
         if self.mode == "search" and "web_search" in tools:
             calls.append(("web_search", {"queries": ["more numbers", "more data"]}))
         if self.mode in ("follow", "search") and "read_page" in tools:
