@@ -55,7 +55,14 @@ from deep_research.tools.structured import (
     ask,
 )
 from deep_research.tools.tool_calling import Protocol, choose_tools
-from deep_research.tools.toolbox import FINISH, READ_PAGE, WEB_SEARCH, Toolbox, toolbox
+from deep_research.tools.toolbox import (
+    FINISH,
+    READ_PAGE,
+    SEARCH_DOCUMENTS,
+    WEB_SEARCH,
+    Toolbox,
+    toolbox,
+)
 
 MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 DECIDE_ERRORS = (*MODEL_ERRORS, MethodRefused)  # MethodRefused: `native` named, none to be had
@@ -112,11 +119,11 @@ async def mcp_specs(run: RunResources) -> list[tuple[str, str, str, dict]]:
 async def offered(state: WorkerState, run: RunResources) -> Toolbox:
     """The tools worth offering now: each only while its budget (and something to use it
     on) is left."""
-    sent = len(state.get("sent_queries", []))
+    searches = queries_left(state["budget"], len(state.get("sent_queries", []))) > 0
     return toolbox(
-        search=queries_left(state["budget"], sent) > 0,
+        search=searches,
         pages=pages_left(state) > 0 and bool(read_targets(state)),
-        documents=False,
+        documents=searches and run.documents_cache is not None,
         mcp=await mcp_specs(run) if mcp_left(state) else [],
     )
 
@@ -264,9 +271,11 @@ def _search_text(outcomes: list[tuple[str, list[SearchHit], str]]) -> str:
     return "\n\n".join(parts)[:RESULT_CHARS]
 
 
-async def _web_search(run: RunResources, queries: list[str]) -> dict:
-    """Run a web_search call's queries at once through the run's cache and budget."""
-    searched = await asyncio.gather(*(search_once(run, q, run.web_cache) for q in queries))
+async def _web_search(run: RunResources, queries: list[str], documents: bool = False) -> dict:
+    """Run a web_search call's queries at once through the run's cache and budget (with
+    `documents`, a search_documents call's query through the folder's own cache)."""
+    cache = run.documents_cache if documents else run.web_cache
+    searched = await asyncio.gather(*(search_once(run, q, cache) for q in queries))
     sent = [(q, o) for q, o in zip(queries, searched, strict=True) if o is not None]
     outcome = ToolOutcome(
         text=_search_text([(q, hits, error) for q, (hits, _, error) in sent])
@@ -371,6 +380,11 @@ def _planned(state: WorkerState, box: Toolbox) -> list[ToolOutcome | tuple[str, 
             queries = queries[: queries_left(budget, len(sent))]
             sent += queries
             plan.append(("search", queries) if queries else _skipped("no new query in budget"))
+        elif call.name == SEARCH_DOCUMENTS:
+            query = distinct([str(call.args.get("query", ""))], already=sent, limit=1)
+            query = query[: queries_left(budget, len(sent))]
+            sent += query
+            plan.append(("documents", query) if query else _skipped("no new query in budget"))
         elif call.name == READ_PAGE:
             key = normalize_url(str(call.args.get("url", "")))
             if key not in targets:
@@ -395,8 +409,8 @@ def _planned(state: WorkerState, box: Toolbox) -> list[ToolOutcome | tuple[str, 
 
 async def _run(run: RunResources, state: WorkerState, kind: str, argument: object) -> dict:
     """One planned call."""
-    if kind == "search":
-        return await _web_search(run, argument)  # type: ignore[arg-type]
+    if kind in ("search", "documents"):
+        return await _web_search(run, argument, kind == "documents")  # type: ignore[arg-type]
     if kind == "mcp":
         return await _mcp_call(run, *argument)  # type: ignore[misc]
     return await _read_page(run, state, argument)  # type: ignore[arg-type]
@@ -422,7 +436,7 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     pending = state["pending_round"]
     run = runs.for_worker(state)
     number = len(state.get("tool_rounds", [])) + 1
-    box = toolbox(search=True, pages=True, documents=False, mcp=await mcp_specs(run))
+    box = toolbox(search=True, pages=True, documents=True, mcp=await mcp_specs(run))
     plan = _planned(state, box)
 
     async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome:

@@ -226,3 +226,20 @@ def test_mcp_tools_are_offered_with_their_schemas_and_called_within_the_budget(
     assert "our archive cluster compresses logs" in writer_prompt(chat_server)
     urls = {s.url for s in values["sources"]}
     assert "mcp://wiki/search_wiki?query=archive+compression+0" in urls
+
+
+def test_a_hybrid_run_offers_the_users_own_documents_as_a_tool(chat_server, site, tmp_path):
+    from stand_ins.documents import LOG_ARCHIVES
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in LOG_ARCHIVES.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    settings = {"search_backend": "hybrid", "web_backend": "tavily", "corpus_dir": str(corpus)}
+    _, events = run("How well do log archives compress?", **settings)
+    decides = decide_requests(chat_server)
+    assert "search_documents" in {t["function"]["name"] for t in decides[0]["tools"]}
+    (acted, *_) = [e for e in events if isinstance(e, WorkerActed)]
+    assert acted.calls["search_documents"] == 1
+    results = json.dumps(decides[1]["messages"], ensure_ascii=False)  # the calls' results
+    assert "Query 'xz LZMA2 decompression speed'" in results and "xz.md" in results

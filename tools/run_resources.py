@@ -25,6 +25,7 @@ from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
 from deep_research.tools.call_stats import CallStats
 from deep_research.tools.endpoint_limits import Endpoint
+from deep_research.tools.local_search import HybridSearch
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
@@ -49,6 +50,7 @@ class RunResources:
     _search_cache: SearchCache | None = None
     _pages: PageFetcher | None = None
     _web_cache: SearchCache | None = None
+    _documents_cache: SearchCache | None = None
 
     @property
     def search_cache(self) -> SearchCache:
@@ -83,6 +85,17 @@ class RunResources:
         if self._web_cache is None:
             self._web_cache = SearchCache(backend.base)
         return self._web_cache
+
+    @property
+    def documents_cache(self) -> SearchCache | None:
+        """The user's folder searched alone, when the run searches it beside the web (hybrid):
+        a worker's `search_documents` tool; None otherwise."""
+        backend = self.web_cache.backend
+        if not isinstance(backend, HybridSearch):
+            return None
+        if self._documents_cache is None:
+            self._documents_cache = SearchCache(backend.local)
+        return self._documents_cache
 
     def close(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""

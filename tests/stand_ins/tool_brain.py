@@ -55,6 +55,8 @@ class ToolBrain:
                 calls += [
                     (tool, {"query": f"archive compression {n}"}) for n in range(self.mcp_calls)
                 ]
+        if "search_documents" in tools and "search_documents" not in called:
+            calls.append(("search_documents", {"query": "xz LZMA2 decompression speed"}))
         if self.mode == "search" and "web_search" in tools:
             calls.append(("web_search", {"queries": ["more numbers", "more data"]}))
         if self.mode in ("follow", "search") and "read_page" in tools:
