@@ -235,3 +235,22 @@ def test_the_conversation_keeps_the_newest_rounds_that_fit_and_every_call_its_re
     roomy = latest_rounds(rounds[:3], "prompt", room=10_000)
     assert [m.type for m in roomy] == ["ai", "human"] * 3  # the calls as text, then the results
     assert "<tool_call>" in roomy[0].text and "round 1" in roomy[1].text
+
+
+def test_a_native_reply_keeps_only_calls_to_offered_tools_with_valid_arguments():
+    from langchain_core.messages import AIMessage
+
+    from deep_research.tools.tool_calling import _native_calls
+
+    box = toolbox(search=True, pages=False, documents=False)
+    good = {"name": "web_search", "args": {"queries": ["zstd"]}, "id": "a"}
+    reply = AIMessage(
+        "",
+        tool_calls=[good, {"name": "read_page", "args": {"url": "x"}, "id": "b"}],
+        invalid_tool_calls=[{"name": "finish", "args": "{oops", "id": "c", "error": None}],
+    )
+    assert [(c.id, c.name) for c in _native_calls(reply, box)] == [("a", "web_search")]
+    garbage = AIMessage("", tool_calls=[{"name": "web_search", "args": {"q": 1}, "id": "d"}])
+    assert _native_calls(garbage, box) == []
+    written = AIMessage(tagged(("finish", {"reason": "done"})))  # a small model's text call
+    assert [c.name for c in _native_calls(written, box)] == ["finish"]

@@ -130,8 +130,13 @@ def test_a_server_that_refuses_tools_gets_them_in_the_prompt(chat_server, site, 
     assert current().tool_protocols.settled_method(endpoint, "stand-in-model") == "prompt"
 
 
-def test_a_model_that_makes_no_usable_call_runs_the_fixed_loop_and_says_so(chat_server, site):
+@pytest.mark.parametrize("native", [True, False], ids=["native", "prompt"])
+def test_a_model_that_makes_no_usable_call_runs_the_fixed_loop_and_says_so(
+    chat_server, site, native
+):
     chat_server.brain.tools.mode = "garbage"
+    if not native:
+        chat_server.refusals["tools"] = (500, "Internal Server Error")
     values, events = run("How well do log archives compress?")
     assert values["stop_reason"] == "max_iterations" and values["sources"]
     (fell,) = [e for e in events if isinstance(e, WorkerFellBack)]
