@@ -312,6 +312,8 @@ async def page_quotes(
         passages = best_passages(passages, query, room).split("\n\n")
     text = "\n\n".join(page.passages)
     usage, kept = Usage(), []
+    if run.budget_spent():  # no model call past the run's budget: the nearest sentences
+        return [PageQuote(text=s) for s in best_sentences(page.passages, query, 3)], usage
     try:
         answer, usage = await ask(
             PageQuotes,

@@ -12,7 +12,16 @@ import pytest
 from deep_research.domain.verbatim import best_sentences, verbatim
 from deep_research.nodes.worker_steps import act, decide, report_findings
 from deep_research.settings import Settings
-from deep_research.state import Budget, PageQuote, ReadPage, SearchHit, SubTask, ToolCall, ToolRound
+from deep_research.state import (
+    Budget,
+    PageQuote,
+    ReadPage,
+    SearchHit,
+    SubTask,
+    ToolCall,
+    ToolRound,
+    Usage,
+)
 from deep_research.tools.toolbox import parse_tool_calls, toolbox
 
 from fake_chat import Replies
@@ -254,3 +263,17 @@ def test_a_native_reply_keeps_only_calls_to_offered_tools_with_valid_arguments()
     assert _native_calls(garbage, box) == []
     written = AIMessage(tagged(("finish", {"reason": "done"})))  # a small model's text call
     assert [c.name for c in _native_calls(written, box)] == ["finish"]
+
+
+def test_a_page_read_once_the_run_budget_is_spent_is_quoted_without_a_model_call(replies, site):
+    settings = SETTINGS.model_copy(update={"max_total_tokens": 1})
+    state = worker(
+        site.url,
+        settings=settings,
+        spent=Usage(input_tokens=5),
+        pending_round=read_round(f"{site.url}/hub"),
+    )
+    update = asyncio.run(act(state, runs=replies.runs))
+    (page,) = update["read_pages"]
+    assert replies.sent == [] and page.quotes  # the sentences nearest the subtask, verbatim
+    assert "40 archives" in page.quotes[0].text
