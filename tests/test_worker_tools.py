@@ -277,3 +277,24 @@ def test_a_page_read_once_the_run_budget_is_spent_is_quoted_without_a_model_call
     (page,) = update["read_pages"]
     assert replies.sent == [] and page.quotes  # the sentences nearest the subtask, verbatim
     assert "40 archives" in page.quotes[0].text
+
+
+def test_the_progress_says_what_a_worker_did_and_when_it_fell_back():
+    from deep_research.cli.progress import describe
+    from deep_research.tools.events import ToolProtocolSettled, WorkerActed, WorkerFellBack
+
+    where = dict(
+        round=1,
+        subtask_id=2,
+        description="Ratios",
+        queries_used=3,
+        max_queries=5,
+        cycles_used=1,
+        max_cycles=2,
+    )
+    acted = describe(WorkerActed(**where, protocol="native", calls={"read_page": 2}, skipped=1))
+    assert "acted (native tools): read_page ×2, 1 skipped" in acted
+    fell = describe(WorkerFellBack(**where, protocol="prompt", why="no usable tool call"))
+    assert "no usable tool call" in fell and "fixed search loop" in fell
+    settled = describe(ToolProtocolSettled(model="m", protocol="prompt", why="HTTP 500"))
+    assert settled == "worker tools for m: prompt (native tools refused: HTTP 500)"
