@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -14,11 +17,14 @@ from pathlib import Path
 import pytest
 
 from deep_research.graph import build_graph, graph
-from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
 from deep_research.tools.events import WorkerActed, WorkerFellBack, parse_event
 from deep_research.tools.process_wide import current
 
+from checkpoint_probe import wait_until
 from stand_ins.search import slug
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HUB = """<html><head><title>Archive survey</title></head><body>
 <p>Opening words about the survey and the people who ran it, long enough to be a snippet.</p>
@@ -249,3 +255,69 @@ def test_a_hybrid_run_offers_the_users_own_documents_as_a_tool(chat_server, site
     assert acted.calls["search_documents"] == 1
     results = json.dumps(decides[1]["messages"], ensure_ascii=False)  # the calls' results
     assert "Query 'xz LZMA2 decompression speed'" in results and "xz.md" in results
+
+
+def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
+    chat_server, search_server, page_server, tmp_path
+):
+    """The CLI killed while one page of a round is still loading and the other's read (with its
+    quoting call) is saved: the resumed run reads neither the saved page nor its quotes again."""
+    page_server.pages.update({"/hub": HUB, "/deep": DEEP})
+    page_server.slow_seconds = 20
+    search_server.url_for = lambda query, n: (
+        f"{page_server.url}/hub" if n == 1 else f"{page_server.url}/slow"
+    )
+    chat_server.brain.subtasks = 1
+    chat_server.brain.tools.pages_per_round = 2
+    db = str(tmp_path / "c.sqlite")
+    thread = f"kill-act-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "DEEP_RESEARCH_CHECKPOINT_DB": db, "DEEP_RESEARCH_WORKER_TOOLS": "auto"}
+    flags = ["--min-iterations", "1", "--max-iterations", "1", "--quiet"]
+    flags += ["--set", "fetch_private_addresses=true"]
+    cli = [sys.executable, "-m", "deep_research.cli"]
+    process = subprocess.Popen(
+        [*cli, "run", "How well do log archives compress?", "--thread-id", thread, *flags],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    async def hub_saved() -> bool:
+        async with open_checkpointer(db, create=False) as saver:
+            config = {"configurable": {"thread_id": thread}}
+            async for saved in saver.alist(config):
+                for _, channel, value in saved.pending_writes or []:
+                    if channel == "__return__" and "Quotes kept" in repr(value):
+                        return True
+        return False
+
+    def ready() -> bool:
+        try:
+            return "/slow" in page_server.served and asyncio.run(hub_saved())
+        except StoreMissing:
+            return False
+
+    try:
+        wait_until(ready, "the hub's read saved while the slow page loads")
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    page_server.slow_seconds = 0
+    answered = [r for r in chat_server.chat_requests if r["status"] == 200]
+    before = len(chat_server.chat_requests)
+    resumed = subprocess.run(
+        [*cli, "resume", thread, "--json", str(tmp_path / "r.json"), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    again = {json.dumps(r["body"], sort_keys=True) for r in chat_server.chat_requests[before:]}
+    assert not again & {json.dumps(r["body"], sort_keys=True) for r in answered}
+    assert page_server.served.count("/hub") == 1 and page_server.served.count("/slow") == 2
+    assert json.loads((tmp_path / "r.json").read_text())["stop_reason"] == "max_iterations"
