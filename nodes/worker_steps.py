@@ -200,7 +200,8 @@ async def report_findings(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Hand back one `WorkerResult`: findings that cite the sources they came from, and the
     verbatim quotes of the pages read."""
     pages = [page for page in state.get("read_pages", []) if page.quotes]
-    hits = worker_tools.evidence_hits(state.get("hits", []), pages)
+    # ranked again: a worker whose model finished in `act` never passed `orient` after it
+    hits = worker_tools.evidence_hits(rank_hits(state.get("hits", [])), pages)
     errors = state.get("search_errors", [])
     result = WorkerResult(
         subtask_id=state["subtask"].id,

@@ -298,3 +298,15 @@ def test_the_progress_says_what_a_worker_did_and_when_it_fell_back():
     assert "no usable tool call" in fell and "fixed search loop" in fell
     settled = describe(ToolProtocolSettled(model="m", protocol="prompt", why="HTTP 500"))
     assert settled == "worker tools for m: prompt (native tools refused: HTTP 500)"
+
+
+def test_a_worker_that_finished_in_act_reports_each_page_once(replies):
+    twice = [
+        SearchHit(url="https://a.example/x", title="X", content="short", score=0.2),
+        SearchHit(url="https://a.example/x/", title="X", content="longer text", score=0.7),
+    ]
+    replies.append({"findings": [{"claim": "x", "source_ids": [1]}], "summary": "S.", "gaps": []})
+    state = worker(hits=twice, termination_reason="finished")
+    result = asyncio.run(report_findings(state, runs=replies.runs))["worker_results"][0]
+    assert [s.excerpt for s in result.sources] == ["longer text"]
+    assert replies.sent[0][1].content.count("https://a.example/x") == 1
