@@ -48,6 +48,14 @@ def _default_model() -> str:
     return os.environ.get("DEEP_RESEARCH_MODEL") or DEFAULT_MODEL
 
 
+WorkerTools = Literal["auto", "native", "prompt", "off"]
+
+
+def _default_worker_tools() -> str:
+    """How workers act unless the caller says: `DEEP_RESEARCH_WORKER_TOOLS`, else `auto`."""
+    return os.environ.get("DEEP_RESEARCH_WORKER_TOOLS", "").strip() or "auto"
+
+
 def detected_web_provider() -> str:
     """The first provider whose variable is set, else key-free duckduckgo: no key still runs."""
     for provider, variable in PROVIDER_VARIABLES.items():
@@ -85,6 +93,17 @@ class Settings(BaseModel):
         None, ge=1, le=10, description="OODA cycles per worker; overrides the complexity budget."
     )
     max_results: int = Field(5, ge=1, le=20, description="Results per search.")
+    worker_tools: WorkerTools = Field(
+        default_factory=_default_worker_tools,
+        description="How a worker's model acts: auto (native tool calls, else tools written in "
+        "the prompt, as the server allows), native, prompt, or off (the fixed search loop).",
+    )
+    max_pages: int | None = Field(
+        None,
+        ge=0,
+        le=50,
+        description="Pages a worker reads whole; overrides the complexity budget.",
+    )
     max_supplementary_tasks: int = Field(
         3, ge=1, le=20, description="Subtasks a gap round may add."
     )

@@ -27,7 +27,10 @@ from deep_research.tools.events import (
     RunDone,
     SourceFailed,
     Streaming,
+    ToolProtocolSettled,
+    WorkerActed,
     WorkerDone,
+    WorkerFellBack,
     WorkerSearched,
 )
 
@@ -44,6 +47,15 @@ def describe(event: ProgressEvent) -> str | None:
             return f"plan: {event.query_type}, {subtasks}{note}: {tasks}"
         case WorkerSearched():
             return f"{_worker(event)} searching: {_budget(event)}"
+        case WorkerActed():
+            calls = ", ".join(f"{name} ×{n}" for name, n in event.calls.items()) or "no calls"
+            skipped = f", {event.skipped} skipped" if event.skipped else ""
+            return f"{_worker(event)} acted ({event.protocol} tools): {calls}{skipped}"
+        case WorkerFellBack():
+            return f"{_worker(event)} made no usable tool call ({event.why}); fixed search loop"
+        case ToolProtocolSettled():
+            why = f" (native tools refused: {event.why})" if event.why else ""
+            return f"worker tools for {event.model}: {event.protocol}{why}"
         case WorkerDone():
             error = f" — {event.error}" if event.error else ""
             return (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit, urlunsplit
 
 from deep_research.domain.control_chars import without_any_controls, without_controls
-from deep_research.state import Finding, SearchHit, SourceEvidence, WorkerResult
+from deep_research.state import Finding, Quote, SearchHit, SourceEvidence, WorkerResult
 
 MAX_EXCERPT_CHARS = 4000  # evidence kept per source when several searches returned it
 
@@ -75,6 +75,16 @@ class SourceRegistry:
             self.sources.append(source.model_copy(update={"id": self._ids[key]}))
             return self._ids[key]
         known = self.sources[self._ids[key] - 1]
+        if source.read and not known.read:  # a page read whole: its quotes lead the evidence
+            parts = [text for text in (source.excerpt.strip(), known.excerpt.strip()) if text]
+            merged = "\n…\n".join(parts)
+            self.sources[self._ids[key] - 1] = known.model_copy(
+                update={
+                    "read": True,
+                    "excerpt": merged[: max(MAX_EXCERPT_CHARS, len(source.excerpt))],
+                }
+            )
+            return self._ids[key]
         excerpt = source.excerpt.strip()
         if excerpt and excerpt not in known.excerpt and len(known.excerpt) < MAX_EXCERPT_CHARS:
             merged = f"{known.excerpt}\n…\n{excerpt}"[:MAX_EXCERPT_CHARS]
@@ -88,8 +98,24 @@ class SourceRegistry:
             Finding(claim=f.claim, source_ids=[local[i] for i in f.source_ids if i in local])
             for f in result.findings
         ]
+        quotes = [
+            q.model_copy(update={"source_id": local[q.source_id]})
+            for q in result.quotes
+            if q.source_id in local
+        ]
         sources = [self.sources[local[s.id] - 1] for s in result.sources]
-        return result.model_copy(update={"findings": findings, "sources": sources})
+        return result.model_copy(
+            update={"findings": findings, "sources": sources, "quotes": quotes}
+        )
+
+    def quotes(self, source_id: int | None = None) -> list[Quote]:
+        """Every worker's verbatim quotes (run-wide source ids), or those of one source."""
+        return [
+            q
+            for r in self.results
+            for q in r.quotes
+            if source_id is None or q.source_id == source_id
+        ]
 
     def from_round(self, round_: int) -> tuple[list[WorkerResult], list[SourceEvidence]]:
         """One round's results, and the sources first registered in that round."""

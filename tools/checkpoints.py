@@ -45,6 +45,13 @@ STATE_TYPES = (
     state.StatementRewrite,
     state.StatementRewrites,
     state.RoleUsage,
+    state.Quote,
+    state.PageQuote,
+    state.PageQuotes,
+    state.ReadPage,
+    state.ToolCall,
+    state.ToolRound,
+    state.ToolOutcome,
 )
 
 

@@ -74,6 +74,24 @@ class WorkerDone(_WorkerEvent):
     error: str = ""
 
 
+class WorkerActed(_WorkerEvent):
+    """A worker's model chose tools and they ran: how many calls of each kind."""
+
+    phase: Literal["acted"] = "acted"
+    protocol: str  # native | prompt
+    calls: dict[str, int] = Field(default_factory=dict)  # tool name -> calls run
+    pages_read: int = 0
+    skipped: int = 0  # calls not run: over budget, unknown target, or repeated
+
+
+class WorkerFellBack(_WorkerEvent):
+    """A worker's model made no usable tool call: the worker runs the fixed search loop."""
+
+    phase: Literal["fell_back"] = "fell_back"
+    protocol: str
+    why: str
+
+
 class ReportWritten(_Event):
     """A round's report (first draft or revision) is written."""
 
@@ -125,6 +143,15 @@ class MethodSettled(_Event):
     method: str
     refused: str = ""
     why: str = ""
+
+
+class ToolProtocolSettled(_Event):
+    """How a model now takes a worker's tools: natively, or written into the prompt."""
+
+    event: Literal["tool_protocol"] = "tool_protocol"
+    model: str
+    protocol: str
+    why: str = ""  # the refusal that moved it to the prompt protocol
 
 
 class Streaming(_Event):
@@ -221,7 +248,9 @@ class RunDone(_Event):
     rounds: int
 
 
-WorkerEvent = Annotated[WorkerSearched | WorkerDone, Field(discriminator="phase")]
+WorkerEvent = Annotated[
+    WorkerSearched | WorkerActed | WorkerFellBack | WorkerDone, Field(discriminator="phase")
+]
 ProgressEvent = Annotated[
     PlanMade
     | WorkerEvent
@@ -230,6 +259,7 @@ ProgressEvent = Annotated[
     | GapsAnalyzed
     | CitationsChecked
     | MethodSettled
+    | ToolProtocolSettled
     | Streaming
     | CallRetried
     | ReplyDegenerate
@@ -256,6 +286,7 @@ KINDS: frozenset[str] = frozenset(
         GapsAnalyzed,
         CitationsChecked,
         MethodSettled,
+        ToolProtocolSettled,
         Streaming,
         CallRetried,
         ReplyDegenerate,

@@ -56,6 +56,11 @@ class HybridSearch:
     def __init__(self, web: SearchBackend, local: SearchBackend) -> None:
         self._web, self._local = web, local
 
+    @property
+    def local(self) -> SearchBackend:
+        """The folder's search alone (a worker's `search_documents` tool)."""
+        return self._local
+
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Local and web hits alternately (local first), without duplicates, scored in that order.
 

@@ -123,14 +123,16 @@ async def send(
     *,
     method: str = "prose",
     contract: type[BaseModel] | None = None,
+    tools: list[dict] | None = None,
 ) -> StreamedReply:
     """Send one request (every model request goes through here) and stream its reply.
+    Method `tools` offers `tools` (OpenAI function specs) for the model to call or not.
 
     Retries transient failures `model_retries` times; a refusal of `method` raises
     `MethodRefused` at once; a prompt the server finds too long is shrunk and sent once more.
     """
     settings = client.settings
-    model, request = _prepared(role, method, contract, client)
+    model, request = _prepared(role, method, contract, client, tools)
     conversation = place_system(
         _formatted(messages, method, contract), settings.system_role, settings.model_for(role)
     )
@@ -139,7 +141,10 @@ async def send(
     attempt, shrunk = 0, False
     while True:
         kwargs = _with_reply_cap(request, _max_tokens(client, role, conversation), model)
-        key = fingerprint(conversation, role=role, contract=contract_name, method=method)
+        offered = [t["function"]["name"] for t in tools or []]
+        key = fingerprint(
+            conversation, role=role, contract=contract_name, method=method, tools=offered
+        )
         call = partial(_stream_or_explain, model, conversation, role, kwargs, settings)
         try:  # the one place a model request is sent: the run's and the endpoint's slot
             reply = _unpacked(await durable(key, call, partial(client.slot, role, conversation)))
@@ -169,7 +174,7 @@ async def send(
             continue
         stats.calls += 1
         stats.seconds += reply.seconds
-        if method != "prose":
+        if method not in ("prose", "tools"):  # `tools` is no structured-output method
             stats.methods[method] += 1
         return reply
 
@@ -218,10 +223,21 @@ async def _stream_or_explain(
     return reply.message
 
 
-def _prepared(role: Role, method: str, contract: type[BaseModel] | None, client: ModelClient):
+def _prepared(
+    role: Role,
+    method: str,
+    contract: type[BaseModel] | None,
+    client: ModelClient,
+    tools: list[dict] | None = None,
+):
     """The role's model (tools bound for tool calling) and the request fields for `method`;
     MethodRefused when the model's client cannot send `method` at all."""
     model = client.model(role)
+    if method == "tools":  # a worker's toolbox: the model may call any of them, several at once
+        try:
+            return model.bind_tools(tools or [], tool_choice="auto"), {}
+        except NotImplementedError as error:  # a chat model without tool calling
+            raise MethodRefused(method, error) from error
     if contract is None or method in ("prose", "prompt"):
         return model, {}
     name, schema = contract.__name__, json_schema(contract)

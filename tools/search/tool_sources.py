@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import weakref
 from itertools import zip_longest
 from typing import Any
@@ -91,6 +92,7 @@ class ServerConnection:
         self.name, self.entry = name, entry
         self.client: Any = None
         self.tools: dict[str, str] = {}  # allowed tool -> the argument it takes the query in
+        self.allowed: dict[str, tuple[str, dict]] = {}  # allowed tool -> description, schema
         self.failure: str | None = None
         self._ready: asyncio.Event | None = None
         self.stop: asyncio.Event | None = None
@@ -129,6 +131,8 @@ class ServerConnection:
                 listed = (await client.list_tools()).tools
                 allowed = set(self.entry.allowed_tools)
                 for tool in listed:
+                    if tool.name in allowed:
+                        self.allowed[tool.name] = (tool.description or "", tool.input_schema)
                     argument = query_argument(tool.input_schema) if tool.name in allowed else None
                     if argument:
                         self.tools[tool.name] = argument
@@ -169,6 +173,26 @@ class ServerConnection:
             query=query,
         )
 
+    async def call(self, tool: str, args: dict[str, Any], timeout: float) -> SearchHit:
+        """One allowed tool called with the arguments a worker's model chose, as a hit whose
+        URL is the one the answer names, else `mcp://server/tool?arguments`."""
+        if tool not in self.allowed:
+            raise ToolFailed(f"{tool} is not an allowed tool of {self.name}")
+        client = self.client
+        if client is None:
+            raise ToolFailed("the server is not running")
+        result = await asyncio.wait_for(client.call_tool(tool, args), timeout)
+        text = answer_text(result)
+        if result.is_error:
+            raise ToolFailed(f"{tool} answered with an error: {compact(text)[:200]}")
+        shown = {k: v if isinstance(v, str) else json.dumps(v) for k, v in sorted(args.items())}
+        return SearchHit(
+            url=answer_url(result) or f"mcp://{self.name}/{tool}?{urlencode(shown)}",
+            title=f"{self.name} · {tool}: {' '.join(shown.values())}"[:200],
+            content=compact(text),
+            query=json.dumps(args, ensure_ascii=False)[:300],
+        )
+
 
 def _stop_all(connections: list[ServerConnection]) -> None:
     for connection in connections:
@@ -188,6 +212,31 @@ class ToolSearch:
     def close(self) -> None:
         """Stop every server this run started (each ends its own session and child)."""
         _stop_all(self.connections)
+
+    async def tool_specs(self) -> list[tuple[str, str, str, dict]]:
+        """Every allowed tool of the servers that are up: (server, tool, description, input
+        schema), for a worker's model to call with its own arguments."""
+        opened = await asyncio.gather(*(c.open() for c in self.connections))
+        return [
+            (c.name, tool, description, schema)
+            for c, up in zip(self.connections, opened, strict=True)
+            if up
+            for tool, (description, schema) in c.allowed.items()
+        ]
+
+    async def call(self, server: str, tool: str, args: dict[str, Any]) -> SearchHit:
+        """One allowed tool of one server, with a worker's arguments (ToolFailed, TimeoutError
+        when it has no answer)."""
+        connection = next((c for c in self.connections if c.name == server), None)
+        if connection is None or not await connection.open():
+            raise ToolFailed(f"the MCP server {server} is not running")
+        try:
+            return await connection.call(tool, args, self.timeout)
+        except (ToolFailed, TimeoutError):
+            raise
+        except Exception as error:  # the connection broke mid-run: a failed source
+            connection.fail(f"{type(error).__name__}: {error}")
+            raise ToolFailed(f"{type(error).__name__}: {error}") from error
 
     async def _ask_server(self, connection: ServerConnection, query: str) -> list[SearchHit]:
         if not await connection.open():
@@ -215,6 +264,16 @@ class WithToolSources:
 
     def __init__(self, base: SearchBackend, tools: ToolSearch) -> None:
         self._base, self._tools = base, tools
+
+    @property
+    def base(self) -> SearchBackend:
+        """The search backend alone (a worker that calls MCP tools itself searches it)."""
+        return self._base
+
+    @property
+    def tools(self) -> ToolSearch:
+        """The MCP tools beside it."""
+        return self._tools
 
     def close(self) -> None:
         """The run has ended: its MCP servers stop."""
