@@ -9,12 +9,12 @@ result is validated as a whole, like any settings, never patched in place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from deep_research.settings import SERVER_ONLY, Settings
+from deep_research.settings import ROLES, SERVER_ONLY, Settings
 
 FOLDER_BACKENDS = ("local", "hybrid")
 CEILINGS: tuple[str, ...] = (
@@ -48,6 +48,10 @@ CEILINGS: tuple[str, ...] = (
 )
 """Settings that bound what a run costs: when the operator sets one, a caller may ask for less,
 never more (None, no limit, counts as more than any number)."""
+
+
+MODEL_SETTINGS = ("model", *(f"{role}_model" for role in ROLES))
+"""The settings that name a model (and so the provider, address and key a call goes to)."""
 
 
 class CallerRefused(ValueError):
@@ -92,6 +96,7 @@ def for_remote_caller(
     operator: Mapping[str, Any],
     *,
     ceilings: Mapping[str, Any] | None = None,
+    model_allowed: Callable[[str], bool] | None = None,
 ) -> tuple[Settings, list[str]]:
     """The settings a remote caller's run uses, and the server-only names it asked for in vain.
 
@@ -101,6 +106,8 @@ def for_remote_caller(
     none; a caller that names no backend gets the operator's folder when there is one.
     `ceilings` (names in `CEILINGS`, the operator's values) are upper bounds: an unset one
     takes the operator's value, a wider one is refused with `CallerRefused` naming it.
+    `model_allowed` says which model names a caller may give (e.g. only on the server's own
+    provider, `tools.model_names.on_the_servers_endpoint`); None: any.
     """
     given = given_values(asked)
     dropped = sorted(
@@ -117,6 +124,12 @@ def for_remote_caller(
         )
     if folder and (backend is None or backend in FOLDER_BACKENDS):
         values["corpus_dir"] = folder
+    for name in MODEL_SETTINGS:
+        model = values.get(name)
+        if model_allowed is not None and isinstance(model, str) and not model_allowed(model):
+            raise CallerRefused(
+                f"{name} {model!r}: a caller may name models of this server's own provider only"
+            )
     for name, ceiling in (ceilings or {}).items():
         if name not in CEILINGS:
             raise ValueError(f"{name} is not a setting that bounds a run's cost")

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from deep_research.domain.caller_settings import for_remote_caller, operator_from_environment
 from deep_research.settings import Settings, settings_from
+from deep_research.tools.model_names import on_the_servers_endpoint
 
 SettingsReader = Callable[[Any], Settings]
 Route = TypeVar("Route", bound=Callable[..., Any])
@@ -24,7 +25,8 @@ Route = TypeVar("Route", bound=Callable[..., Any])
 def as_the_server_allows(asked: Any) -> Settings:
     """Settings a remote caller put in state, as the operator (the server's environment)
     allows them: server-only settings at the server's values."""
-    return for_remote_caller(asked, operator_from_environment(os.environ))[0]
+    operator = operator_from_environment(os.environ)
+    return for_remote_caller(asked, operator, model_allowed=on_the_servers_endpoint)[0]
 
 
 def validated(asked: Any) -> Settings:

@@ -25,6 +25,7 @@ from deep_research.tools.events import (
     PlannedSubtask,
     emit,
 )
+from deep_research.tools.model_names import on_the_servers_endpoint
 from deep_research.tools.models import roles_by_name
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
@@ -137,7 +138,10 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
     if caller_runs_it:
         settings = settings_from(asked)
     else:
-        settings, refused = for_remote_caller(asked, operator_from_environment(os.environ))
+        operator = operator_from_environment(os.environ)
+        settings, refused = for_remote_caller(
+            asked, operator, model_allowed=on_the_servers_endpoint
+        )
         for name in refused:
             emit(GuardKept(setting=name))
     if settings.fetch_private_addresses and not state.get("run_id"):

@@ -77,3 +77,21 @@ def test_an_empty_corpus_path_is_never_the_current_folder(tmp_path, monkeypatch)
             index_path(empty)
         with pytest.raises(CorpusError, match="no corpus folder is named"):
             asyncio.run(asyncio.to_thread(LocalSearch, empty))
+
+
+def test_a_caller_names_models_of_the_servers_own_provider_only(monkeypatch):
+    """`ollama:` would make the server call a local Ollama (a loopback address), `anthropic:`
+    spend another key of the operator's: neither is the caller's to choose."""
+    from deep_research.tools.model_names import on_the_servers_endpoint
+
+    monkeypatch.delenv("DEEP_RESEARCH_MODEL", raising=False)
+    for name in ("gpt-4.1", "openai:gpt-4.1", "qwen2.5:7b"):  # the server's endpoint
+        settings, _ = for_remote_caller(
+            {"writer_model": name}, NONE, model_allowed=on_the_servers_endpoint
+        )
+        assert settings.writer_model == name
+    for field, name in (("model", "ollama:llama3"), ("reviewer_model", "anthropic:claude-x")):
+        with pytest.raises(CallerRefused, match=f"{field} '{name}'"):
+            for_remote_caller({field: name}, NONE, model_allowed=on_the_servers_endpoint)
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL", "ollama:llama3")  # an operator who serves Ollama
+    assert on_the_servers_endpoint("ollama:qwen3") and not on_the_servers_endpoint("gpt-4.1")

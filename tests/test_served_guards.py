@@ -136,8 +136,9 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
             assert seen[name][door][-1].get("report"), (name, door, seen[name][door])
 
 
-def test_state_survives_the_servers_strict_serializer_through_approval_cancel_and_resume(
-    chat_server, search_server, tmp_path
+@pytest.mark.parametrize("strict", ["true", "false"])
+def test_state_survives_the_servers_serializer_through_approval_cancel_and_resume(
+    chat_server, search_server, tmp_path, strict
 ):
     """With LANGGRAPH_STRICT_MSGPACK=true (LangGraph's announced default) the served graph's
     state types round-trip: a plan approved, a run cancelled midway and resumed, a settings
@@ -170,7 +171,7 @@ def test_state_survives_the_servers_strict_serializer_through_approval_cancel_an
             cancels[seconds] = (after_cancel, resumed, await client.threads.get_state(thread))
         return {"approved": approved, "cancels": cancels}
 
-    with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK="true") as url:
+    with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK=strict) as url:
         seen = asyncio.run(scenario(url))
     log = (tmp_path / "server.log").read_text(errors="replace")
     assert "## Sources" in seen["approved"]["report"]
