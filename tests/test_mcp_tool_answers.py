@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -100,27 +101,55 @@ def test_the_config_reads_stdio_and_http_entries_and_refuses_what_is_unusable(tm
         read_mcp_config(tmp_path / "missing.json")
 
 
-def test_a_server_that_never_finishes_starting_is_stopped_not_left_running(monkeypatch):
-    """Failed at the start-up timeout, its holding task is cancelled: a long-lived MCP server
-    must not keep one task and one child process per such run."""
-    import asyncio
-    import sys
+def processes_with(argument: str) -> list[int]:
+    """The PIDs whose command line has `argument` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
 
-    from deep_research.tools.mcp_config import McpServerEntry
+
+@pytest.mark.parametrize("way_out", ["start-up timeout", "run ended while starting"])
+def test_a_server_that_never_starts_is_stopped_on_every_way_out(monkeypatch, way_out):
+    """`sleep 3600` never answers `initialize`: its child process is killed when the start-up
+    times out and when the run ends first, not left running (re-parented to PID 1)."""
+    import asyncio
+    import uuid
+
+    from deep_research.tools.mcp_config import McpServerEntry, McpSources
     from deep_research.tools.search import tool_sources
 
-    monkeypatch.setattr(tool_sources, "OPEN_TIMEOUT", 0.5)
-    stalling = McpServerEntry(command=sys.executable, args=["-c", "import time; time.sleep(60)"])
-    connection = tool_sources.ServerConnection("stalls", stalling)
+    timeout = 0.5 if way_out == "start-up timeout" else 60
+    monkeypatch.setattr(tool_sources, "OPEN_TIMEOUT", timeout)
+    marker = f"3600.{uuid.uuid4().int % 10**9}"  # one sleep of our own to look for
+    entry = McpServerEntry(command="sleep", args=[marker], allowed_tools=["search"])
+    search = tool_sources.ToolSearch(
+        McpSources.model_validate({"mcpServers": {"stalls": entry}}), 10
+    )
+    connection = search.connections[0]
 
-    async def opened() -> tuple[bool, bool]:
-        ok = await connection.open()
+    async def scenario() -> tuple[list[int], list[int], bool]:
+        asking = asyncio.create_task(search.search("zstd", 5))
+        deadline = asyncio.get_running_loop().time() + 10
+        while not processes_with(marker) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        started = processes_with(marker)
+        if way_out == "run ended while starting":
+            search.close()
+        hits = await asyncio.wait_for(asking, 10)
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(connection._task, 5)
-        return ok, connection._task.done()
+            await asyncio.wait_for(connection._task, 10)
+        return started, processes_with(marker), hits == []
 
-    assert asyncio.run(opened()) == (False, True)
-    assert connection.failure == "did not start within 0.5 s"
+    started, left, no_hits = asyncio.run(scenario())
+    assert started, "the stand-in never started"
+    assert left == [], f"{way_out}: left running"
+    assert no_hits
+    expected = "did not start within 0.5 s" if timeout == 0.5 else "stopped before it finished"
+    assert connection.failure.startswith(expected)
 
 
 def test_a_released_run_stops_the_mcp_servers_it_started():

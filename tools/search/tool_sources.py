@@ -137,6 +137,9 @@ class ServerConnection:
                     self._ready.set()
                 if self.stop:
                     await self.stop.wait()
+        except asyncio.CancelledError:  # stopped (the run ended, or it took too long to start)
+            self.failure = self.failure or "stopped before it finished starting"
+            raise
         except Exception as error:  # it failed to start or died: a failed source, said so
             self.fail(f"{type(error).__name__}: {error}")
         finally:
@@ -151,6 +154,14 @@ class ServerConnection:
             emit(SourceFailed(source=f"mcp:{self.name}", error=self.failure))
         if self.stop:
             self.stop.set()
+
+    def halt(self) -> None:
+        """On the connection's loop: end the session if it is up, else stop its start-up."""
+        if self.stop is not None:
+            self.stop.set()
+        ready = self._ready is not None and self._ready.is_set()
+        if self._task is not None and not ready:
+            self._task.cancel()
 
     async def ask(self, tool: str, query: str, timeout: float) -> SearchHit:
         """One allowed tool's answer to a query, as a hit; ToolFailed when it has none."""
@@ -171,10 +182,15 @@ class ServerConnection:
 
 
 def _stop_all(connections: list[ServerConnection]) -> None:
+    """Stop every server: a running one ends its session, one still starting (which never sees
+    `stop`) has its holding task cancelled; either way the SDK stops its child process. Safe
+    from any thread (the garbage collector's included)."""
     for connection in connections:
-        if connection.stop is not None:
-            with contextlib.suppress(RuntimeError):  # its loop has closed: nothing to stop
-                connection.stop.set()
+        task = connection._task
+        if task is None or task.done():
+            continue
+        with contextlib.suppress(RuntimeError):  # its loop has closed: nothing is left to stop
+            task.get_loop().call_soon_threadsafe(connection.halt)
 
 
 class ToolSearch:
