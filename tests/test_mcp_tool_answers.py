@@ -183,3 +183,104 @@ def test_a_released_run_stops_the_mcp_servers_it_started():
 
     asyncio.run(one_run())
     assert stopped == [True]
+
+
+WIKI = Path(__file__).resolve().parent / "stand_ins" / "mcp_wiki.py"
+
+
+def test_a_stream_without_a_newline_is_cut_at_the_limit_not_read_whole():
+    """An endless line (a server that never stops answering) ends the read at the limit."""
+    import asyncio
+
+    from deep_research.tools.search.bounded_mcp import _lines
+
+    read = []
+
+    async def endless():
+        yield b'{"jsonrpc": "2.0", "id": 1}\n{"jsonrpc"'
+        while True:
+            read.append(65536)
+            yield b"x" * 65536
+
+    async def scenario():
+        return [line async for line in _lines(endless(), 1_000_000)]
+
+    lines = asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert lines == [b'{"jsonrpc": "2.0", "id": 1}', None]
+    assert sum(read) <= 1_000_000 + 65536
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_huge_tool_answer_is_not_read_whole_and_the_failure_says_why(
+    monkeypatch, tmp_path, transport
+):
+    """20 MB against a 1 MB cap: no hit, a failure line naming the size, in seconds."""
+    import asyncio
+    import subprocess
+    import sys
+    import time
+
+    from deep_research.tools.mcp_config import McpSources
+    from deep_research.tools.search import bounded_mcp, tool_sources
+
+    monkeypatch.setattr(bounded_mcp, "MAX_ANSWER_BYTES", 1_000_000)
+    failures = []
+    monkeypatch.setattr(tool_sources, "emit", failures.append)
+    args = [str(WIKI), "--log", str(tmp_path / "calls.log"), "--answer-bytes", "20000000"]
+    served = None
+    if transport == "stdio":
+        entry = {"command": sys.executable, "args": args, "allowedTools": ["search_wiki"]}
+    else:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        served = subprocess.Popen([sys.executable, *args, "--http-port", str(port)])
+        entry = {"url": f"http://127.0.0.1:{port}/mcp", "allowedTools": ["search_wiki"]}
+    sources = McpSources.model_validate({"mcpServers": {"wiki": entry}})
+
+    async def scenario():
+        if served is not None:
+            import httpx
+
+            for _ in range(100):
+                with contextlib.suppress(httpx.TransportError):
+                    httpx.get(entry["url"], timeout=1)
+                    break
+                await asyncio.sleep(0.1)
+        search = tool_sources.ToolSearch(sources, timeout=60)
+        began = time.monotonic()
+        hits = await search.search("zstd", 5)
+        took = time.monotonic() - began
+        search.close()
+        return hits, took
+
+    try:
+        hits, took = asyncio.run(scenario())
+    finally:
+        if served is not None:
+            served.terminate()
+            served.wait(10)
+    assert hits == []
+    lines = [f"{event.source}: {event.error}" for event in failures]
+    assert any("larger than 1,000,000 bytes" in line for line in lines), lines
+    assert all(event.error for event in failures)  # never an empty reason
+    assert took < 30
+
+
+def test_a_tool_that_times_out_says_so(monkeypatch):
+    """A TimeoutError's text is empty: the failure line names the timeout instead."""
+    import asyncio
+
+    from deep_research.tools.mcp_config import McpServerEntry
+    from deep_research.tools.search import tool_sources
+
+    class Slow:
+        async def call_tool(self, tool, arguments):
+            await asyncio.sleep(10)
+
+    connection = tool_sources.ServerConnection("wiki", McpServerEntry(command="x"))
+    connection.client, connection.tools = Slow(), {"search_wiki": "query"}
+    with pytest.raises(tool_sources.ToolFailed, match=r"search_wiki: no answer within 0.2 s"):
+        asyncio.run(connection.ask("search_wiki", "zstd", 0.2))

@@ -4,9 +4,10 @@ What a tool returns is untrusted text, like a web page: capped, compacted and la
 every prompt, never executed. It becomes a hit whose URL is the one the tool names, else the
 stable locator `mcp://SERVER/TOOL?ARG=QUERY`, so it is registered, cited and checked like any
 other source. Only tools on the server's allow-list are ever called. A server that fails to
-start or dies is a failed source, not a failed run: its hits are empty and a `source_failed`
-progress event says why. Each server is held open by a task of its own on the run's event
-loop, opened at the first search and closed when the run's backend is dropped.
+start or dies, answers too much or too late, is a failed source, not a failed run: its hits
+are empty and a `source_failed` progress event says why (never an empty reason). Each server
+is held open by a task of its own on the run's event loop, opened at the first search and
+closed when the run's backend is dropped.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from deep_research.tools.mcp_config import McpServerEntry, McpSources
 from deep_research.tools.search.base import SearchBackend, compact, rank_score
 from deep_research.tools.secrets import redact
 
-MAX_TOOL_TEXT = 200_000  # characters of one tool answer read at most, before compacting
+MAX_TOOL_TEXT = 200_000  # characters of one tool answer kept, before compacting (bytes read
+# are capped while reading: `bounded_mcp.MAX_ANSWER_BYTES`)
 OPEN_TIMEOUT = 30.0  # seconds for a server to start and list its tools
 QUERY_NAMES = ("query", "q", "question", "search", "text", "prompt")
 
@@ -97,16 +99,30 @@ class ServerConnection:
         self._task: asyncio.Task | None = None
 
     def _target(self) -> Any:
+        """The server's transport, every message read bounded (`bounded_mcp`)."""
         from mcp import StdioServerParameters
 
+        from deep_research.tools.search.bounded_mcp import (
+            MAX_ANSWER_BYTES,
+            bounded_http_client,
+            bounded_stdio_client,
+        )
+
         if self.entry.url:
-            return self.entry.url
-        return StdioServerParameters(
+            return bounded_http_client(self.entry.url, MAX_ANSWER_BYTES)
+        params = StdioServerParameters(
             command=self.entry.command or "",
             args=self.entry.args,
             env=self.entry.env,
             cwd=self.entry.cwd,
         )
+        return bounded_stdio_client(params, MAX_ANSWER_BYTES, self._oversized)
+
+    def _oversized(self) -> None:
+        """The server sent a message past the byte limit: the connection ends, said why."""
+        from deep_research.tools.search.bounded_mcp import MAX_ANSWER_BYTES
+
+        self.fail(f"sent an answer larger than {MAX_ANSWER_BYTES:,} bytes (not read further)")
 
     async def open(self) -> bool:
         """True once the server is up with its allowed tools listed; False when it failed."""
@@ -165,11 +181,23 @@ class ServerConnection:
 
     async def ask(self, tool: str, query: str, timeout: float) -> SearchHit:
         """One allowed tool's answer to a query, as a hit; ToolFailed when it has none."""
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
         argument = self.tools[tool]
         client = self.client
         if client is None:
             raise ToolFailed("the server is not running")
-        result = await asyncio.wait_for(client.call_tool(tool, {argument: query}), timeout)
+        try:
+            result = await asyncio.wait_for(client.call_tool(tool, {argument: query}), timeout)
+        except TimeoutError:
+            raise ToolFailed(f"{tool}: no answer within {timeout:g} s (search_timeout)") from None
+        except MCPError as error:
+            if self.failure is not None:  # the connection ended for a reason already given
+                raise ToolFailed(f"{tool}: {self.failure}") from None
+            if error.error.code == CONNECTION_CLOSED:
+                raise  # the server went away: the whole connection failed
+            raise ToolFailed(f"{tool}: {error.error.message}") from None
         text = answer_text(result)
         if result.is_error:
             raise ToolFailed(f"{tool} answered with an error: {compact(text)[:200]}")
@@ -212,11 +240,13 @@ class ToolSearch:
         for tool in list(connection.tools):
             try:
                 hits.append(await connection.ask(tool, query, self.timeout))
-            except (ToolFailed, TimeoutError) as error:
+            except ToolFailed as error:  # its message names the cause (timeout, size, error)
+                if connection.failure is not None:  # the server failed, and said so once
+                    break
                 error_line = redact(" ".join(str(error).split()))[:300]
                 emit(SourceFailed(source=f"mcp:{connection.name}/{tool}", error=error_line))
             except Exception as error:  # the connection broke mid-run: a failed source
-                connection.fail(f"{type(error).__name__}: {error}")
+                connection.fail(f"{type(error).__name__}: {error}" if str(error) else repr(error))
                 break
         return [hit for hit in hits if hit.content]
 
