@@ -63,6 +63,15 @@ def test_a_tool_answer_is_located_by_its_own_url_else_by_a_stable_mcp_address():
         structured_content=None,
     )
     unsafe = block(content=[], structured_content={"url": "javascript:alert(1)"})
+    plain = block(content=[], structured_content=None)
+    assert answer_url(plain, "zstd level 19.\n\nPage: https://wiki.example/p/9 (edited).") == (
+        "https://wiki.example/p/9"
+    )
+    assert answer_url(plain, "see https://a.example/x and https://b.example/y") is None  # which?
+    assert answer_url(plain, "see https://a.example/x, and again https://a.example/x.") == (
+        "https://a.example/x"
+    )
+    assert answer_url(plain, "broken http://[::1 and mcp://wiki/x") is None
     assert answer_url(structured) == "https://wiki.example/p/1"
     assert answer_url(linked) == "https://tickets.example/OPS-812"
     assert answer_url(unsafe) is None
@@ -284,3 +293,76 @@ def test_a_tool_that_times_out_says_so(monkeypatch):
     connection.client, connection.tools = Slow(), {"search_wiki": "query"}
     with pytest.raises(tool_sources.ToolFailed, match=r"search_wiki: no answer within 0.2 s"):
         asyncio.run(connection.ask("search_wiki", "zstd", 0.2))
+
+
+@pytest.mark.parametrize("page", ["named url", "same text"])
+def test_one_document_is_one_source_whichever_query_found_it(tmp_path, page):
+    """A wiki that answers two queries with the same page: one address for both, the page's
+    own URL when its text names one, else the first query's `mcp://` locator."""
+    import asyncio
+    import sys
+
+    from deep_research.domain.sources import SourceRegistry
+    from deep_research.state import Finding, SourceEvidence, WorkerResult
+    from deep_research.tools.mcp_config import McpSources
+    from deep_research.tools.search.tool_sources import ToolSearch
+
+    url = "https://wiki.example.org/ops/archive-compression"
+    flags = ["--page-url", url] if page == "named url" else ["--same-page"]
+    entry = {
+        "command": sys.executable,
+        "args": [str(WIKI), "--log", str(tmp_path / "calls.log"), *flags],
+        "allowedTools": ["search_wiki"],
+    }
+    sources = McpSources.model_validate({"mcpServers": {"wiki": entry}})
+
+    async def scenario():
+        search = ToolSearch(sources, timeout=30)
+        first = await search.search("zstd level", 5)
+        second = await search.search("log archive compression", 5)
+        search.close()
+        return first + second
+
+    hits = asyncio.run(scenario())
+    addresses = {hit.url for hit in hits}
+    expected = url if page == "named url" else "mcp://wiki/search_wiki?query=zstd+level"
+    assert [hit.url for hit in hits] == [expected, expected]
+    results = [
+        WorkerResult(
+            subtask_id=n + 1,
+            findings=[Finding(claim="zstd level 19", source_ids=[1])],
+            sources=[SourceEvidence(id=1, url=hit.url, title=hit.title, excerpt=hit.content)],
+        )
+        for n, hit in enumerate(hits)
+    ]
+    assert len(SourceRegistry(results).sources) == 1 == len(addresses)
+
+
+def test_an_mcp_locator_is_shown_as_text_in_every_export_never_as_a_link():
+    """`mcp://` names no page a reader can open: Markdown, HTML and Word show it as text."""
+    import io
+
+    import docx
+    from bs4 import BeautifulSoup
+
+    from deep_research.domain.citations import sources_section
+    from deep_research.export.document import build_document
+    from deep_research.export.html_page import render_html
+    from deep_research.export.word import render_docx
+
+    from report_sample import sample_facts, sample_output
+
+    output = sample_output()
+    locator_url = "mcp://wiki/search_wiki?query=zstd+level"
+    output["sources"] = [
+        s.model_copy(update={"url": locator_url}) if s.number == 1 else s for s in output["sources"]
+    ]
+    document = build_document(output, sample_facts())
+    soup = BeautifulSoup(render_html(document), "html.parser")
+    assert locator_url in soup.select_one("#src-1").get_text()
+    assert not [a for a in soup.find_all("a") if "mcp:" in a.get("href", "")]
+    word = docx.Document(io.BytesIO(render_docx(document)))
+    links = [r.target_ref for r in word.part.rels.values() if r.is_external]
+    assert links and not any("mcp:" in link for link in links)
+    markdown = sources_section(output["sources"], "en")
+    assert f"`{locator_url}`" in markdown and f"]({locator_url})" not in markdown

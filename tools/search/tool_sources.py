@@ -1,23 +1,26 @@
 """MCP tools as a search backend: each allowed tool is asked every query beside the web.
 
 What a tool returns is untrusted text, like a web page: capped, compacted and later fenced in
-every prompt, never executed. It becomes a hit whose URL is the one the tool names, else the
-stable locator `mcp://SERVER/TOOL?ARG=QUERY`, so it is registered, cited and checked like any
-other source. Only tools on the server's allow-list are ever called. A server that fails to
-start or dies, answers too much or too late, is a failed source, not a failed run: its hits
-are empty and a `source_failed` progress event says why (never an empty reason). Each server
-is held open by a task of its own on the run's event loop, opened at the first search and
-closed when the run's backend is dropped.
+every prompt, never executed. It becomes a hit whose URL is the web address the answer names,
+else the stable locator `mcp://SERVER/TOOL?ARG=QUERY`, so it is registered, cited and checked
+like any other source; the same answer found by another query keeps its first address, so one
+document is one source. Only tools on the server's allow-list are ever called. A server that
+fails to start or dies, answers too much or too late, is a failed source, not a failed run:
+its hits are empty and a `source_failed` progress event says why (never an empty reason). Each
+server is held open by a task of its own on the run's event loop, opened at the first search
+and closed when the run's backend is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import re
 import weakref
 from itertools import zip_longest
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from deep_research.domain.sources import normalize_url
 from deep_research.state import SearchHit
@@ -65,25 +68,50 @@ def answer_text(result: Any) -> str:
     return "\n".join(parts)[:MAX_TOOL_TEXT]
 
 
-def answer_url(result: Any) -> str | None:
-    """An http(s) URL the answer names as its own: structured `url`, or a resource link."""
+URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`|\\^{}\[\]]+", re.IGNORECASE)
+STRUCTURED_URL_KEYS = ("url", "link", "source_url", "href")
+
+
+def _web_address(text: str) -> str | None:
+    """`text` when it is an http(s) URL with a host that parses, else None."""
+    text = text.strip().rstrip(".,;:!?)'\"")
+    try:
+        parts = urlsplit(text)
+        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an address that does not parse (`http://[::1`) names nothing
+        return None
+    return text if ok else None
+
+
+def answer_url(result: Any, text: str = "") -> str | None:
+    """The http(s) URL the answer names as its own: a structured `url` (or `link`...), a
+    resource link or embedded resource, else the one distinct web address its text gives.
+
+    A text that names several addresses does not say which is the answer's: None then.
+    """
     structured = result.structured_content
-    if isinstance(structured, dict) and isinstance(structured.get("url"), str):
-        url = structured["url"]
-        if url.startswith(("http://", "https://")):
-            return url
+    if isinstance(structured, dict):
+        for key in STRUCTURED_URL_KEYS:
+            value = structured.get(key)
+            if isinstance(value, str) and _web_address(value):
+                return _web_address(value)
     for block in result.content:
-        uri = str(getattr(block, "uri", "") or "")
-        if getattr(block, "type", "") == "resource_link" and uri.startswith(
-            ("http://", "https://")
-        ):
-            return uri
-    return None
+        kind = getattr(block, "type", "")
+        uri = getattr(block, "uri", None) or getattr(getattr(block, "resource", None), "uri", "")
+        if kind in ("resource_link", "resource") and _web_address(str(uri or "")):
+            return _web_address(str(uri))
+    named = {found for match in URL_IN_TEXT.findall(text) if (found := _web_address(match))}
+    return named.pop() if len(named) == 1 else None
 
 
 def locator(server: str, tool: str, argument: str, query: str) -> str:
     """The stable address of one tool answer: `mcp://server/tool?argument=query`."""
     return f"mcp://{server}/{tool}?{urlencode({argument: query})}"
+
+
+def digest(text: str) -> str:
+    """What identifies an answer without an address: its text."""
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
 
 
 class ServerConnection:
@@ -93,6 +121,7 @@ class ServerConnection:
         self.name, self.entry = name, entry
         self.client: Any = None
         self.tools: dict[str, str] = {}  # allowed tool -> the argument it takes the query in
+        self.documents: dict[tuple[str, str], str] = {}  # (tool, answer digest) -> its address
         self.failure: str | None = None
         self._ready: asyncio.Event | None = None
         self.stop: asyncio.Event | None = None
@@ -201,8 +230,13 @@ class ServerConnection:
         text = answer_text(result)
         if result.is_error:
             raise ToolFailed(f"{tool} answered with an error: {compact(text)[:200]}")
+        # one document, one source: the same answer found by another query keeps its first address
+        first = self.documents.setdefault(
+            (tool, digest(text)),
+            answer_url(result, text) or locator(self.name, tool, argument, query),
+        )
         return SearchHit(
-            url=answer_url(result) or locator(self.name, tool, argument, query),
+            url=first,
             title=f"{self.name} · {tool}: {query}"[:200],
             content=compact(text),
             query=query,
