@@ -47,7 +47,7 @@ def transport_security(host: str, port: int, extra_hosts: list[str]) -> Transpor
     """
     served = _in_url(host)
     names = list(LOOPBACK_NAMES) if served in LOOPBACK_NAMES else []
-    names += [] if _wildcard(host) else [served]
+    names += [] if _wildcard(host) or served in names else [served]
     hosts = [f"{name}:{port}" for name in names] + list(extra_hosts)
     if not hosts:
         raise BadInput(

@@ -124,8 +124,14 @@ class ResearchRuns:
         self.graph = build_graph(checkpointer=self.saver, runs=self.runs)
         for run_id in reversed(await self.unfinished_own_runs()):  # oldest first, as queued
             self.notes.note(f"resuming run {run_id}")
-            self._launch(run_id, None)
+            self._launch(run_id, None).question = await self._accepted_question(run_id)
         return self
+
+    async def _accepted_question(self, run_id: str) -> str:
+        """The question of a run accepted but not begun (it is only in its input channel yet)."""
+        saved = await self.saver.aget_tuple(thread_config(run_id))
+        accepted = saved.checkpoint["channel_values"].get("__start__") if saved else None
+        return str(accepted.get("question") or "") if isinstance(accepted, dict) else ""
 
     async def __aexit__(self, *_: object) -> None:
         """Stop the runs still going (each stays resumable from its last step), close the store."""

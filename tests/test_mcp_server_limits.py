@@ -304,6 +304,8 @@ def test_queued_runs_are_durable_from_the_moment_their_id_is_returned(
 
     async def finish() -> list[dict]:
         async with Client(stdio(store, "--max-runs", "1")) as client:
+            last = data(await client.call_tool("research_progress", {"run_id": run_ids[-1]}))
+            assert last["question"] == "Compare lz4", last  # known while it waits, too
             results = []
             for run_id in run_ids:
                 answer = await client.call_tool(
@@ -377,3 +379,18 @@ def test_no_caller_option_lowers_a_guard():
     given = set(ResearchOptions.model_fields)
     assert not given & set(LOWERS_A_GUARD)
     assert given & set(SERVER_ONLY) == {"corpus_dir"}  # confined to the server's own folder
+
+
+def test_the_host_header_allow_list_names_the_served_address():
+    from deep_research.cli.bad_input import BadInput
+    from deep_research.server.http_transport import transport_security
+
+    assert transport_security("127.0.0.2", 8765, []).allowed_hosts == ["127.0.0.2:8765"]
+    loopback = transport_security("127.0.0.1", 8765, []).allowed_hosts
+    assert loopback == ["127.0.0.1:8765", "localhost:8765", "[::1]:8765"]
+    assert transport_security("::1", 9, []).allowed_origins[0] == "http://127.0.0.1:9"
+    assert transport_security("0.0.0.0", 80, ["research.example"]).allowed_hosts == [
+        "research.example"
+    ]
+    with pytest.raises(BadInput, match="--allowed-host"):
+        transport_security("0.0.0.0", 80, [])
