@@ -86,7 +86,12 @@ def corpus_inside(asked: str | None, server_root: str | None) -> str | None:
             "corpus_dir: this server has no corpus folder (start it with --corpus DIR)"
         )
     root = Path(server_root).resolve()
-    path = (root / asked).resolve()
+    try:
+        path = (root / asked).resolve()
+    except (OSError, ValueError) as error:  # a name the file system refuses is no folder
+        raise CorpusOutside(
+            f"corpus_dir: {asked!r} is not a usable folder name ({error})"
+        ) from None
     if path != root and root not in path.parents:
         raise CorpusOutside(f"corpus_dir: {asked!r} is not inside the server's corpus folder")
     return str(path)
