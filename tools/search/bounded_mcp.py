@@ -5,7 +5,9 @@ stdio client keeps joining one line until its newline; a JSON answer over HTTP i
 Over stdio, one message longer than `limit` ends the connection (its server is stopped, and
 `on_oversize` is told); over HTTP, a JSON answer longer than `limit` fails that call (an
 `AnswerTooLarge`, which the SDK reports as that request's error), and an SSE event longer
-than `limit` is refused by the SDK's own event limit.
+than `limit` is refused by the SDK's own event limit. The stdio side reuses the SDK's own
+process start and stop (`mcp.client.stdio`'s helpers, private names checked against mcp 2.3.0:
+a test spawns a real server through them), changing only how lines are read.
 """
 
 from __future__ import annotations
