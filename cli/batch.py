@@ -19,6 +19,7 @@ from typing import Any
 
 from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
 from deep_research.cli.batch_progress import BatchProgress, BatchRow
+from deep_research.cli.model_list import ModelList
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -219,6 +220,12 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     questions, repeats = without_repeats(read_batch(args.file))
     plan = plan_batch(questions, flags, args.out_dir, target, args.concurrency)
     check_store(target)  # an unusable store is bad input, before any question is paid for
+    models = ModelList()  # asked once; each line's model names judged against it
+    for question, settings in plan.questions:
+        try:
+            models.check(settings)
+        except BadInput as error:
+            raise BadInput(f"line {question.line}: {error}") from None
     try:
         plan.formats = tuple(parse_formats(args.format))
         check_formats(list(plan.formats))  # a missing PDF renderer: said before any call

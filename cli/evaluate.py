@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from deep_research.cli.model_list import check_model_names
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -315,6 +316,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         if plan.articles is None:  # research runs: their server, search and corpus must work
             check_credentials(settings)
             check_corpus(settings, progress)
+            check_model_names(settings)
         eval_id = open_manifest(layout, plan.record, plan.source)
         claim_tasks(layout, plan.tasks)  # another task under a known id: refused before any call
         progress.note(

@@ -20,6 +20,7 @@ from deep_research.export.facts import RunFacts
 from deep_research.export.formats import Format, Rendering, format_of, write_reports
 from deep_research.graph import build_graph
 from deep_research.graph.threads import advance, thread_config
+from deep_research.settings import Settings, settings_from
 from deep_research.state import output_of
 from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from deep_research.tools.events import ProgressEvent
@@ -82,9 +83,11 @@ async def execute(
     graph_input: dict | None,
     progress: Progress,
     decide_plan: Callable[[dict], dict],
+    new_settings: Settings | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run (or, with no input, resume) a thread to its end; returns the output and the state
-    values (settings, question) it ended with."""
+    values (settings, question) it ended with. A resume with `new_settings` (another model,
+    say: `cli.resume_settings`) saves them with the run before its next step."""
     async with open_checkpointer(target) as saver:
         runs = LiveRuns()
         graph = build_graph(checkpointer=saver, runs=runs)
@@ -100,6 +103,8 @@ async def execute(
                 f"`deep-research resume {thread_id}` or choose another --thread-id"
             )
         step_input: dict | Command | None = graph_input
+        if graph_input is None and new_settings is not None:
+            step_input = Command(update={"settings": new_settings})
         while True:
             snapshot = await advance(graph, thread_id, step_input, progress.event, runs=runs)
             if not snapshot.interrupts:
@@ -107,6 +112,14 @@ async def execute(
             with progress.paused():  # the question is asked on a still terminal
                 step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
     return output_of(snapshot.values), snapshot.values
+
+
+async def saved_settings(target: str, thread_id: str) -> Settings | None:
+    """The settings a saved run holds; None when the store has no such run (yet)."""
+    async with open_checkpointer(target, create=False) as saver:
+        graph = build_graph(checkpointer=saver)
+        values = (await graph.aget_state(thread_config(thread_id))).values
+    return settings_from(values["settings"]) if values.get("settings") else None
 
 
 async def checkpoint_saved(target: str, thread_id: str) -> bool | None:
