@@ -20,6 +20,7 @@ from typing import Any
 from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
 from deep_research.cli.batch_progress import BatchProgress, BatchRow
 from deep_research.cli.model_list import ModelList
+from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -217,6 +218,7 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
 def batch_command(args: Any, target: str, flags: dict) -> int:
     """The `batch` subcommand: 0 when every question is done, 1 when any failed (rerun the same
     command to resume them), 2 for bad input (raised as BadInput), 130 on Ctrl-C."""
+    check_output_folder(args.out_dir, "--out-dir")  # before the file is read or any call
     questions, repeats = without_repeats(read_batch(args.file))
     plan = plan_batch(questions, flags, args.out_dir, target, args.concurrency)
     check_store(target)  # an unusable store is bad input, before any question is paid for

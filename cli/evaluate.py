@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from deep_research.cli.model_list import check_model_names
+from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -304,6 +305,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
                 "eval needs a task file and --out-dir (or --articles FILE or --bench-dir PATH "
                 "for the tasks; or --compare DIR_A DIR_B)"
             )
+        check_output_folder(args.out_dir, "--out-dir")
         settings = settings_or_explain(settings_values)
         check_run_settings(settings, progress)  # MCP sources file; a lowered guard said aloud
         _formats(args)

@@ -161,6 +161,16 @@ def report_outputs(args: argparse.Namespace) -> Any:
     return outputs
 
 
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Every `--output` and the `--json` file can be written (before anything is paid for)."""
+    from deep_research.cli.output_paths import check_output_file
+
+    for path in args.output:
+        check_output_file(path, "--output")
+    if getattr(args, "json", None):
+        check_output_file(args.json, "--json")
+
+
 def _resumed_settings(args: argparse.Namespace, target: str) -> Any:
     """The settings a resume changes (`--model`, `--set` of model and endpoint settings):
     the saved ones with the change, None when nothing changes. Either way the model names are
@@ -193,6 +203,7 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> tuple[di
     from deep_research.cli.model_list import check_model_names
     from deep_research.cli.setting_sources import resolve_settings
 
+    check_output_paths(args)  # a folder named as the file: said before its missing extension
     report_outputs(args)
     if args.command == "resume":
         try:
@@ -273,9 +284,10 @@ def _research(args: argparse.Namespace, target: str) -> int:
     for problem in problems:
         _error(problem)
     code = exit_codes.finished_code(output, values.get("settings"))
-    if problems:
-        print(f"the run is saved; {_export_hint(thread_id, args.checkpoint_db)}", file=sys.stderr)
-        return exit_codes.BAD_INPUT
+    if problems:  # the others are written; the run's report is in the store
+        hint = _export_hint(thread_id, args.checkpoint_db)
+        print(f"the run is saved as thread {thread_id}; {hint}", file=sys.stderr)
+        return exit_codes.FAILED
     if code == exit_codes.NO_EVIDENCE:
         _error("the run found no evidence; the report says what was tried (exit 3)")
     elif code == exit_codes.BUDGET_BEFORE_REPORT:

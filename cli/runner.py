@@ -17,7 +17,7 @@ from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
 from deep_research.export.facts import RunFacts
-from deep_research.export.formats import Format, Rendering, format_of, write_reports
+from deep_research.export.formats import Format, Rendering, format_of, write_file, write_reports
 from deep_research.graph import build_graph
 from deep_research.graph.threads import advance, thread_config
 from deep_research.settings import Settings, settings_from
@@ -68,12 +68,25 @@ def write_outputs(
 ) -> list[str]:
     """The report in every format asked for, the state as JSON; returns what failed, why."""
     rendering = Rendering(output, facts, evidence=outputs.evidence)
-    problems = write_reports(rendering, outputs.reports, outputs.to_stdout(), stdout)
+    problems = []
+    for path in outputs.reports:  # one that cannot be written stops none of the others
+        try:
+            problems += write_reports(rendering, [path])
+        except OSError as error:
+            problems.append(_cannot_write(path, error))
+    problems += write_reports(rendering, [], outputs.to_stdout(), stdout)
     if outputs.json:
-        outputs.json.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(to_jsonable_python(output), ensure_ascii=False, indent=2)
-        outputs.json.write_text(text + "\n", encoding="utf-8")
+        try:
+            write_file(outputs.json, (text + "\n").encode("utf-8"))
+        except OSError as error:
+            problems.append(_cannot_write(outputs.json, error))
     return problems
+
+
+def _cannot_write(path: Path, error: OSError) -> str:
+    """What a file that could not be written says: its path and the system's reason."""
+    return f"{path}: cannot write it ({error.strerror or type(error).__name__})"
 
 
 async def execute(
