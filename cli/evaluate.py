@@ -171,6 +171,8 @@ class Plan:
 
     def __init__(self, args: argparse.Namespace, settings: Settings, model: str) -> None:
         self.bench = BenchDir(args.bench_dir) if args.bench_dir else None
+        if self.bench:
+            self.bench.check_prompts()  # a prompt file that cannot be read: said before any call
         source = args.articles or args.tasks or (self.bench.root / QUERY if self.bench else None)
         if self.bench and not (args.articles or args.tasks):
             tasks = self.bench.tasks()
