@@ -91,6 +91,10 @@ def _log_to_stderr_redacted() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    # pypdf's notes while it repairs a malformed PDF ("EOF marker not found") came before, and
+    # beside, our own line for the file ("Skipping x.pdf: is not a readable PDF (...)"), which
+    # says what matters: only its errors are shown.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
 
 
@@ -245,7 +249,6 @@ def _research(args: argparse.Namespace, target: str) -> int:
     try:
         graph_input, new_settings = _preflight(args, target, progress)
         progress.note(f"thread: {thread_id}" if graph_input else f"resuming thread: {thread_id}")
-        started = time.monotonic()
         with progress:
             output, values = asyncio.run(
                 execute(
@@ -278,9 +281,9 @@ def _research(args: argparse.Namespace, target: str) -> int:
             how = how.replace("resume with:", "resume with a model it has:") + " --model NAME"
         print(how, file=sys.stderr)
         return exit_codes.FAILED
-    progress.summary(run_summary(output, time.monotonic() - started, args.output))
     facts = facts_of({**values, **output}, thread_id=thread_id)
     problems = write_outputs(output, report_outputs(args), facts, _stdout_bytes)
+    progress.summary(run_summary(output, time.monotonic() - args.started, args.output))
     for problem in problems:
         _error(problem)
     code = exit_codes.finished_code(output, values.get("settings"))
@@ -370,7 +373,11 @@ def _config(args: argparse.Namespace, target: str) -> int:
     except BadInput as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
-    print(config_json(resolved, target) if args.json else "\n".join(config_lines(resolved, target)))
+    dotenv = getattr(args, "from_dotenv", frozenset())
+    if args.json:
+        print(config_json(resolved, target, dotenv))
+    else:
+        print("\n".join(config_lines(resolved, target, dotenv)))
     return exit_codes.OK
 
 
@@ -419,10 +426,12 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
+    started = time.monotonic()  # the summary's wall time is the whole command's
     argv = sys.argv[1:] if argv is None else argv
     args = parse_command_line(argv)  # --help ends here
+    args.started = started
     try:
-        load_local_dotenv(Path.cwd(), os.environ)
+        args.from_dotenv = load_local_dotenv(Path.cwd(), os.environ)
     except BadInput as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
