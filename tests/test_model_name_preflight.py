@@ -238,3 +238,27 @@ def test_resume_changes_only_model_and_endpoint_settings(chat_server, search_ser
     line = capsys.readouterr().err.strip()
     assert line.startswith("error: --set max_iterations: a resumed run keeps what it researches")
     assert "model, planner_model" in line
+
+
+def test_batch_names_the_line_whose_model_is_not_listed(chat_server, search_server, home, capsys):
+    chat_server.info_paths["/v1/models"] = OPENAI
+    lines = [QUESTION, '{"question": "History of xz", "settings": {"model": "gpt-4.1-mni"}}']
+    (home / "questions.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["batch", "questions.txt", "--model", "gpt-4.1-mini", "--out-dir", "out"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("error: line 2: the model server has no model 'gpt-4.1-mni'; did you")
+    assert chat_server.chat_requests == []
+    assert [r["path"] for r in chat_server.requests] == ["/v1/models"]  # asked once, not per line
+
+
+def test_eval_refuses_a_model_the_server_does_not_list(
+    chat_server, search_server, judge_server, home, capsys
+):
+    chat_server.info_paths["/v1/models"] = OPENAI
+    (home / "tasks.jsonl").write_text(f'{{"id": 1, "prompt": "{QUESTION}"}}\n', encoding="utf-8")
+    judge = ["--judge-model", "judge-model", "--judge-base-url", f"{judge_server.url}/v1"]
+    argv = ["eval", "tasks.jsonl", "--out-dir", "out", "--model", "gpt-4.1-mni", *judge]
+    assert main(argv) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("error: the model server has no model 'gpt-4.1-mni'; did you mean")
+    assert chat_server.chat_requests == [] and judge_server.requests == []
