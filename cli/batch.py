@@ -107,6 +107,13 @@ def summary_row(question: BatchQuestion, output: dict, seconds: float | None, re
     }
 
 
+def _model_refused(error: str) -> bool:
+    """True for a failed row whose server said it has no such model (running the same command
+    again would get the same 404)."""
+    kind, _, message = error.partition(": ")
+    return kind.endswith("ModelNotFoundError") and "model" in message.lower()
+
+
 def failed_row(question: BatchQuestion, error: BaseException, seconds: float) -> dict:
     """One line of summary.jsonl for a question whose run failed (it resumes on the next try)."""
     return {
@@ -248,6 +255,11 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     failed = [row for row in rows if row["status"] != "done"]
     done = len(rows) - len(failed)
     progress.note(f"{done}/{len(rows)} done; summary: {plan.out_dir / SUMMARY_FILE}")
-    if failed:
+    if any(_model_refused(row.get("error", "")) for row in failed):
+        progress.note(
+            "some questions failed because the model server has no such model: name one it has "
+            "(--model, or the line's settings) and run the command again to resume them"
+        )
+    elif failed:
         progress.note("some questions failed: run the same command again to resume them")
     return 1 if failed else 0

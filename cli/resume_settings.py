@@ -14,20 +14,9 @@ from typing import Any
 
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.setting_sources import parse_value
+from deep_research.domain.answering_settings import ANSWERING
 
-RESUMABLE: tuple[str, ...] = (
-    "model",
-    "planner_model",
-    "researcher_model",
-    "writer_model",
-    "reviewer_model",
-    "structured_output",
-    "system_role",
-    "model_call_timeout",
-    "request_idle_timeout",
-    "model_retries",
-    "max_concurrent_model_calls",
-)
+RESUMABLE = ANSWERING  # model and endpoint settings (`domain.answering_settings`)
 
 
 def add_resume_flags(resume: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ from deep_research.cli.model_list import name_problem
 from stand_ins.loopback import Reply
 
 QUESTION = "Compare zstd and xz"
+ONE_ROUND = ["--max-iterations", "1", "--min-iterations", "1"]
 
 OPENAI = {
     "object": "list",
@@ -262,3 +263,22 @@ def test_eval_refuses_a_model_the_server_does_not_list(
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line.startswith("error: the model server has no model 'gpt-4.1-mni'; did you mean")
     assert chat_server.chat_requests == [] and judge_server.requests == []
+
+
+def test_a_batch_question_refused_its_model_runs_again_with_another(
+    chat_server, search_server, home, capsys
+):
+    """A server that does not list models refuses the name at the first call: the note says to
+    name another, and the same command with `--model` finishes the question (the new name is
+    saved with its run), as `resume --model` does."""
+    refuse_other_models(chat_server, "stand-in-model")
+    (home / "questions.txt").write_text(f"{QUESTION}\n", encoding="utf-8")
+    batch = ["batch", "questions.txt", "--out-dir", "out", *ONE_ROUND]
+    assert main([*batch, "--model", "gpt-4.1-mni"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the model server has no such model: name one it has (--model" in err
+    chat_server.requests.clear()
+    assert main([*batch, "--model", "stand-in-model"]) == 0
+    assert {r["body"]["model"] for r in chat_server.chat_requests} == {"stand-in-model"}
+    summary = (home / "out" / "summary.jsonl").read_text(encoding="utf-8")
+    assert '"status": "done"' in summary
