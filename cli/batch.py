@@ -19,7 +19,7 @@ from typing import Any
 
 from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
 from deep_research.cli.batch_progress import BatchProgress, BatchRow
-from deep_research.cli.model_list import ModelList
+from deep_research.cli.model_list import ModelList, says_model_not_found
 from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.preflight import (
     BadInput,
@@ -105,13 +105,6 @@ def summary_row(question: BatchQuestion, output: dict, seconds: float | None, re
         "seconds": None if seconds is None else round(seconds, 2),
         "report": str(report),
     }
-
-
-def _model_refused(error: str) -> bool:
-    """True for a failed row whose server said it has no such model (running the same command
-    again would get the same 404)."""
-    kind, _, message = error.partition(": ")
-    return kind.endswith("ModelNotFoundError") and "model" in message.lower()
 
 
 def failed_row(question: BatchQuestion, error: BaseException, seconds: float) -> dict:
@@ -255,7 +248,7 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     failed = [row for row in rows if row["status"] != "done"]
     done = len(rows) - len(failed)
     progress.note(f"{done}/{len(rows)} done; summary: {plan.out_dir / SUMMARY_FILE}")
-    if any(_model_refused(row.get("error", "")) for row in failed):
+    if any(says_model_not_found(row.get("error", "")) for row in failed):
         progress.note(
             "some questions failed because the model server has no such model: name one it has "
             "(--model, or the line's settings) and run the command again to resume them"

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.cli.model_list import check_model_names
+from deep_research.cli.model_list import check_model_names, says_model_not_found
 from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.preflight import (
     BadInput,
@@ -346,11 +346,12 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         f"{len(outcome.failed)} failed; summary in {layout.summary_json}"
     )
     if outcome.failed:
-        print(
-            redact(
-                f"error: {len(outcome.failed)} tasks failed; run the same command again to resume"
-            ),
-            file=sys.stderr,
-        )
+        how = "run the same command again to resume"
+        if any(says_model_not_found(message) for message in outcome.failed.values()):
+            how = (  # the folder keeps its model: a rerun there would be refused the same way
+                "the model server has no such model: start again with one it has (--model), "
+                "in another --out-dir"
+            )
+        print(redact(f"error: {len(outcome.failed)} tasks failed; {how}"), file=sys.stderr)
         return 1
     return 0

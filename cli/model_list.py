@@ -73,6 +73,13 @@ def name_problem(name: str, body: object) -> str | None:
     return f"the model server has no model {name!r}; {offer}"
 
 
+def says_model_not_found(error: str) -> bool:
+    """True for an error line (`Type: message`) in which the server said it has no such model:
+    the same command would get the same 404, so the advice must name another model."""
+    kind, _, message = error.partition(": ")
+    return kind.endswith("ModelNotFoundError") and "model" in message.lower()
+
+
 def fetch_model_list(base_url: str, api_key: str, timeout: float = LIST_TIMEOUT) -> object:
     """The server's `GET {base_url}/models` answer as JSON; None when it does not list models
     (any status but 200, not JSON, too large, or no answer in time)."""

@@ -282,3 +282,20 @@ def test_a_batch_question_refused_its_model_runs_again_with_another(
     assert {r["body"]["model"] for r in chat_server.chat_requests} == {"stand-in-model"}
     summary = (home / "out" / "summary.jsonl").read_text(encoding="utf-8")
     assert '"status": "done"' in summary
+
+
+def test_an_eval_refused_its_model_midway_says_to_start_again_with_another(
+    chat_server, search_server, judge_server, home, capsys
+):
+    """An eval folder keeps the model it was started with, so the advice is not "run the same
+    command again" (refused the same way) but another model in another folder."""
+    refuse_other_models(chat_server, "stand-in-model")
+    (home / "tasks.jsonl").write_text(f'{{"id": 1, "prompt": "{QUESTION}"}}\n', encoding="utf-8")
+    judge = ["--judge-model", "judge-model", "--judge-base-url", f"{judge_server.url}/v1"]
+    argv = ["eval", "tasks.jsonl", "--out-dir", "out", "--model", "gpt-4.1-mni", *judge, *ONE_ROUND]
+    assert main(argv) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "error: 1 tasks failed; the model server has no such model: start again with one it " in err
+    )
+    assert "in another --out-dir" in err and "run the same command again" not in err
