@@ -18,6 +18,7 @@ run goes on, and a wrong name shows up at the first call as before.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import json
 
 import httpx
@@ -54,8 +55,11 @@ def serves_any_name(body: dict) -> bool:
 
 
 def is_listed(name: str, ids: list[str]) -> bool:
-    """True when the server lists the name (Ollama's `name` is `name:latest`)."""
-    return name in ids or (":" not in name and f"{name}:latest" in ids)
+    """True when the server lists the name (Ollama's `name` is `name:latest`; a proxy's
+    wildcard route such as LiteLLM's `openai/*` lists every name it matches)."""
+    if name in ids or (":" not in name and f"{name}:latest" in ids):
+        return True
+    return any(fnmatch.fnmatchcase(name, i) for i in ids if "*" in i)
 
 
 def name_problem(name: str, body: object) -> str | None:

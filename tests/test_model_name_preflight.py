@@ -168,6 +168,9 @@ def test_the_rule_on_valid_lists_first():
         for entry in listing["data"]:
             assert name_problem(entry["id"], listing) is None
     assert name_problem("anything", {"object": "list", "data": []}) is None  # nothing to judge
+    routes = {"object": "list", "data": [{"id": "openai/*"}, {"id": "claude-3"}]}  # a proxy
+    assert name_problem("openai/gpt-4.1-mini", routes) is None
+    assert name_problem("claude-3.5", routes) is not None
     assert name_problem("anything", {"error": "unauthorized"}) is None
     assert name_problem("anything", None) is None
 
