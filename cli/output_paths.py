@@ -43,10 +43,7 @@ def check_output_file(path: Path, flag: str) -> None:
     target = path.expanduser()
     if target.is_dir():
         raise BadInput(f"{flag} {path}: is a folder; name a file (e.g. {path / 'report.md'})")
-    folder = _nearest_folder(target, flag)
-    _takes_a_file(folder, flag, path)
-    if target.exists() and not os.access(target, os.W_OK):
-        raise BadInput(f"{flag} {path}: the file exists and cannot be written")
+    _takes_a_file(_nearest_folder(target, flag), flag, path)  # a file there is replaced whole
 
 
 def check_output_folder(path: Path, flag: str) -> None:
