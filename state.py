@@ -22,6 +22,7 @@ StopReason = Literal[
     "budget",
     "quality_threshold",
     "plateau",
+    "declined",
     "not_worthwhile",
     "no_gaps",
     "no_evidence",
@@ -337,12 +338,21 @@ class Usage(BaseModel):
         return Usage(**counts, by_role=roles)
 
 
-def add_usage(left: Usage | None, right: Usage | None) -> Usage:
-    """Reducer: usage from parallel workers and successive steps adds up."""
-    return (left or Usage()) + (right or Usage())
+def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
+    """Reducer: usage from parallel workers and successive steps adds up (a dict, as a server's
+    serializer or `update_state` may hand one back, is read as the `Usage` it holds)."""
+    return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
 
 
 # ---------------------------------------------------------------- research graph
+
+
+class ScoredReport(BaseModel):
+    """A report with the review that scored it and the round that wrote it."""
+
+    report: str
+    round: int
+    quality: QualityAssessment
 
 
 class ResearchInput(TypedDict):
@@ -367,6 +377,7 @@ class ResearchOutput(TypedDict):
     report_problem: str  # "" or why the writer's reply could not be the report (then a note is)
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
     sources_found: int  # distinct sources the searches returned (0: no evidence at all)
+    report_round: int  # the round whose report this is (an earlier, better-scored one is kept)
 
 
 def output_of(values: dict) -> dict:
@@ -382,6 +393,7 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
     worker_results: Annotated[list[WorkerResult], operator.add]
     quality_history: Annotated[list[float | None], operator.add]  # None: no valid review
     gap_analysis: GapAnalysis
+    best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)
     usage: Annotated[Usage, add_usage]
 
 

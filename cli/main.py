@@ -72,6 +72,7 @@ def run_summary(output: dict, seconds: float, reports: list[Path]) -> Any:
         cost_usd=output.get("cost_usd"),
         structured_output=output.get("structured_output"),
         report_problem=output.get("report_problem") or "",
+        report_round=output.get("report_round"),
     )
 
 

@@ -9,18 +9,52 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from deep_research.state import Finding, SourceEvidence, WorkerResult
+from deep_research.domain.control_chars import without_any_controls, without_controls
+from deep_research.state import Finding, SearchHit, SourceEvidence, WorkerResult
 
 MAX_EXCERPT_CHARS = 4000  # evidence kept per source when several searches returned it
 
 
+def parses(url: str) -> bool:
+    """True when `url` can be taken apart as an address (`http://[::1` cannot: its host is
+    an unclosed IPv6 literal)."""
+    try:
+        urlsplit(url.strip())
+    except ValueError:
+        return False
+    return True
+
+
 def normalize_url(url: str) -> str:
-    """The identity of a URL: scheme and host lower-cased, no trailing slash, fragment kept."""
+    """The identity of a URL: scheme and host lower-cased, no trailing slash, fragment kept.
+
+    An address that does not parse is its own text (it is never a source: `parses` keeps such a
+    hit out at the door; a report or an article may still write one).
+    """
+    if not parses(url):
+        return url.strip()
     parts = urlsplit(url.strip())
     path = parts.path.rstrip("/") or ""
     return urlunsplit(
         (parts.scheme.lower(), parts.netloc.lower(), path, parts.query, parts.fragment)
     )
+
+
+def admitted(hits: list[SearchHit]) -> tuple[list[SearchHit], list[SearchHit]]:
+    """Hits as evidence may hold them: control characters gone from every field; and, apart,
+    the hits dropped because their address does not parse (one bad hit must not sink a run)."""
+    kept, dropped = [], []
+    for hit in hits:
+        clean = hit.model_copy(
+            update={
+                "url": without_any_controls(hit.url).strip(),
+                "title": " ".join(without_any_controls(hit.title).split()),
+                "content": without_controls(hit.content),
+                "query": without_any_controls(hit.query),
+            }
+        )
+        (kept if clean.url and parses(clean.url) else dropped).append(clean)
+    return kept, dropped
 
 
 class SourceRegistry:

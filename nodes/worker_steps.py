@@ -11,7 +11,7 @@ import asyncio
 from deep_research.domain.budgets import budget_spent, queries_left
 from deep_research.domain.distinct import distinct
 from deep_research.domain.language import run_language
-from deep_research.domain.sources import normalize_url
+from deep_research.domain.sources import admitted, normalize_url
 from deep_research.nodes import prompts
 from deep_research.state import (
     Finding,
@@ -23,7 +23,7 @@ from deep_research.state import (
     WorkerResult,
     WorkerState,
 )
-from deep_research.tools.events import WorkerDone, WorkerSearched, emit
+from deep_research.tools.events import SourceFailed, WorkerDone, WorkerSearched, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources
 from deep_research.tools.search import SEARCH_ERRORS
 from deep_research.tools.search_cache import SharedSearchFailure
@@ -67,7 +67,20 @@ async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage
         return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
     usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
     run.record(usage)
-    return hits, usage, ""
+    return _admitted(hits, run.dropped_addresses), usage, ""
+
+
+def _admitted(hits: list[SearchHit], said: set[str] | None = None) -> list[SearchHit]:
+    """The door: hits cleaned before state holds them; each address dropped is said (once a
+    run when `said` holds the ones said already)."""
+    kept, dropped = admitted(hits)
+    said = set() if said is None else said
+    for hit in dropped:
+        address = repr(hit.url[:200]) if hit.url else "(none)"
+        if address not in said:
+            said.add(address)
+            emit(SourceFailed(source=f"search hit {address}", error="its address does not parse"))
+    return kept
 
 
 async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
@@ -110,8 +123,9 @@ def rank_hits(hits: list[SearchHit], keep: int = MAX_HITS_KEPT) -> list[SearchHi
 
 
 async def orient(state: WorkerState) -> dict:
-    """Orient: de-duplicate and rank what came back, keeping compact evidence only."""
-    return {"hits": rank_hits(state.get("hits", []))}
+    """Orient: de-duplicate and rank what came back, keeping compact evidence only (a run
+    stored before the door cleaned its hits is cleaned here when it resumes)."""
+    return {"hits": rank_hits(_admitted(state.get("hits", [])))}
 
 
 async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:

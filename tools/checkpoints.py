@@ -36,6 +36,7 @@ STATE_TYPES = (
     state.WorkerResult,
     state.QualityDimensions,
     state.QualityAssessment,
+    state.ScoredReport,
     state.GapAnalysis,
     state.Usage,
     state.CitationCheck,

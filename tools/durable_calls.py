@@ -21,6 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 from langgraph.func import task
 
+from deep_research.tools.secrets import redact_error
+
 
 def fingerprint(messages: list[BaseMessage], **options: Any) -> str:
     """A digest of one request: its messages and the options that shape the reply."""
@@ -31,8 +33,13 @@ def fingerprint(messages: list[BaseMessage], **options: Any) -> str:
 
 @task(name="model_call")
 async def _saved_call(key: str, send: Callable[[], Awaitable[AIMessage]]) -> tuple[str, AIMessage]:
-    """The call as a task: its answer (with the request's fingerprint) goes to the checkpoint."""
-    return key, await send()
+    """The call as a task: its answer (with the request's fingerprint) goes to the checkpoint;
+    its error too, so a key the server echoed in it is masked first (each attempt is a task)."""
+    try:
+        return key, await send()
+    except Exception as error:
+        redact_error(error)
+        raise
 
 
 def _in_async_graph() -> bool:

@@ -202,6 +202,16 @@ class ContextWindowFound(_Event):
     max_context_tokens: int
 
 
+class EarlierReportKept(_Event):
+    """The run hands back an earlier report: it scored higher than the last round's."""
+
+    event: Literal["earlier_report"] = "earlier_report"
+    round: int  # the round that wrote the report handed back
+    score: float
+    last_round: int
+    last_score: float | None  # None: no review could score the last round's report
+
+
 class RunDone(_Event):
     """The run has finished: why, after how many rounds, with how many sources cited."""
 
@@ -229,6 +239,7 @@ ProgressEvent = Annotated[
     | GuardKept
     | SourceFailed
     | ContextWindowFound
+    | EarlierReportKept
     | RunDone,
     Field(discriminator="event"),
 ]
@@ -254,6 +265,7 @@ KINDS: frozenset[str] = frozenset(
         GuardKept,
         SourceFailed,
         ContextWindowFound,
+        EarlierReportKept,
         RunDone,
     )
 )

@@ -44,6 +44,7 @@ class RunResources:
     stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
     models: ModelSource = chat_model  # where the run's model client gets each role's model
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
+    dropped_addresses: set[str] = field(default_factory=set)  # said once a run, not per search
     _search_cache: SearchCache | None = None
 
     @property

@@ -39,7 +39,7 @@ from deep_research.domain.json_reply import (
 )
 from deep_research.domain.partial_reply import salvaged
 from deep_research.domain.prompt_shrink import shrink
-from deep_research.domain.reply_format import fix_reply, reply_format
+from deep_research.domain.reply_format import fix_reply, reply_format, shorter_reply
 from deep_research.domain.system_role import place_system
 from deep_research.settings import ROLES, Role, Settings
 from deep_research.state import Usage
@@ -49,6 +49,7 @@ from deep_research.tools.events import (
     CallRetried,
     MethodSettled,
     PromptShrunk,
+    ReplyDegenerate,
     ReplyPartlyKept,
     emit,
 )
@@ -80,6 +81,11 @@ class MethodRefused(RuntimeError):
     def __init__(self, method: str, cause: BaseException | str) -> None:
         super().__init__(f"{method}: {cause}")
         self.method, self.cause = method, cause
+
+
+def overlong_cost(error: ReplyTooLong, role: Role, conversation: list[BaseMessage]) -> Usage:
+    """What a reply stopped for running past its bound cost: the prompt and what had arrived."""
+    return Usage.of_call(role, sum(estimate_tokens(m.text) for m in conversation), error.tokens)
 
 
 def usage_of(reply: AIMessage, role: Role) -> Usage:
@@ -351,11 +357,24 @@ async def ask(
     conversation = list(messages)
     tries = settings.structured_retries + 1
     stats = client.stats.of(role)
-    attempt = 0
+    attempt, overlong = 0, False
     partial: tuple[Contract, list[str], str] | None = None  # valid but for non-essential fields
     while attempt < tries:
         try:
             streamed, method = await _structured_request(role, contract, conversation, client)
+        except ReplyTooLong as error:  # an unusable reply: re-asked once, the bound restated
+            cost = overlong_cost(error, role, conversation)
+            usage += cost
+            client.record(role, cost)
+            attempt, problem = attempt + 1, str(error)
+            final = overlong or attempt >= tries
+            emit(ReplyDegenerate(role=role, problem=problem, final=final))
+            if final:
+                break
+            overlong = True
+            stats.reasks += 1
+            conversation = _with_note(messages, shorter_reply(error.max_tokens))
+            continue
         except MODEL_CALL_ERRORS as error:
             error.usage = usage  # what the answered tries cost is not lost with the failure
             raise
@@ -386,8 +405,16 @@ async def ask(
         emit(ReplyPartlyKept(role=role, contract=contract.__name__, dropped=dropped, problem=why))
         return kept, usage
     raise StructuredOutputError(
-        f"{contract.__name__}: no valid reply in {tries} tries ({problem})", usage
+        f"{contract.__name__}: no valid reply in {attempt} tries ({problem})", usage
     )
+
+
+def _with_note(messages: list[BaseMessage], note: str) -> list[BaseMessage]:
+    """The conversation with `note` added to its last user message (a chat template that wants
+    user and assistant turns to alternate takes no second user turn in a row)."""
+    if messages and isinstance(messages[-1], HumanMessage):
+        return [*messages[:-1], HumanMessage(f"{messages[-1].text}\n\n{note}")]
+    return [*messages, HumanMessage(note)]
 
 
 def _checked(
