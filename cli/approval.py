@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,6 +65,22 @@ def _interruptible() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def plan_lines(plan: dict, width: int) -> list[str]:
+    """The subtasks as lines at most `width` wide, each wrapped under its own start (the
+    terminal would break a long one anywhere, and flush to the left edge)."""
+    lines = []
+    for task in plan["subtasks"]:
+        head = f"  {task['id']}. [{task['complexity']}] "
+        lines += textwrap.wrap(
+            " ".join(str(task["description"]).split()),
+            width=max(width - 1, len(head) + 20),  # the last column would wrap a full line
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+            break_on_hyphens=False,
+        ) or [head.rstrip()]
+    return lines
+
+
 def decide_plan(request: dict) -> dict:
     """Ask on the terminal whether to approve, edit or reject the plan."""
     with _interruptible():
@@ -73,8 +91,8 @@ def _ask(request: dict) -> dict:
     """The question and its answer, asked again until it is one of a, e or r."""
     plan = request["plan"]
     print(f"\nPlan ({plan['query_type']}):", file=sys.stderr)
-    for task in plan["subtasks"]:
-        print(f"  {task['id']}. [{task['complexity']}] {task['description']}", file=sys.stderr)
+    for line in plan_lines(plan, shutil.get_terminal_size().columns):
+        print(line, file=sys.stderr)
     while True:
         print("Approve this plan? [a]pprove, [e]dit, [r]eject: ", end="", file=sys.stderr)
         sys.stderr.flush()

@@ -19,6 +19,8 @@ from typing import Any
 
 from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
 from deep_research.cli.batch_progress import BatchProgress, BatchRow
+from deep_research.cli.model_list import ModelList, says_model_not_found
+from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -216,9 +218,16 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
 def batch_command(args: Any, target: str, flags: dict) -> int:
     """The `batch` subcommand: 0 when every question is done, 1 when any failed (rerun the same
     command to resume them), 2 for bad input (raised as BadInput), 130 on Ctrl-C."""
+    check_output_folder(args.out_dir, "--out-dir")  # before the file is read or any call
     questions, repeats = without_repeats(read_batch(args.file))
     plan = plan_batch(questions, flags, args.out_dir, target, args.concurrency)
     check_store(target)  # an unusable store is bad input, before any question is paid for
+    models = ModelList()  # asked once; each line's model names judged against it
+    for question, settings in plan.questions:
+        try:
+            models.check(settings)
+        except BadInput as error:
+            raise BadInput(f"line {question.line}: {error}") from None
     try:
         plan.formats = tuple(parse_formats(args.format))
         check_formats(list(plan.formats))  # a missing PDF renderer: said before any call
@@ -239,6 +248,11 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
     failed = [row for row in rows if row["status"] != "done"]
     done = len(rows) - len(failed)
     progress.note(f"{done}/{len(rows)} done; summary: {plan.out_dir / SUMMARY_FILE}")
-    if failed:
+    if any(says_model_not_found(row.get("error", "")) for row in failed):
+        progress.note(
+            "some questions failed because the model server has no such model: name one it has "
+            "(--model, or the line's settings) and run the command again to resume them"
+        )
+    elif failed:
         progress.note("some questions failed: run the same command again to resume them")
     return 1 if failed else 0

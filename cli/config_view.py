@@ -30,29 +30,47 @@ def _shown(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _environment(target: str) -> list[tuple[str, str, str]]:
-    """(name, value, where from) for what a run takes from outside the settings."""
+def _variable_origin(name: str, dotenv: frozenset[str], shown: str = "environment") -> str:
+    """Where a variable's value came from: `.env` (read at start-up) or the environment."""
+    if name not in dotenv:
+        return shown
+    return f"{shown} in .env" if shown.startswith("$") else ".env"
+
+
+def _environment(target: str, dotenv: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:
+    """(name, value, where from) for what a run takes from outside the settings; a value read
+    from `./.env` says so."""
     from deep_research.cli.preflight import model_endpoint
 
-    base_url = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    base_name = "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "OPENAI_API_BASE"
+    base_url = os.environ.get(base_name)
     rows = [
-        ("model server", model_endpoint(), "$OPENAI_BASE_URL" if base_url else "default"),
+        (
+            "model server",
+            model_endpoint(),
+            _variable_origin(base_name, dotenv, f"${base_name}") if base_url else "default",
+        ),
         (
             "checkpoint store",
             mask_url_passwords(target),
-            f"${CHECKPOINT_DB_VARIABLE}" if os.environ.get(CHECKPOINT_DB_VARIABLE) else "default",
+            _variable_origin(CHECKPOINT_DB_VARIABLE, dotenv, f"${CHECKPOINT_DB_VARIABLE}")
+            if os.environ.get(CHECKPOINT_DB_VARIABLE)
+            else "default",
         ),
     ]
     for name in ENDPOINT_VARIABLES:
         if os.environ.get(name):
-            rows.append((name, mask_url_passwords(os.environ[name]), "environment"))
-    rows += _process_limits()
+            rows.append(
+                (name, mask_url_passwords(os.environ[name]), _variable_origin(name, dotenv))
+            )
+    rows += _process_limits(dotenv)
     for name in SECRET_VARIABLES:
-        rows.append((name, "set (hidden)" if os.environ.get(name) else "not set", "environment"))
+        shown = "set (hidden)" if os.environ.get(name) else "not set"
+        rows.append((name, shown, _variable_origin(name, dotenv)))
     return [(name, redact(value), origin) for name, value, origin in rows]
 
 
-def _process_limits() -> list[tuple[str, str, str]]:
+def _process_limits(dotenv: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:
     """(variable, value, where from) for each limit every run of the process shares."""
     from deep_research.tools.endpoint_limits import DEFAULT_CONCURRENCY, VARIABLES
 
@@ -60,24 +78,38 @@ def _process_limits() -> list[tuple[str, str, str]]:
     for name, old in VARIABLES.values():
         default = str(DEFAULT_CONCURRENCY) if "CONCURRENT" in name else "no limit"
         if os.environ.get(name, "").strip():
-            rows.append((name, os.environ[name].strip(), "environment"))
+            rows.append((name, os.environ[name].strip(), _variable_origin(name, dotenv)))
         elif os.environ.get(old, "").strip():
-            rows.append((name, os.environ[old].strip(), f"${old} (its old name)"))
+            origin = _variable_origin(old, dotenv, f"${old}")
+            rows.append((name, os.environ[old].strip(), f"{origin} (its old name)"))
         else:
             rows.append((name, default, "default"))
     return rows
 
 
-def _settings_rows(resolved: ResolvedSettings) -> list[tuple[str, str, str]]:
+def _setting_origin(origin: str, dotenv: frozenset[str]) -> str:
+    """A setting's origin, with `in .env` when its variable was read from `./.env`."""
+    variable = origin.removeprefix("$")
+    return f"{origin} in .env" if origin.startswith("$") and variable in dotenv else origin
+
+
+def _settings_rows(
+    resolved: ResolvedSettings, dotenv: frozenset[str] = frozenset()
+) -> list[tuple[str, str, str]]:
     """(name, value, where from) for every setting, secrets masked."""
     dumped = resolved.settings.model_dump(mode="json")
-    return [(name, redact(_shown(dumped[name])), resolved.origins[name]) for name in dumped]
+    return [
+        (name, redact(_shown(dumped[name])), _setting_origin(resolved.origins[name], dotenv))
+        for name in dumped
+    ]
 
 
-def config_lines(resolved: ResolvedSettings, target: str) -> list[str]:
+def config_lines(
+    resolved: ResolvedSettings, target: str, dotenv: frozenset[str] = frozenset()
+) -> list[str]:
     """The effective settings and the environment as aligned text columns."""
-    rows = _settings_rows(resolved)
-    outside = _environment(target)
+    rows = _settings_rows(resolved, dotenv)
+    outside = _environment(target, dotenv)
     width = max(len(name) for name, _, _ in rows + outside)
     value_width = min(40, max(len(value) for _, value, _ in rows + outside))
     config = str(resolved.config_file) if resolved.config_file else "none"
@@ -88,15 +120,22 @@ def config_lines(resolved: ResolvedSettings, target: str) -> list[str]:
     return lines
 
 
-def config_json(resolved: ResolvedSettings, target: str) -> str:
+def config_json(
+    resolved: ResolvedSettings, target: str, dotenv: frozenset[str] = frozenset()
+) -> str:
     """The same as JSON: {"config_file", "settings": {name: {value, from}}, "environment"}."""
     dumped = resolved.settings.model_dump(mode="json")
     record = {
         "config_file": str(resolved.config_file) if resolved.config_file else None,
         "settings": {
-            name: {"value": json.loads(redact(json.dumps(value))), "from": resolved.origins[name]}
+            name: {
+                "value": json.loads(redact(json.dumps(value))),
+                "from": _setting_origin(resolved.origins[name], dotenv),
+            }
             for name, value in dumped.items()
         },
-        "environment": {name: {"value": v, "from": o} for name, v, o in _environment(target)},
+        "environment": {
+            name: {"value": v, "from": o} for name, v, o in _environment(target, dotenv)
+        },
     }
     return json.dumps(record, ensure_ascii=False, indent=2)

@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from deep_research.cli.model_list import check_model_names, says_model_not_found
+from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.preflight import (
     BadInput,
     check_corpus,
@@ -169,6 +171,8 @@ class Plan:
 
     def __init__(self, args: argparse.Namespace, settings: Settings, model: str) -> None:
         self.bench = BenchDir(args.bench_dir) if args.bench_dir else None
+        if self.bench:
+            self.bench.check_prompts()  # a prompt file that cannot be read: said before any call
         source = args.articles or args.tasks or (self.bench.root / QUERY if self.bench else None)
         if self.bench and not (args.articles or args.tasks):
             tasks = self.bench.tasks()
@@ -303,6 +307,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
                 "eval needs a task file and --out-dir (or --articles FILE or --bench-dir PATH "
                 "for the tasks; or --compare DIR_A DIR_B)"
             )
+        check_output_folder(args.out_dir, "--out-dir")
         settings = settings_or_explain(settings_values)
         check_run_settings(settings, progress)  # MCP sources file; a lowered guard said aloud
         _formats(args)
@@ -315,6 +320,7 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         if plan.articles is None:  # research runs: their server, search and corpus must work
             check_credentials(settings)
             check_corpus(settings, progress)
+            check_model_names(settings)
         eval_id = open_manifest(layout, plan.record, plan.source)
         claim_tasks(layout, plan.tasks)  # another task under a known id: refused before any call
         progress.note(
@@ -340,11 +346,12 @@ def command(args: argparse.Namespace, settings_values: dict) -> int:
         f"{len(outcome.failed)} failed; summary in {layout.summary_json}"
     )
     if outcome.failed:
-        print(
-            redact(
-                f"error: {len(outcome.failed)} tasks failed; run the same command again to resume"
-            ),
-            file=sys.stderr,
-        )
+        how = "run the same command again to resume"
+        if any(says_model_not_found(message) for message in outcome.failed.values()):
+            how = (  # the folder keeps its model: a rerun there would be refused the same way
+                "the model server has no such model: start again with one it has (--model), "
+                "in another --out-dir"
+            )
+        print(redact(f"error: {len(outcome.failed)} tasks failed; {how}"), file=sys.stderr)
         return 1
     return 0

@@ -65,11 +65,14 @@ async def threads(target: str, limit: int = 20) -> list[str]:
     async with open_checkpointer(target, create=False) as saver:
         graph = build_graph(checkpointer=saver)
         rows = await recent_threads(saver, graph, limit)
-    lines = [f"{'thread':<34} {'status':<11} {'rounds':>6}  {'stop_reason':<17} question"]
+    wide = max(
+        [len("thread"), *(len(thread_id) for thread_id, _ in rows)]
+    )  # `mcp-` and 32 hex digits: 36
+    lines = [f"{'thread':<{wide}}  {'status':<11} {'rounds':>6}  {'stop_reason':<17} question"]
     for thread_id, snapshot in rows:
         values = snapshot.values
         lines.append(
-            f"{thread_id:<34} {thread_status(snapshot):<11} {values.get('iteration', 0):>6}  "
+            f"{thread_id:<{wide}}  {thread_status(snapshot):<11} {values.get('iteration', 0):>6}  "
             f"{values.get('stop_reason') or '-':<17} {values.get('question', '')[:60]}"
         )
     return lines

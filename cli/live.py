@@ -157,8 +157,11 @@ class ProgressModel:
 
 
 def render_plan(model: ProgressModel) -> RenderableType:
-    """The plan: query type, numbered subtasks, and whether it was edited or a fallback."""
+    """The plan: query type, numbered subtasks, and whether it was edited or a fallback; a
+    rejected plan is named as such, without its subtasks (none of them runs)."""
     head = Text("Plan: ", style="bold").append(model.query_type or "…", style="bold cyan")
+    if model.stop_reason == "plan_rejected":
+        return head.append(" (rejected: no research was done)", style="yellow")
     if model.edited:
         head.append(" (edited)", style="magenta")
     lines: list[RenderableType] = [head]

@@ -93,6 +93,10 @@ def _log_to_stderr_redacted() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    # pypdf's notes while it repairs a malformed PDF ("EOF marker not found") came before, and
+    # beside, our own line for the file ("Skipping x.pdf: is not a readable PDF (...)"), which
+    # says what matters: only its errors are shown.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
 
 
@@ -112,6 +116,20 @@ def _endpoint_note(error: BaseException) -> str:
     from deep_research.cli.preflight import model_endpoint
 
     return f" (model server: {model_endpoint()})"
+
+
+def _model_refused(error: BaseException) -> bool:
+    """True when the model server said it has no such model (a 404 naming the model): a plain
+    resume would be refused the same way, so the advice names `--model`."""
+    import openai
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, openai.NotFoundError):
+            code = getattr(seen, "code", None) or ""
+            return code == "model_not_found" or "model" in str(seen).lower()
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _how_to_go_on(target: str, thread_id: str, checkpoint_db: str | None, lead: str = "") -> str:
@@ -149,11 +167,49 @@ def report_outputs(args: argparse.Namespace) -> Any:
     return outputs
 
 
-def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | None:
-    """Every check that needs no model call; the new run's input (None for `resume`)."""
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Every `--output` and the `--json` file can be written (before anything is paid for)."""
+    from deep_research.cli.output_paths import check_output_file
+
+    for path in args.output:
+        check_output_file(path, "--output")
+    if getattr(args, "json", None):
+        check_output_file(args.json, "--json")
+
+
+def _resumed_settings(args: argparse.Namespace, target: str) -> Any:
+    """The settings a resume changes (`--model`, `--set` of model and endpoint settings):
+    the saved ones with the change, None when nothing changes. Either way the model names are
+    checked against the server's list, so a resume that cannot work is refused before a call."""
+    import asyncio
+
     from deep_research.cli import preflight
+    from deep_research.cli.model_list import check_model_names
+    from deep_research.cli.resume_settings import resume_update
+    from deep_research.cli.runner import saved_settings
+
+    update = resume_update(args)
+    saved = asyncio.run(saved_settings(target, args.thread_id))
+    if saved is None:  # no such run: `execute` says so
+        return None
+    settings = preflight.settings_or_explain({**saved.model_dump(), **update})
+    if preflight.needs_model_endpoint(settings):
+        try:
+            check_model_names(settings)
+        except BadInput as error:
+            command = _resume_hint(args.thread_id, args.checkpoint_db)
+            raise BadInput(f"{error}; resume it with: {command} --model NAME") from None
+    return settings if update else None
+
+
+def _preflight(args: argparse.Namespace, target: str, progress: Any) -> tuple[dict | None, Any]:
+    """Every check that needs no model call: the new run's input (None for `resume`), and the
+    settings a resume changes (None when it changes none)."""
+    from deep_research.cli import preflight
+    from deep_research.cli.model_list import check_model_names
     from deep_research.cli.setting_sources import resolve_settings
 
+    check_output_paths(args)  # a folder named as the file: said before its missing extension
     report_outputs(args)
     if args.command == "resume":
         try:
@@ -161,7 +217,7 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
         except BadInput as error:
             raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
         preflight.check_model_endpoint()
-        return None
+        return None, _resumed_settings(args, target)
     resolved = resolve_settings(args)
     settings = resolved.settings
     question = preflight.check_question(args.question)
@@ -177,7 +233,9 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
 
         why = resolved.origins.get("local_model", "")
         progress.note(local_profile_note(settings, explicit="loopback" not in why))
-    return {"question": question, "settings": settings}
+    if preflight.needs_model_endpoint(settings):
+        check_model_names(settings)  # last: the one check that asks the model server
+    return {"question": question, "settings": settings}, None
 
 
 def _research(args: argparse.Namespace, target: str) -> int:
@@ -191,9 +249,8 @@ def _research(args: argparse.Namespace, target: str) -> int:
     progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
     try:
-        graph_input = _preflight(args, target, progress)
+        graph_input, new_settings = _preflight(args, target, progress)
         progress.note(f"thread: {thread_id}" if graph_input else f"resuming thread: {thread_id}")
-        started = time.monotonic()
         with progress:
             output, values = asyncio.run(
                 execute(
@@ -202,6 +259,7 @@ def _research(args: argparse.Namespace, target: str) -> int:
                     graph_input=graph_input,
                     progress=progress,
                     decide_plan=decide_plan,
+                    new_settings=new_settings,
                 )
             )
     except NoAnswer as error:  # the run waits at its plan: it can be answered later
@@ -220,17 +278,21 @@ def _research(args: argparse.Namespace, target: str) -> int:
     except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
         _error(f"{type(error).__name__}: {error}{_endpoint_note(error)}")
         lead = "the run is saved; "
-        print(_how_to_go_on(target, thread_id, args.checkpoint_db, lead), file=sys.stderr)
+        how = _how_to_go_on(target, thread_id, args.checkpoint_db, lead)
+        if _model_refused(error) and "resume with:" in how:  # the same model would fail again
+            how = how.replace("resume with:", "resume with a model it has:") + " --model NAME"
+        print(how, file=sys.stderr)
         return exit_codes.FAILED
-    progress.summary(run_summary(output, time.monotonic() - started, args.output))
     facts = facts_of({**values, **output}, thread_id=thread_id)
     problems = write_outputs(output, report_outputs(args), facts, _stdout_bytes)
+    progress.summary(run_summary(output, time.monotonic() - args.started, args.output))
     for problem in problems:
         _error(problem)
     code = exit_codes.finished_code(output, values.get("settings"))
-    if problems:
-        print(f"the run is saved; {_export_hint(thread_id, args.checkpoint_db)}", file=sys.stderr)
-        return exit_codes.BAD_INPUT
+    if problems:  # the others are written; the run's report is in the store
+        hint = _export_hint(thread_id, args.checkpoint_db)
+        print(f"the run is saved as thread {thread_id}; {hint}", file=sys.stderr)
+        return exit_codes.FAILED
     if code == exit_codes.NO_EVIDENCE:
         _error("the run found no evidence; the report says what was tried (exit 3)")
     elif code == exit_codes.BUDGET_BEFORE_REPORT:
@@ -313,7 +375,11 @@ def _config(args: argparse.Namespace, target: str) -> int:
     except BadInput as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
-    print(config_json(resolved, target) if args.json else "\n".join(config_lines(resolved, target)))
+    dotenv = getattr(args, "from_dotenv", frozenset())
+    if args.json:
+        print(config_json(resolved, target, dotenv))
+    else:
+        print("\n".join(config_lines(resolved, target, dotenv)))
     return exit_codes.OK
 
 
@@ -362,10 +428,12 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
+    started = time.monotonic()  # the summary's wall time is the whole command's
     argv = sys.argv[1:] if argv is None else argv
     args = parse_command_line(argv)  # --help ends here
+    args.started = started
     try:
-        load_local_dotenv(Path.cwd(), os.environ)
+        args.from_dotenv = load_local_dotenv(Path.cwd(), os.environ)
     except BadInput as error:
         _error(str(error))
         return exit_codes.BAD_INPUT

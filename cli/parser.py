@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from deep_research.cli import eval_parser, serve_mcp
+from deep_research.cli.resume_settings import add_resume_flags
 from deep_research.cli.setting_sources import add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "resume", help="continue a run from its last finished step", epilog=EXIT_CODES_HELP
     )
     resume.add_argument("thread_id", help="the thread id that `run` printed")
+    add_resume_flags(resume)
     _outputs_flags(resume)
     _store_flag(resume)
 

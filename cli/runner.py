@@ -23,10 +23,12 @@ from deep_research.export.formats import (
     Rendering,
     check_stdout,
     format_of,
+    write_file,
     write_reports,
 )
 from deep_research.graph import build_graph
 from deep_research.graph.threads import advance, thread_config
+from deep_research.settings import Settings, settings_from
 from deep_research.state import output_of
 from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from deep_research.tools.events import ProgressEvent
@@ -82,12 +84,25 @@ def write_outputs(
 ) -> list[str]:
     """The report in every format asked for, the state as JSON; returns what failed, why."""
     rendering = Rendering(output, facts, evidence=outputs.evidence)
-    problems = write_reports(rendering, outputs.reports, outputs.to_stdout(), stdout)
+    problems = []
+    for path in outputs.reports:  # one that cannot be written stops none of the others
+        try:
+            problems += write_reports(rendering, [path])
+        except OSError as error:
+            problems.append(_cannot_write(path, error))
+    problems += write_reports(rendering, [], outputs.to_stdout(), stdout)
     if outputs.json:
-        outputs.json.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(to_jsonable_python(output), ensure_ascii=False, indent=2)
-        outputs.json.write_text(text + "\n", encoding="utf-8")
+        try:
+            write_file(outputs.json, (text + "\n").encode("utf-8"))
+        except OSError as error:
+            problems.append(_cannot_write(outputs.json, error))
     return problems
+
+
+def _cannot_write(path: Path, error: OSError) -> str:
+    """What a file that could not be written says: its path and the system's reason."""
+    return f"{path}: cannot write it ({error.strerror or type(error).__name__})"
 
 
 async def execute(
@@ -97,9 +112,11 @@ async def execute(
     graph_input: dict | None,
     progress: Progress,
     decide_plan: Callable[[dict], dict],
+    new_settings: Settings | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run (or, with no input, resume) a thread to its end; returns the output and the state
-    values (settings, question) it ended with."""
+    values (settings, question) it ended with. A resume with `new_settings` (another model,
+    say: `cli.resume_settings`) saves them with the run before its next step."""
     async with open_checkpointer(target) as saver:
         runs = LiveRuns()
         graph = build_graph(checkpointer=saver, runs=runs)
@@ -115,6 +132,8 @@ async def execute(
                 f"`deep-research resume {thread_id}` or choose another --thread-id"
             )
         step_input: dict | Command | None = graph_input
+        if graph_input is None and new_settings is not None:
+            step_input = Command(update={"settings": new_settings})
         while True:
             snapshot = await advance(graph, thread_id, step_input, progress.event, runs=runs)
             if not snapshot.interrupts:
@@ -122,6 +141,14 @@ async def execute(
             with progress.paused():  # the question is asked on a still terminal
                 step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
     return output_of(snapshot.values), snapshot.values
+
+
+async def saved_settings(target: str, thread_id: str) -> Settings | None:
+    """The settings a saved run holds; None when the store has no such run (yet)."""
+    async with open_checkpointer(target, create=False) as saver:
+        graph = build_graph(checkpointer=saver)
+        values = (await graph.aget_state(thread_config(thread_id))).values
+    return settings_from(values["settings"]) if values.get("settings") else None
 
 
 async def checkpoint_saved(target: str, thread_id: str) -> bool | None:

@@ -300,9 +300,10 @@ def _lowers_a_guard(name: str, path: Path) -> BadInput:
     )
 
 
-def load_local_dotenv(cwd: Path, environ: Mapping[str, str]) -> None:
+def load_local_dotenv(cwd: Path, environ: Mapping[str, str]) -> frozenset[str]:
     """Read `./.env` into the environment (what is set already wins); BadInput, loading nothing,
-    when it would switch a security guard off (`LOWERS_A_GUARD`), as for a local TOML file."""
+    when it would switch a security guard off (`LOWERS_A_GUARD`), as for a local TOML file.
+    Returns the names it set, so that `config` can say a value came from `.env`."""
     from dotenv import dotenv_values, load_dotenv
 
     path = cwd / ".env"
@@ -311,7 +312,9 @@ def load_local_dotenv(cwd: Path, environ: Mapping[str, str]) -> None:
         variable = ENV_PREFIX + name.upper()
         if (found.get(variable) or "").strip() and variable not in environ:
             raise _lowers_a_guard(variable, path)
+    loaded = frozenset(name for name, value in found.items() if value and name not in environ)
     load_dotenv(path, override=False)
+    return loaded
 
 
 def _from_flags(args: argparse.Namespace, cwd: Path) -> dict[str, tuple[Any, str]]:

@@ -51,6 +51,8 @@ def prompt_constant(path: Path, name: str) -> str:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError, UnicodeDecodeError) as error:
         raise TaskFileError(f"cannot read {path}: {error}") from None
+    except (MemoryError, RecursionError):  # CPython's parser on an expression nested 10^5 deep
+        raise TaskFileError(f"cannot read {path}: nested too deep to parse") from None
     for node in tree.body:
         named = isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
@@ -73,6 +75,8 @@ def _rows(path: Path) -> list[dict[str, Any]]:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as error:
                 raise TaskFileError(f"{path} line {number}: not JSON ({error.msg})") from None
+            except RecursionError:
+                raise TaskFileError(f"{path} line {number}: JSON nested too deep") from None
     return rows
 
 
@@ -117,6 +121,15 @@ class BenchDir:
             else t
             for t in tasks
         ]
+
+    def check_prompts(self) -> None:
+        """Read every prompt the eval will use (scoring, cleaning, FACT, both languages) now,
+        so that an unreadable one is said before any call, not after the first task's run."""
+        from deep_research.evaluation.bench_fact import BenchFact
+
+        self.scorer(clean=True)
+        for language in ("en", "zh"):
+            BenchFact.from_clone(self.root, language)
 
     def scorer(self, clean: bool) -> BenchScorer:
         """The benchmark's scoring, with its prompts as this clone has them."""

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from deep_research.domain.language import detect_language, is_cjk
 from deep_research.evaluation.records import TaskCriteria
 
+MAX_ID_BYTES = 200  # an id names a folder; file systems take 255 bytes a name
+
 
 class TaskFileError(ValueError):
     """A task, reference or criteria file that cannot be used; the message names file and line."""
@@ -33,8 +35,16 @@ class EvalTask(BaseModel):
     @field_validator("id")
     @classmethod
     def _usable_id(cls, value: int | str) -> int | str:
+        """An id names the task's folder: a name a file system takes, said before any call."""
         if isinstance(value, str) and (not value.strip() or "/" in value or value in (".", "..")):
             raise ValueError("an id must be a number or a non-empty name without '/'")
+        if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise ValueError("an id may not hold a control character (a NUL, a line break ...)")
+        if len(str(value).encode("utf-8")) > MAX_ID_BYTES:
+            raise ValueError(
+                f"an id is at most {MAX_ID_BYTES} bytes (it names a folder); "
+                f"this one is {len(str(value).encode('utf-8'))}"
+            )
         return value
 
     def model_post_init(self, _context: object) -> None:
@@ -56,6 +66,8 @@ def _json_lines(path: Path) -> list[tuple[int, dict]]:
             value = json.loads(line)
         except json.JSONDecodeError as error:
             raise TaskFileError(f"{path} line {number}: not JSON ({error.msg})") from None
+        except RecursionError:
+            raise TaskFileError(f"{path} line {number}: JSON nested too deep to read") from None
         if not isinstance(value, dict):
             raise TaskFileError(f"{path} line {number}: expected a JSON object")
         rows.append((number, value))

@@ -14,6 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from langgraph.types import Command
+
+from deep_research.domain.answering_settings import answered_otherwise
 from deep_research.graph import build_graph
 from deep_research.graph.threads import advance, thread_config
 from deep_research.settings import Settings
@@ -57,7 +60,10 @@ async def drive(
     resumed = bool(snapshot.values)
     started(job, resumed)
     began = time.monotonic()
-    step_input = None if resumed else {"question": job.question, "settings": job.settings}
+    step_input: dict | Command | None = {"question": job.question, "settings": job.settings}
+    if resumed:  # another model or timeout given since: saved with the run, as `resume --model`
+        changed = answered_otherwise(snapshot.values.get("settings"), job.settings)
+        step_input = Command(update={"settings": changed}) if changed else None
     snapshot = await advance(
         graph, job.thread_id, step_input, lambda e: on_event(job, e), runs=runs
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
 
+from deep_research.settings import Settings
 from deep_research.tools.events import ProgressEvent, parse_event
 from deep_research.tools.run_resources import LiveRuns
 
@@ -36,8 +37,8 @@ async def advance(
     that its budget counts what finished before the crash.
     """
     config = thread_config(thread_id)
-    if step_input is None:
-        await runs.resume(graph, config)
+    if step_input is None or _settings_only(step_input):
+        await runs.resume(graph, config, _new_settings(step_input))
     async for _namespace, raw in graph.astream(
         step_input, config, stream_mode="custom", subgraphs=True, durability="sync"
     ):
@@ -45,3 +46,14 @@ async def advance(
         if event is not None:
             on_event(event)
     return await graph.aget_state(config)
+
+
+def _settings_only(step_input: dict | Command) -> bool:
+    """True for a resume that only changes the run's settings (`Command(update=...)`)."""
+    return isinstance(step_input, Command) and step_input.resume is None and bool(step_input.update)
+
+
+def _new_settings(step_input: dict | Command | None) -> Settings | None:
+    """The settings a resume gives the run (its saved ones when it gives none)."""
+    update = step_input.update if isinstance(step_input, Command) else None
+    return update.get("settings") if isinstance(update, dict) else None

@@ -229,10 +229,10 @@ def test_a_dotenv_file_in_the_working_folder_is_read(
 
 def test_a_new_run_never_reuses_a_thread(chat_server, search_server, store, capsys):
     assert run("Compare zstd and xz", "--thread-id", "same", "--quiet") == 0
-    calls = len(chat_server.requests)
+    calls = len(chat_server.chat_requests)
     assert run("History of the Roman aqueducts", "--thread-id", "same") == 2
     assert "already holds a run" in capsys.readouterr().err
-    assert len(chat_server.requests) == calls  # refused before any model call
+    assert len(chat_server.chat_requests) == calls  # refused before any model call
 
 
 def test_a_server_that_quotes_the_key_back_does_not_leak_it(

@@ -129,11 +129,15 @@ def test_eval_scores_the_sample_set_and_a_rerun_skips_it(
             for secret in (SECRET_JUDGE_KEY, SECRET_MODEL_KEY, SECRET_SEARCH_KEY):
                 assert secret.encode() not in data, path
 
-    requests = (len(chat_server.requests), len(search_server.searches), len(judge_server.requests))
+    requests = (
+        len(chat_server.chat_requests),
+        len(search_server.searches),
+        len(judge_server.requests),
+    )
     assert run_eval(judge_server, folder) == 0
     assert "0 scored now, 5 scored before" in capsys.readouterr().err
     assert (
-        len(chat_server.requests),
+        len(chat_server.chat_requests),
         len(search_server.searches),
         len(judge_server.requests),
     ) == requests
@@ -281,6 +285,6 @@ def test_an_eval_folder_refuses_another_task_under_a_known_id(
     changed.write_text(json.dumps({"id": 1, "prompt": "Something else entirely"}) + "\n")
     argv = ["eval", str(changed), "--out-dir", str(folder), "--max-iterations", "1"]
     argv += ["--min-iterations", "1", "--judge-model", "judge-model", "--fact-mode", "snippets"]
-    calls = len(chat_server.requests)
+    calls = len(chat_server.chat_requests)
     assert main(argv) == 2
-    assert "task 1 in" in capsys.readouterr().err and len(chat_server.requests) == calls
+    assert "task 1 in" in capsys.readouterr().err and len(chat_server.chat_requests) == calls

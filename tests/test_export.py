@@ -8,10 +8,12 @@ search call (counted at the stand-ins).
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import docx
 import pypdf
@@ -34,6 +36,18 @@ def needs_pdf() -> None:
         check_pdf_renderer()
     except PdfRendererMissing as error:
         pytest.skip(str(error))
+
+
+def needs_cjk_font() -> None:
+    """Skip unless fontconfig finds a font for Chinese: Pango draws CJK text with one, and
+    without it the PDF holds boxes (`apt-get install fonts-noto-cjk`; `.ci/browser.sh` does)."""
+    if shutil.which("fc-list") is None:
+        pytest.skip("fc-list (fontconfig) is not installed, so no CJK font can be found")
+    found = subprocess.run(
+        ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, timeout=60
+    )
+    if not found.stdout.strip():
+        pytest.skip("no CJK font is installed (apt-get install fonts-noto-cjk)")
 
 
 @pytest.fixture
@@ -151,6 +165,7 @@ def test_word_has_headings_lists_tables_superscript_citations_and_evidence():
 
 def test_pdf_text_and_links():
     needs_pdf()
+    needs_cjk_font()
     data = Rendering(sample_output(), sample_facts()).render("pdf")
     reader = pypdf.PdfReader(io.BytesIO(data))
     text = "".join(page.extract_text() for page in reader.pages)
@@ -162,6 +177,33 @@ def test_pdf_text_and_links():
     uris = {a["/A"]["/URI"] for a in annotations if "/A" in a}
     assert {f"ev-{n}" for n in range(1, 11)} <= destinations  # every citation is clickable
     assert "https://example.net/xz" in uris and not any("javascript" in u for u in uris)
+
+
+LATIN_FONTS = Path("/usr/share/fonts/truetype/dejavu")  # Debian's fonts-dejavu-core
+NO_CJK_FONTS = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig><dir>{fonts}</dir><cachedir>{cache}</cachedir></fontconfig>
+"""
+
+
+def test_the_pdf_test_skips_with_its_reason_where_no_cjk_font_is_installed(tmp_path):
+    """A machine with Pango but only Latin fonts (fontconfig told to see DejaVu alone, as on a
+    fresh machine without fonts-noto-cjk, where the test failed on `\x00H\x00o\x00w`): the PDF
+    test skips, saying which package."""
+    needs_pdf()
+    fonts = LATIN_FONTS if LATIN_FONTS.is_dir() else tmp_path  # no fonts at all: no CJK either
+    config = tmp_path / "fonts.conf"
+    config.write_text(NO_CJK_FONTS.format(fonts=fonts, cache=tmp_path / "cache"))
+    test = f"{__file__}::test_pdf_text_and_links"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "0", "-q", "-rs", "-p", "no:cacheprovider", test],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "FONTCONFIG_FILE": str(config)},
+    )
+    assert "1 skipped" in done.stdout, done.stdout[-2000:]
+    assert "no CJK font is installed (apt-get install fonts-noto-cjk)" in done.stdout
 
 
 def run(*args):

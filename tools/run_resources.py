@@ -221,17 +221,20 @@ class LiveRuns:
         run.ledger.join(worker_key(state), state.get("usage") or Usage())
         return run
 
-    async def resume(self, graph: Pregel, config: RunnableConfig) -> RunResources | None:
+    async def resume(
+        self, graph: Pregel, config: RunnableConfig, settings: Settings | None = None
+    ) -> RunResources | None:
         """Before resuming a checkpointed run: open it with everything its checkpoint says it
         spent. The snapshot's values include the writes of steps that finished after the last
         complete one (a fan-out's finished workers); each unfinished worker adds what its own
         saved steps cost. So the budget counts all of it from the first resumed call,
-        whichever worker runs first."""
+        whichever worker runs first. `settings`, when given, replace the saved ones (a resume
+        that changes the model)."""
         snapshot = await graph.aget_state(config, subgraphs=True)
         values = snapshot.values
         if not values.get("run_id") or not values.get("settings"):
             return None
-        settings = settings_from(values["settings"])
+        settings = settings or settings_from(values["settings"])
         run = self.open(values["run_id"], settings, values.get("usage") or Usage())
         for task in snapshot.tasks:
             unfinished = task.result is None and isinstance(task.state, StateSnapshot)
