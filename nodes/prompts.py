@@ -17,7 +17,14 @@ from deep_research.domain.context import Material, assemble, clip, estimate_toke
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
-from deep_research.state import QualityAssessment, SearchHit, SourceEvidence, SubTask, WorkerResult
+from deep_research.state import (
+    OutlineSection,
+    QualityAssessment,
+    SearchHit,
+    SourceEvidence,
+    SubTask,
+    WorkerResult,
+)
 
 # ---------------------------------------------------------------- the wording
 
@@ -58,20 +65,45 @@ FINDINGS = (
     "{write_in} Translate faithfully: keep every number, comparison and negation as the "
     "evidence states it. {untrusted}"
 )
-WRITER_RULES = (
-    "Write a well-structured Markdown research report: a title, a short summary, sections "
-    "with headings, comparisons in tables where they help, and a conclusion. Support every "
-    "factual sentence with citations like [3] or [2][5], using only the numbered sources "
-    "given; never invent a source, an id or a URL, never write links, and do not add a "
-    "list of sources (it is appended for you). Say plainly what the research could not "
-    "establish. {write_in} A sentence translated from a source keeps its numbers, "
-    "comparisons and negations exactly as the source states them."
+OUTLINE = (
+    "You plan a research report from the research notes and the numbered sources. Give it a "
+    "title and {min_sections} to {max_sections} sections in reading order. Each section "
+    "answers one question of its own (no two overlap) and lists in source_ids the ids of the "
+    "sources its answer draws on; every useful source belongs to a section. Plan no summary, "
+    "introduction or conclusion: they are written separately. {write_in} {untrusted}"
 )
-SYNTHESIZE = "{writer_rules} {untrusted}"
-REFINE = (
-    "Revise the current report: keep what is right (and its citations), fill the gaps "
-    "with the new research, fix what the review found, and return the whole revised "
-    "report. {writer_rules} {untrusted}"
+CITING = (
+    "Support every factual sentence with citations like [3] or [2][5], using only the "
+    "numbered sources given; never invent a source, an id or a URL, never write links, and "
+    "add no list of sources. Say plainly what the evidence does not establish. A sentence "
+    "translated from a source keeps its numbers, comparisons and negations exactly as the "
+    "source states them."
+)
+SECTION = (
+    "You write one section of a research report, in Markdown. Start with the heading "
+    "'## {title}'. Answer the section's question from its research notes and sources only, "
+    "in about {words} words (fewer when the evidence is thin; never pad), with ### "
+    "subheadings or a table where they help. Do not write the report's title, summary or "
+    "conclusion, and leave to the other sections what they cover. {citing} {write_in} "
+    "{untrusted}"
+)
+SECTION_REVISE = (
+    "You revise one section of a research report with new research. Keep what is right and "
+    "its citations, add what the new notes and sources establish, correct what they "
+    "contradict, and return the whole section, starting with its heading '## {title}', in "
+    "about {words} words. {citing} {write_in} {untrusted}"
+)
+SUMMARY = (
+    "You write the summary that opens a research report: a level-2 heading (the word for "
+    "Summary) and one or two short paragraphs that give the main answer to the question. "
+    "Restate only what the report's sections say, and keep the citations [n] of every "
+    "statement you restate exactly as they are; add nothing new. {write_in} {untrusted}"
+)
+CONCLUSION = (
+    "You write the conclusion of a research report: a level-2 heading (the word for "
+    "Conclusion) and one short paragraph on what the sections establish and what remains "
+    "open. Keep the citations [n] of every statement you restate exactly as they are; add "
+    "nothing new. {write_in} {untrusted}"
 )
 QUALITY = (
     "You review research reports strictly. Score 0-100 overall and on each dimension: "
@@ -131,11 +163,6 @@ def _hits(hits: Iterable[SearchHit]) -> list[str]:
     return [
         f"[{n}] {_title(hit.title)} — {hit.url}\n{hit.content}" for n, hit in enumerate(hits, 1)
     ]
-
-
-def _sources(sources: Iterable[SourceEvidence], excerpt_chars: int = 600) -> list[str]:
-    """Numbered sources with excerpts, in the order given (most relevant first)."""
-    return [f"[{s.id}] {_title(s.title)} — {s.url}\n{s.excerpt[:excerpt_chars]}" for s in sources]
 
 
 def _notes(results: Iterable[WorkerResult]) -> list[str]:
@@ -219,62 +246,105 @@ def findings(
     return assemble(limit, system, [head, Material(_hits(hits))])
 
 
-# ---------------------------------------------------------------- writing
+# ---------------------------------------------------------------- sectioned writing
 
 
-def writer_rules(language: str) -> str:
-    """What every report must be, in the run's language."""
-    return WRITER_RULES.format(
-        write_in=write_in(language, "Write the whole report, headings included,")
-    )
+def _evidence(source: SourceEvidence) -> str:
+    """A source as a writer sees it: its number, title and address, then its evidence text."""
+    return f"[{source.id}] {_title(source.title)} — {source.url}\n{source.excerpt}"
 
 
-def synthesize(
+def _findings_citing(results: Iterable[WorkerResult], ids: set[int]) -> list[str]:
+    """The findings that cite any of `ids`, as cited bullet points (only those ids kept)."""
+    return [
+        f"- {f.claim} {markers([i for i in f.source_ids if i in ids])}"
+        for r in results
+        for f in r.findings
+        if ids & set(f.source_ids)
+    ]
+
+
+def outline(
     question: str,
     results: list[WorkerResult],
     sources: list[SourceEvidence],
+    sections: tuple[int, int],
     limit: int,
     *,
     language: str,
 ) -> list[BaseMessage]:
-    """The first report, from every worker's notes and the numbered sources, within `limit`."""
-    system = SYNTHESIZE.format(writer_rules=writer_rules(language), untrusted=UNTRUSTED)
+    """The report's outline (a `ReportOutline`): sections, their questions and their sources."""
+    system = OUTLINE.format(
+        min_sections=sections[0],
+        max_sections=sections[1],
+        write_in=write_in(language, "Write the title, headings and questions"),
+        untrusted=UNTRUSTED,
+    )
+    listed = [f"[{s.id}] {_title(s.title)} — {s.url}" for s in sources]
     return assemble(
         limit,
         system,
         [
             f"Question: {question}\n\nResearch notes:\n",
-            Material(_notes(results), share=0.5, even=True),  # every subtask gets its share
+            Material(_notes(results), share=0.6, even=True),
             "\n\nSources:\n",
-            Material(_sources(_most_cited_first(sources, results))),
+            Material(listed),
         ],
     )
 
 
-def refine(
+def section(
     question: str,
-    report: str,
-    gaps: list[str],
+    title: str,
+    part: OutlineSection,
+    others: list[str],
     results: list[WorkerResult],
     sources: list[SourceEvidence],
+    words: int,
     limit: int,
     *,
     language: str,
+    current: str = "",
 ) -> list[BaseMessage]:
-    """A revision: the current report, the gaps it had, and only the new research."""
-    system = REFINE.format(writer_rules=writer_rules(language), untrusted=UNTRUSTED)
-    gap_list = "\n".join(f"- {gap}" for gap in gaps)
+    """One section from its own notes and sources (best first, as many as fit); with `current`,
+    a revision of that text with new ones."""
+    template = SECTION_REVISE if current else SECTION
+    system = template.format(
+        title=part.title,
+        words=words,
+        citing=CITING,
+        write_in=write_in(language, "Write the section, its headings included,"),
+        untrusted=UNTRUSTED,
+    )
+    ids = {s.id for s in sources}
+    other = "\n".join(f"- {name}" for name in others) or "(none)"
+    head = (
+        f"Question: {question}\nReport: {title}\nSection: {part.title}\n"
+        f"Section question: {part.question}\nOther sections:\n{other}\n\n"
+    )
+    parts: list[str | Material] = [head]
+    if current:
+        parts += ["Current section:\n", Material([current], share=0.4), "\n\nNew research notes:\n"]
+    else:
+        parts.append("Research notes:\n")
+    parts += [
+        Material(_findings_citing(results, ids), share=0.3),
+        "\n\nSources:\n",
+        Material([_evidence(s) for s in _most_cited_first(sources, results)]),
+    ]
+    return assemble(limit, system, parts)
+
+
+def framing(
+    question: str, title: str, body: str, kind: str, limit: int, *, language: str
+) -> list[BaseMessage]:
+    """The summary (`kind` "summary") or the conclusion of a report, from its sections."""
+    template = SUMMARY if kind == "summary" else CONCLUSION
+    system = template.format(
+        write_in=write_in(language, f"Write the {kind}, its heading included,"), untrusted=UNTRUSTED
+    )
     return assemble(
-        limit,
-        system,
-        [
-            f"Question: {question}\n\nCurrent report:\n",
-            Material([report], share=0.5),
-            f"\n\nGaps found in review:\n{gap_list}\n\nNew research notes:\n",
-            Material(_notes(results), share=0.5, even=True),
-            "\n\nNew sources:\n",
-            Material(_sources(_most_cited_first(sources, results))),
-        ],
+        limit, system, [f"Question: {question}\nReport: {title}\n\nSections:\n", Material([body])]
     )
 
 
