@@ -89,6 +89,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--max-tokens", "max_total_tokens", metavar="N"),
     Flag("--max-searches", "max_search_calls", metavar="N"),
     Flag("--fetch-pages", "fetch_pages", metavar="N"),
+    Flag("--report-length", "report_length", metavar="brief|standard|long|WORDS"),
+    Flag("--include-domains", "include_domains", metavar="DOMAIN,..."),
+    Flag("--exclude-domains", "exclude_domains", metavar="DOMAIN,..."),
+    Flag("--time-range", "time_range", metavar="day|week|month|year"),
     Flag("--local-model", "local_model", switch=True),
     Flag("--structured-output", "structured_output"),
 )

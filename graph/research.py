@@ -14,6 +14,7 @@ from deep_research.graph.routes import (
     route_after_approval,
     route_after_plan,
     route_after_quality,
+    route_after_research,
     route_after_synthesis,
 )
 from deep_research.graph.sync_bridge import node
@@ -76,7 +77,7 @@ def build_graph(
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges("decompose", route_after_plan, ["approve_plan", "research"])
     builder.add_conditional_edges("approve_plan", route_after_approval, ["research", "finalize"])
-    builder.add_edge("research", "synthesize")
+    builder.add_conditional_edges("research", route_after_research, ["research", "synthesize"])
     builder.add_conditional_edges("synthesize", route_after_synthesis)
     builder.add_conditional_edges("quality_check", route_after_quality)
     builder.add_conditional_edges(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from langchain_core.messages import BaseMessage
 
@@ -212,6 +212,15 @@ def plan(question: str, max_subtasks: int, *, language: str) -> list[BaseMessage
 # ---------------------------------------------------------------- worker
 
 
+def _relayed(earlier: Sequence[str]) -> list[str | Material]:
+    """In a depth-first relay, what the workers before this one found (build on it, do not
+    repeat it); nothing otherwise."""
+    if not earlier:
+        return []
+    head = "Found by the researchers before you (build on it; do not repeat it):\n"
+    return [head, Material([f"- {claim}" for claim in earlier], share=0.25), "\n\n"]
+
+
 def gap_check(
     question: str,
     subtask: SubTask,
@@ -220,30 +229,39 @@ def gap_check(
     limit: int,
     *,
     language: str,
+    earlier: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """A worker's decide step: what is still missing for its subtask, and what to search next."""
+    """A worker's decide step: what is still missing for its subtask, and what to search next
+    (in a relay, knowing what the workers before it found)."""
     system = GAP_CHECK.format(
         budget_left=budget_left, write_in=write_in(language, "Write the gaps"), untrusted=UNTRUSTED
     )
     ran = sorted({hit.query for hit in hits if hit.query})
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
-        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n\nEvidence:\n"
+        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n\n"
     )
-    return assemble(limit, system, [head, Material(_hits(hits))])
+    return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
 
 def findings(
-    question: str, subtask: SubTask, hits: list[SearchHit], limit: int, *, language: str
+    question: str,
+    subtask: SubTask,
+    hits: list[SearchHit],
+    limit: int,
+    *,
+    language: str,
+    earlier: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """A worker's report: findings that cite the numbered evidence they rest on."""
+    """A worker's report: findings that cite the numbered evidence they rest on (in a relay,
+    building on what the workers before it found)."""
     system = FINDINGS.format(write_in=write_in(language, "Write the findings"), untrusted=UNTRUSTED)
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
         + (f"Perspective: {subtask.perspective}\n" if subtask.perspective else "")
-        + "\nEvidence:\n"
+        + "\n"
     )
-    return assemble(limit, system, [head, Material(_hits(hits))])
+    return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
 
 # ---------------------------------------------------------------- sectioned writing
