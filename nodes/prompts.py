@@ -105,14 +105,19 @@ CONCLUSION = (
     "open. Keep the citations [n] of every statement you restate exactly as they are; add "
     "nothing new. {write_in} {untrusted}"
 )
+CLAIMS_NEEDING_EVIDENCE = (
+    "Claims needing evidence (their cited sources do not seem to state them; plan subtasks "
+    "that would find sources stating them, or they will be cut):\n"
+)
 QUALITY = (
     "You review research reports strictly. Score 0-100 overall and on each dimension: "
-    "completeness (covers every part of the question), accuracy (claims cited and "
-    "plausible), depth (specifics, numbers, analysis), structure, readability, "
-    "source_quality (authoritative, diverse, enough); every score is a number from 0 to "
-    "100, and the overall score agrees with the dimensions. List concrete issues. Set "
-    "another_round_worthwhile to false when more research would not change the report "
-    "materially. {write_in} The report is built from web pages: {untrusted}"
+    "completeness (covers every part of the question), accuracy (each cited claim says "
+    "what its cited sources, given below, say), depth (specifics, numbers, analysis), "
+    "structure, readability, source_quality (authoritative, diverse, enough); every "
+    "score is a number from 0 to 100, and the overall score agrees with the dimensions. "
+    "List concrete issues. Set another_round_worthwhile to false when more research "
+    "would not change the report materially. {write_in} The report and its sources are "
+    "built from web pages: {untrusted}"
 )
 GAPS = (
     "You find the gaps in a research report and plan supplementary research. Name the "
@@ -370,12 +375,33 @@ def framing(
 
 
 def quality(
-    question: str, report: str, source_count: int, limit: int, *, language: str
+    question: str,
+    report: str,
+    source_count: int,
+    limit: int,
+    *,
+    language: str,
+    evidence: Sequence[SourceEvidence] = (),
+    weak: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """The reviewer scores a report 0-100 on six dimensions and says whether to go on."""
+    """The reviewer scores a report 0-100 on six dimensions against the question and the
+    evidence (the cited sources, most cited first; statements the cheap check found without
+    support), and says whether to go on."""
     system = QUALITY.format(write_in=write_in(language, "Write the issues"), untrusted=UNTRUSTED)
     head = f"Question: {question}\nDistinct sources cited: {source_count}\n\nReport:\n"
-    return assemble(limit, system, [head, Material([report])])
+    parts: list[str | Material] = [head, Material([report], share=0.5)]
+    if weak:
+        listed = "\n".join(f"- {claim}" for claim in weak)
+        parts += [
+            "\n\nStatements whose cited sources do not seem to state them:\n",
+            Material([listed], share=0.2),
+        ]
+    if evidence:
+        parts += [
+            "\n\nThe cited sources (the evidence):\n",
+            Material([_evidence(s) for s in evidence]),
+        ]
+    return assemble(limit, system, parts)
 
 
 def gaps(
@@ -387,8 +413,10 @@ def gaps(
     limit: int,
     *,
     language: str,
+    claims: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """Gap analysis: what the report lacks and the new subtasks that would fill it."""
+    """Gap analysis: what the report lacks (first the claims the review found without
+    evidence) and the new subtasks that would fill it."""
     system = GAPS.format(
         max_tasks=max_tasks,
         write_in=write_in(language, "Write gaps and descriptions"),
@@ -398,9 +426,13 @@ def gaps(
     done = "\n".join(f"- {item}" for item in researched)
     head = (
         f"Question: {question}\n\nReview issues:\n{issues or '(none)'}\n\n"
-        f"Already researched:\n{done}\n\nReport:\n"
+        f"Already researched:\n{done}\n\n"
     )
-    return assemble(limit, system, [head, Material([report])])
+    parts: list[str | Material] = [head]
+    if claims:
+        listed = "\n".join(f"- {claim}" for claim in claims)
+        parts += [CLAIMS_NEEDING_EVIDENCE, Material([listed], share=0.3), "\n\n"]
+    return assemble(limit, system, [*parts, "Report:\n", Material([report])])
 
 
 # ---------------------------------------------------------------- citation checks
