@@ -108,6 +108,7 @@ class SearchHit(BaseModel):
     content: str = ""
     score: float = 0.0
     query: str = ""
+    published: str = ""  # the page's date as the provider gave it, when it gives one
 
 
 class Source(BaseModel):

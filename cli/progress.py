@@ -50,7 +50,11 @@ def describe(event: ProgressEvent) -> str | None:
                 f"{counted(event.sources, 'source')}, {_budget(event)}{error}"
             )
         case ReportWritten():
-            parts = f", {event.written} of {counted(event.sections, 'section')}" if event.sections else ""
+            parts = (
+                f", {event.written} of {counted(event.sections, 'section')}"
+                if event.sections
+                else ""
+            )
             return f"round {event.round}: report written ({event.chars} characters{parts})"
         case QualityScored():
             return f"round {event.round}: quality {score_text(event.score)}"

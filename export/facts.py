@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import ROLES, Settings
 
 
@@ -22,6 +23,7 @@ class RunFacts:
     quality: float | None
     citation_precision: float | None
     thread_id: str = ""
+    sources: str = ""  # the source filters the run kept to ("" when none)
 
     def rows(self) -> list[tuple[str, str]]:
         """(label, value) pairs for a header or a table, in the order a reader wants them."""
@@ -34,7 +36,11 @@ class RunFacts:
             ("cost", "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"),
             ("quality", "unknown" if self.quality is None else f"{self.quality:g}/100"),
             ("citations supported", "-" if precision is None else f"{precision:.0%}"),
-        ] + ([("thread", self.thread_id)] if self.thread_id else [])
+        ] + [
+            (label, value)
+            for label, value in (("sources", self.sources), ("thread", self.thread_id))
+            if value
+        ]
 
 
 def model_names(settings: Settings | None) -> str:
@@ -65,4 +71,5 @@ def facts_of(
         quality=None if quality is None else quality.score,
         citation_precision=values.get("citation_precision"),
         thread_id=thread_id,
+        sources=SourceFilter.of(settings).describe() if settings else "",
     )

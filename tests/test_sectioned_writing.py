@@ -334,3 +334,12 @@ def test_a_run_killed_while_writing_does_not_pay_again_for_written_sections(
     assert not any("ReportOutline" in t for t in resent)
     assert any("Section: Part 3" in t for t in resent)
     assert "## Part 3" in result["report"]
+
+
+def test_sections_survive_the_checkpoint_serializer():
+    """A resumed gap round finds the sections it revises (not blocked as an unknown type)."""
+    from deep_research.tools.checkpoints import serializer
+
+    section = ReportSection(title="Speed", question="?", source_ids=[1], text="## Speed\n\nx [1].")
+    serde = serializer()
+    assert serde.loads_typed(serde.dumps_typed([section])) == [section]

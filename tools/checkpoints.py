@@ -44,6 +44,9 @@ STATE_TYPES = (
     state.StatementRewrite,
     state.StatementRewrites,
     state.RoleUsage,
+    state.OutlineSection,
+    state.ReportOutline,
+    state.ReportSection,
 )
 
 
