@@ -144,7 +144,7 @@ class DepthBrain(Brain):
                 {
                     "description": f"What is measured about {name}?",
                     "search_queries": [f"{name} measurements", f"{name} properties"],
-                    "complexity": "simple",
+                    "complexity": "medium",  # a second cycle: room for a second hop
                 }
                 for name in TOPICS[: self.topic_count]
             ],
