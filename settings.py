@@ -350,6 +350,7 @@ LOCAL_PROFILE: dict[str, object] = {
     "reviewer_max_tokens": 400,
     "structured_retries": 1,
     "max_results": 4,
+    "report_length": "brief",  # a few sections: each is a call of minutes on a CPU
 }
 
 

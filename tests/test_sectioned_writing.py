@@ -343,3 +343,9 @@ def test_sections_survive_the_checkpoint_serializer():
     section = ReportSection(title="Speed", question="?", source_ids=[1], text="## Speed\n\nx [1].")
     serde = serializer()
     assert serde.loads_typed(serde.dumps_typed([section])) == [section]
+
+
+def test_a_local_model_writes_a_brief_report_unless_told_otherwise():
+    """Each section is a call of minutes on a CPU: the local profile asks for few of them."""
+    assert Settings(local_model=True).report_length == "brief"
+    assert Settings(local_model=True, report_length="long").report_length == "long"

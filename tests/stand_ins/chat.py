@@ -177,7 +177,8 @@ class Brain:
     def on_ReportOutline(self, call: ChatCall) -> dict:
         """Sections as many as the prompt allows (one per two sources), each a run of sources."""
         ids = call.evidence_ids()
-        most = int(re.search(r"to (\d+) sections", call.system).group(1))
+        instructions = call.system or call.user  # no system role: they open the user message
+        most = int(re.search(r"to (\d+) sections", instructions).group(1))
         count = max(1, min(most, (len(ids) + 1) // 2))
         word = "部分" if self._cjk(call) else "Part"
         size = -(-len(ids) // count)
@@ -196,10 +197,11 @@ class Brain:
     def _framing(self, call: ChatCall) -> str | None:
         """The summary (restating the first cited sentence) or the conclusion (citing nothing)."""
         cjk = self._cjk(call)
-        if "summary that opens" in call.system:
+        instructions = call.system or call.user.split("\n\n", 1)[0]
+        if "summary that opens" in instructions:
             cited = re.findall(r"^[^#\n][^\n]*\[\d+\][^\n]*$", call.user, re.MULTILINE)
             return f"## {'摘要' if cjk else 'Summary'}\n\n{cited[0] if cited else ''}"
-        if "the conclusion of a research report" in call.system:
+        if "the conclusion of a research report" in instructions:
             closing = (
                 "以上各部分回答了这个问题。" if cjk else "The sections above answer the question."
             )
