@@ -55,7 +55,12 @@ def describe(event: ProgressEvent) -> str | None:
                 if event.sections
                 else ""
             )
-            return f"round {event.round}: report written ({event.chars} characters{parts})"
+            fallback = (
+                "; no usable outline: one section per subtask" if event.outline_fallback else ""
+            )
+            return (
+                f"round {event.round}: report written ({event.chars} characters{parts}){fallback}"
+            )
         case QualityScored():
             return f"round {event.round}: quality {score_text(event.score)}"
         case GapsAnalyzed():

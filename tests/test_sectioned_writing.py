@@ -349,3 +349,15 @@ def test_a_local_model_writes_a_brief_report_unless_told_otherwise():
     """Each section is a call of minutes on a CPU: the local profile asks for few of them."""
     assert Settings(local_model=True).report_length == "brief"
     assert Settings(local_model=True, report_length="long").report_length == "long"
+
+
+def test_the_progress_line_says_how_the_report_was_written():
+    from deep_research.cli.progress import describe
+    from deep_research.tools.events import ReportWritten
+
+    line = describe(ReportWritten(round=2, chars=900, sections=4, written=1))
+    assert line == "round 2: report written (900 characters, 1 of 4 sections)"
+    fallback = describe(
+        ReportWritten(round=1, chars=9, sections=2, written=2, outline_fallback="x")
+    )
+    assert fallback.endswith("; no usable outline: one section per subtask")
