@@ -184,6 +184,7 @@ async def _framed(desk: Desk, title: str, sections: list[ReportSection]) -> tupl
     cap = desk.client.settings.writer_max_tokens
 
     async def one(kind: str, words: int, sources: list[Source] | None) -> tuple[str, Usage]:
+        """The summary or the conclusion ("" when unusable), within its own reply cap."""
         messages = prompts.framing(
             desk.question, title, body, kind, desk.limit, language=desk.language
         )
