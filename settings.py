@@ -11,7 +11,7 @@ import os
 import warnings
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 LanguageCode = Literal[
     "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
@@ -33,6 +33,9 @@ PROVIDER_VARIABLES = {
     "searxng": "SEARXNG_URL",
 }
 """The variable that makes a web provider usable, in the order a default is chosen."""
+ReportLength = Literal["brief", "standard", "long"]
+TimeRange = Literal["day", "week", "month", "year"]
+MIN_REPORT_WORDS, MAX_REPORT_WORDS = 300, 20_000
 RENAMED_SETTINGS: dict[str, str] = {"request_timeout": "search_timeout"}
 """Old setting names that still work (with a warning naming the new one), and their new names."""
 
@@ -54,6 +57,16 @@ WorkerTools = Literal["auto", "native", "prompt", "off"]
 def _default_worker_tools() -> str:
     """How workers act unless the caller says: `DEEP_RESEARCH_WORKER_TOOLS`, else `auto`."""
     return os.environ.get("DEEP_RESEARCH_WORKER_TOOLS", "").strip() or "auto"
+
+
+def domain_name(text: str) -> str:
+    """A domain as given by a person (`https://www.Example.org/x`, `.example.org`) as a bare
+    lower-case host name (`example.org`); refuses what cannot be one."""
+    host = text.strip().lower().split("://")[-1].split("/")[0].split(":")[0].strip(".")
+    host = host.removeprefix("www.")
+    if not host or not all(part and part.replace("-", "").isalnum() for part in host.split(".")):
+        raise ValueError(f"{text.strip()!r} is not a domain name (write e.g. example.org)")
+    return host
 
 
 def detected_web_provider() -> str:
@@ -152,6 +165,21 @@ class Settings(BaseModel):
     )
     verify_citations: bool = Field(
         True, description="Check every cited statement against its source before finishing."
+    )
+    report_length: ReportLength | int = Field(
+        "standard",
+        description="How long the report is: brief, standard or long, or a target in words "
+        "(300-20000); the evidence can make it shorter, never padded.",
+    )
+    include_domains: list[str] = Field(
+        default_factory=list,
+        description="Only sources on these domains (and their subdomains) are used.",
+    )
+    exclude_domains: list[str] = Field(
+        default_factory=list, description="Sources on these domains (and subdomains) are dropped."
+    )
+    time_range: TimeRange | None = Field(
+        None, description="Only sources from the last day, week, month or year (where known)."
     )
     approve_plan: bool = Field(
         False, description="Pause after planning until a person approves or edits the plan."
@@ -285,6 +313,27 @@ class Settings(BaseModel):
             raise ValueError(f"max_cost_usd needs prices for every model used: {unpriced}")
         return self
 
+    @field_validator("report_length")
+    @classmethod
+    def _words_in_range(cls, value: ReportLength | int) -> ReportLength | int:
+        """A target in words is one a report can meet: 300 to 20,000."""
+        if isinstance(value, int) and not MIN_REPORT_WORDS <= value <= MAX_REPORT_WORDS:
+            raise ValueError(
+                f"report_length {value} words is out of range: give brief, standard, long or "
+                f"{MIN_REPORT_WORDS}-{MAX_REPORT_WORDS} words"
+            )
+        return value
+
+    @field_validator("include_domains", "exclude_domains", mode="before")
+    @classmethod
+    def _domain_names(cls, value: object) -> object:
+        """Domains as bare lower-case host names; a comma-separated string is a list."""
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list):
+            return value
+        return [domain_name(str(item)) for item in value if str(item).strip()]
+
     @model_validator(mode="after")
     def _corpus_for_local_search(self) -> Settings:
         """Local and hybrid search read a folder: it must be named."""
@@ -319,6 +368,7 @@ LOCAL_PROFILE: dict[str, object] = {
     "reviewer_max_tokens": 400,
     "structured_retries": 1,
     "max_results": 4,
+    "report_length": "brief",  # a few sections: each is a call of minutes on a CPU
 }
 
 

@@ -116,6 +116,7 @@ class SearchHit(BaseModel):
     content: str = ""
     score: float = 0.0
     query: str = ""
+    published: str = ""  # the page's date as the provider gave it, when it gives one
 
 
 class Source(BaseModel):
@@ -314,6 +315,33 @@ class RoleUsage(BaseModel):
         )
 
 
+# ---------------------------------------------------------------- sectioned writing
+
+
+class OutlineSection(BaseModel):
+    """One section of a report's outline: its heading, the question it answers, its evidence."""
+
+    title: str = Field(min_length=1, description="The section's heading.")
+    question: str = Field(min_length=1, description="The question this section answers.")
+    source_ids: list[int] = Field(
+        description="Ids of the numbered sources this section draws on (its own evidence)."
+    )
+
+
+class ReportOutline(BaseModel):
+    """The writer's plan of a report: a title and its sections, in reading order."""
+
+    title: str = Field(min_length=1, description="The report's title.")
+    sections: list[OutlineSection] = Field(min_length=1)
+
+
+class ReportSection(OutlineSection):
+    """A section as written: its outline entry, its Markdown text, and the round that wrote it."""
+
+    text: str = ""
+    round: int = 1
+
+
 # ---------------------------------------------------------------- citation checks
 
 Verdict = Literal["supported", "partial", "unsupported"]
@@ -449,6 +477,9 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
     gap_analysis: GapAnalysis
     best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)
     usage: Annotated[Usage, add_usage]
+    report_title: str  # the outline's title
+    sections: list[ReportSection]  # the report's sections as last written (summary apart)
+    claims_needing_evidence: list[str]  # statements the last review found without support
 
 
 # ---------------------------------------------------------------- worker subgraph
@@ -464,6 +495,7 @@ class WorkerInput(TypedDict):
     settings: Settings
     run_id: str
     spent: Usage  # the run's usage when the worker was sent, for the run budgets
+    earlier_findings: NotRequired[list[str]]  # depth-first relay: what the workers before found
 
 
 class WorkerOutput(TypedDict):

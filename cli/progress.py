@@ -63,7 +63,17 @@ def describe(event: ProgressEvent) -> str | None:
                 f"{counted(event.sources, 'source')}, {_budget(event)}{error}"
             )
         case ReportWritten():
-            return f"round {event.round}: report written ({event.chars} characters)"
+            parts = (
+                f", {event.written} of {counted(event.sections, 'section')}"
+                if event.sections
+                else ""
+            )
+            fallback = (
+                "; no usable outline: one section per subtask" if event.outline_fallback else ""
+            )
+            return (
+                f"round {event.round}: report written ({event.chars} characters{parts}){fallback}"
+            )
         case QualityScored():
             return f"round {event.round}: quality {score_text(event.score)}"
         case GapsAnalyzed() if event.error:

@@ -91,6 +91,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--fetch-pages", "fetch_pages", metavar="N"),
     Flag("--worker-tools", "worker_tools"),
     Flag("--max-pages", "max_pages", metavar="N"),
+    Flag("--report-length", "report_length", metavar="brief|standard|long|WORDS"),
+    Flag("--include-domains", "include_domains", metavar="DOMAIN,..."),
+    Flag("--exclude-domains", "exclude_domains", metavar="DOMAIN,..."),
+    Flag("--time-range", "time_range", metavar="day|week|month|year"),
     Flag("--local-model", "local_model", switch=True),
     Flag("--structured-output", "structured_output"),
 )

@@ -8,6 +8,7 @@ from typing import Any
 
 from deep_research.domain.labels import ENGLISH, Labels
 from deep_research.domain.language import run_language
+from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import ROLES, Settings
 
 
@@ -25,6 +26,7 @@ class RunFacts:
     citation_precision: float | None
     thread_id: str = ""
     language: str = ""  # the run's language ("": not known, the report's own is detected)
+    sources: str = ""  # the source filters the run kept to ("" when none)
 
     def rows(self, words: Labels = ENGLISH) -> list[tuple[str, str]]:
         """(label, value) pairs for a header or a table, in the order a reader wants them."""
@@ -40,7 +42,11 @@ class RunFacts:
             (words.cost, unknown if self.cost_usd is None else f"${self.cost_usd:.4f}"),
             (words.quality, unknown if self.quality is None else f"{self.quality:g}/100"),
             (words.citations_supported, "-" if precision is None else f"{precision:.0%}"),
-        ] + ([(words.thread, self.thread_id)] if self.thread_id else [])
+        ] + [
+            (label, value)
+            for label, value in ((words.source, self.sources), (words.thread, self.thread_id))
+            if value
+        ]
 
 
 def model_names(settings: Settings | None) -> str:
@@ -73,4 +79,5 @@ def facts_of(
         citation_precision=values.get("citation_precision"),
         thread_id=thread_id,
         language=run_language(question, settings.language) if settings else "",
+        sources=SourceFilter.of(settings).describe() if settings else "",
     )

@@ -14,6 +14,7 @@ from deep_research.graph.routes import (
     route_after_approval,
     route_after_plan,
     route_after_quality,
+    route_after_research,
     route_after_synthesis,
 )
 from deep_research.graph.served import for_the_server
@@ -88,7 +89,9 @@ def build_graph(
     builder.add_conditional_edges(
         "approve_plan", route(route_after_approval), ["research", "finalize"]
     )
-    builder.add_edge("research", "synthesize")
+    builder.add_conditional_edges(
+        "research", route(route_after_research), ["research", "synthesize"]
+    )
     builder.add_conditional_edges("synthesize", route(route_after_synthesis))
     builder.add_conditional_edges("quality_check", route(route_after_quality))
     builder.add_conditional_edges(

@@ -12,7 +12,15 @@ from typing import Literal
 from langgraph.types import Send
 
 from deep_research.domain.budgets import budget_for
-from deep_research.state import ResearchState, SubTask, Usage, WorkerInput, WorkerState
+from deep_research.state import (
+    ResearchState,
+    SubTask,
+    TaskPlan,
+    Usage,
+    WorkerInput,
+    WorkerResult,
+    WorkerState,
+)
 
 
 def route_after_synthesis(state: ResearchState) -> Literal["quality_check", "finalize"]:
@@ -33,8 +41,18 @@ def route_after_quality(
     return finish(state) if state.get("stop_reason") else "analyze_gaps"
 
 
-def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -> list[Send]:
+MAX_RELAYED = 30  # findings a relayed worker is shown from the workers before it
+
+
+def _sends(
+    state: ResearchState,
+    node: str,
+    tasks: list[SubTask],
+    round_: int,
+    earlier: list[str] | None = None,
+) -> list[Send]:
     settings = state["settings"]
+    extra = {"earlier_findings": earlier} if earlier else {}
     return [
         Send(
             node,
@@ -46,15 +64,52 @@ def _sends(state: ResearchState, node: str, tasks: list[SubTask], round_: int) -
                 settings=settings,
                 run_id=state["run_id"],
                 spent=state.get("usage") or Usage(),
+                **extra,
             ),
         )
         for task in tasks
     ]
 
 
+def research_shape(plan: TaskPlan) -> Literal["single", "parallel", "relay"]:
+    """How the first round runs, by the planner's route: a straightforward question one worker,
+    breadth-first workers side by side, depth-first a relay (each worker after the one before,
+    seeing what it found)."""
+    if plan.query_type == "depth_first" and len(plan.subtasks) > 1:
+        return "relay"
+    if plan.query_type == "straightforward" and len(plan.subtasks) == 1:
+        return "single"
+    return "parallel"
+
+
 def dispatch_research(state: ResearchState) -> list[Send]:
-    """Fan out: one worker per planned subtask, all at once (`max_workers` bounds the work)."""
-    return _sends(state, "research", state["plan"].subtasks, 1)
+    """The first round's workers: every subtask at once (`max_workers` bounds the work), or, for
+    a relay, the first subtask only."""
+    plan = state["plan"]
+    first = plan.subtasks[:1] if research_shape(plan) == "relay" else plan.subtasks
+    return _sends(state, "research", first, 1)
+
+
+def earlier_findings(results: list[WorkerResult]) -> list[str]:
+    """What the relay's workers so far found, as claims (a failed worker's error is no finding)."""
+    claims = [f.claim for r in results if r.status != "failed" for f in r.findings]
+    return [" ".join(claim.split())[:400] for claim in claims][-MAX_RELAYED:]
+
+
+def route_after_research(state: ResearchState) -> list[Send] | Literal["synthesize"]:
+    """A relay hands the next subtask, with the findings so far, to its worker; otherwise the
+    first round is done and the report is written."""
+    plan = state["plan"]
+    if research_shape(plan) != "relay":
+        return "synthesize"
+    results = sorted(
+        (r for r in state.get("worker_results", []) if r.round == 1), key=lambda r: r.subtask_id
+    )
+    done = {r.subtask_id for r in results}
+    left = [task for task in plan.subtasks if task.id not in done]
+    if not left:
+        return "synthesize"
+    return _sends(state, "research", left[:1], 1, earlier_findings(results))
 
 
 def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan"]:

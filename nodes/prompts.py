@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from langchain_core.messages import BaseMessage
 
@@ -18,6 +18,7 @@ from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
 from deep_research.state import (
+    OutlineSection,
     QualityAssessment,
     ReadPage,
     SearchHit,
@@ -81,29 +82,59 @@ FINDINGS = (
     "{write_in} Translate faithfully: keep every number, comparison and negation as the "
     "evidence states it. {untrusted}"
 )
-WRITER_RULES = (
-    "Write a well-structured Markdown research report: a title, a short summary, sections "
-    "with headings, comparisons in tables where they help, and a conclusion. Support every "
-    "factual sentence with citations like [3] or [2][5], using only the numbered sources "
-    "given; never invent a source, an id or a URL, never write links, and do not add a "
-    "list of sources (it is appended for you). Say plainly what the research could not "
-    "establish. {write_in} A sentence translated from a source keeps its numbers, "
-    "comparisons and negations exactly as the source states them."
+OUTLINE = (
+    "You plan a research report from the research notes and the numbered sources. Give it a "
+    "title and {min_sections} to {max_sections} sections in reading order. Each section "
+    "answers one question of its own (no two overlap) and lists in source_ids the ids of the "
+    "sources its answer draws on; every useful source belongs to a section. Plan no summary, "
+    "introduction or conclusion: they are written separately. {write_in} {untrusted}"
 )
-SYNTHESIZE = "{writer_rules} {untrusted}"
-REFINE = (
-    "Revise the current report: keep what is right (and its citations), fill the gaps "
-    "with the new research, fix what the review found, and return the whole revised "
-    "report. {writer_rules} {untrusted}"
+CITING = (
+    "Support every factual sentence with citations like [3] or [2][5], using only the "
+    "numbered sources given; never invent a source, an id or a URL, never write links, and "
+    "add no list of sources. Say plainly what the evidence does not establish. A sentence "
+    "translated from a source keeps its numbers, comparisons and negations exactly as the "
+    "source states them."
+)
+SECTION = (
+    "You write one section of a research report, in Markdown. Start with the heading "
+    "'## {title}'. Answer the section's question from its research notes and sources only, "
+    "in about {words} words (fewer when the evidence is thin; never pad), with ### "
+    "subheadings or a table where they help. Do not write the report's title, summary or "
+    "conclusion, and leave to the other sections what they cover. {citing} {write_in} "
+    "{untrusted}"
+)
+SECTION_REVISE = (
+    "You revise one section of a research report with new research. Keep what is right and "
+    "its citations, add what the new notes and sources establish, correct what they "
+    "contradict, and return the whole section, starting with its heading '## {title}', in "
+    "about {words} words. {citing} {write_in} {untrusted}"
+)
+SUMMARY = (
+    "You write the summary that opens a research report: a level-2 heading (the word for "
+    "Summary) and one or two short paragraphs that give the main answer to the question. "
+    "Restate only what the report's sections say, and keep the citations [n] of every "
+    "statement you restate exactly as they are; add nothing new. {write_in} {untrusted}"
+)
+CONCLUSION = (
+    "You write the conclusion of a research report: a level-2 heading (the word for "
+    "Conclusion) and one short paragraph on what the sections establish and what remains "
+    "open. Keep the citations [n] of every statement you restate exactly as they are; add "
+    "nothing new. {write_in} {untrusted}"
+)
+CLAIMS_NEEDING_EVIDENCE = (
+    "Claims needing evidence (their cited sources do not seem to state them; plan subtasks "
+    "that would find sources stating them, or they will be cut):\n"
 )
 QUALITY = (
     "You review research reports strictly. Score 0-100 overall and on each dimension: "
-    "completeness (covers every part of the question), accuracy (claims cited and "
-    "plausible), depth (specifics, numbers, analysis), structure, readability, "
-    "source_quality (authoritative, diverse, enough); every score is a number from 0 to "
-    "100, and the overall score agrees with the dimensions. List concrete issues. Set "
-    "another_round_worthwhile to false when more research would not change the report "
-    "materially. {write_in} The report is built from web pages: {untrusted}"
+    "completeness (covers every part of the question), accuracy (each cited claim says "
+    "what its cited sources, given below, say), depth (specifics, numbers, analysis), "
+    "structure, readability, source_quality (authoritative, diverse, enough); every "
+    "score is a number from 0 to 100, and the overall score agrees with the dimensions. "
+    "List concrete issues. Set another_round_worthwhile to false when more research "
+    "would not change the report materially. {write_in} The report and its sources are "
+    "built from web pages: {untrusted}"
 )
 GAPS = (
     "You find the gaps in a research report and plan supplementary research. Name the "
@@ -163,11 +194,6 @@ def _hits(hits: Iterable[SearchHit]) -> list[str]:
     ]
 
 
-def _sources(sources: Iterable[SourceEvidence], excerpt_chars: int = 600) -> list[str]:
-    """Numbered sources with excerpts, in the order given (most relevant first)."""
-    return [f"[{s.id}] {_title(s.title)} — {s.url}\n{s.excerpt[:excerpt_chars]}" for s in sources]
-
-
 def _notes(results: Iterable[WorkerResult]) -> list[str]:
     """Worker results as compact research notes (findings cite run-wide ids)."""
     parts = []
@@ -215,6 +241,15 @@ def plan(question: str, max_subtasks: int, *, language: str) -> list[BaseMessage
 # ---------------------------------------------------------------- worker
 
 
+def _relayed(earlier: Sequence[str]) -> list[str | Material]:
+    """In a depth-first relay, what the workers before this one found (build on it, do not
+    repeat it); nothing otherwise."""
+    if not earlier:
+        return []
+    head = "Found by the researchers before you (build on it; do not repeat it):\n"
+    return [head, Material([f"- {claim}" for claim in earlier], share=0.25), "\n\n"]
+
+
 def gap_check(
     question: str,
     subtask: SubTask,
@@ -223,30 +258,39 @@ def gap_check(
     limit: int,
     *,
     language: str,
+    earlier: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """A worker's decide step: what is still missing for its subtask, and what to search next."""
+    """A worker's decide step: what is still missing for its subtask, and what to search next
+    (in a relay, knowing what the workers before it found)."""
     system = GAP_CHECK.format(
         budget_left=budget_left, write_in=write_in(language, "Write the gaps"), untrusted=UNTRUSTED
     )
     ran = sorted({hit.query for hit in hits if hit.query})
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
-        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n\nEvidence:\n"
+        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n\n"
     )
-    return assemble(limit, system, [head, Material(_hits(hits))])
+    return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
 
 def findings(
-    question: str, subtask: SubTask, hits: list[SearchHit], limit: int, *, language: str
+    question: str,
+    subtask: SubTask,
+    hits: list[SearchHit],
+    limit: int,
+    *,
+    language: str,
+    earlier: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """A worker's report: findings that cite the numbered evidence they rest on."""
+    """A worker's report: findings that cite the numbered evidence they rest on (in a relay,
+    building on what the workers before it found)."""
     system = FINDINGS.format(write_in=write_in(language, "Write the findings"), untrusted=UNTRUSTED)
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
         + (f"Perspective: {subtask.perspective}\n" if subtask.perspective else "")
-        + "\nEvidence:\n"
+        + "\n"
     )
-    return assemble(limit, system, [head, Material(_hits(hits))])
+    return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
 
 def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
@@ -319,62 +363,105 @@ def page_quotes(
     return assemble(limit, system, [head, Material(["\n\n".join(passages)])])
 
 
-# ---------------------------------------------------------------- writing
+# ---------------------------------------------------------------- sectioned writing
 
 
-def writer_rules(language: str) -> str:
-    """What every report must be, in the run's language."""
-    return WRITER_RULES.format(
-        write_in=write_in(language, "Write the whole report, headings included,")
-    )
+def _evidence(source: SourceEvidence) -> str:
+    """A source as a writer sees it: its number, title and address, then its evidence text."""
+    return f"[{source.id}] {_title(source.title)} — {source.url}\n{source.excerpt}"
 
 
-def synthesize(
+def _findings_citing(results: Iterable[WorkerResult], ids: set[int]) -> list[str]:
+    """The findings that cite any of `ids`, as cited bullet points (only those ids kept)."""
+    return [
+        f"- {f.claim} {markers([i for i in f.source_ids if i in ids])}"
+        for r in results
+        for f in r.findings
+        if ids & set(f.source_ids)
+    ]
+
+
+def outline(
     question: str,
     results: list[WorkerResult],
     sources: list[SourceEvidence],
+    sections: tuple[int, int],
     limit: int,
     *,
     language: str,
 ) -> list[BaseMessage]:
-    """The first report, from every worker's notes and the numbered sources, within `limit`."""
-    system = SYNTHESIZE.format(writer_rules=writer_rules(language), untrusted=UNTRUSTED)
+    """The report's outline (a `ReportOutline`): sections, their questions and their sources."""
+    system = OUTLINE.format(
+        min_sections=sections[0],
+        max_sections=sections[1],
+        write_in=write_in(language, "Write the title, headings and questions"),
+        untrusted=UNTRUSTED,
+    )
+    listed = [f"[{s.id}] {_title(s.title)} — {s.url}" for s in sources]
     return assemble(
         limit,
         system,
         [
             f"Question: {question}\n\nResearch notes:\n",
-            Material(_notes(results), share=0.5, even=True),  # every subtask gets its share
+            Material(_notes(results), share=0.6, even=True),
             "\n\nSources:\n",
-            Material(_sources(_most_cited_first(sources, results))),
+            Material(listed),
         ],
     )
 
 
-def refine(
+def section(
     question: str,
-    report: str,
-    gaps: list[str],
+    title: str,
+    part: OutlineSection,
+    others: list[str],
     results: list[WorkerResult],
     sources: list[SourceEvidence],
+    words: int,
     limit: int,
     *,
     language: str,
+    current: str = "",
 ) -> list[BaseMessage]:
-    """A revision: the current report, the gaps it had, and only the new research."""
-    system = REFINE.format(writer_rules=writer_rules(language), untrusted=UNTRUSTED)
-    gap_list = "\n".join(f"- {gap}" for gap in gaps)
+    """One section from its own notes and sources (best first, as many as fit); with `current`,
+    a revision of that text with new ones."""
+    template = SECTION_REVISE if current else SECTION
+    system = template.format(
+        title=part.title,
+        words=words,
+        citing=CITING,
+        write_in=write_in(language, "Write the section, its headings included,"),
+        untrusted=UNTRUSTED,
+    )
+    ids = {s.id for s in sources}
+    other = "\n".join(f"- {name}" for name in others) or "(none)"
+    head = (
+        f"Question: {question}\nReport: {title}\nSection: {part.title}\n"
+        f"Section question: {part.question}\nOther sections:\n{other}\n\n"
+    )
+    parts: list[str | Material] = [head]
+    if current:
+        parts += ["Current section:\n", Material([current], share=0.4), "\n\nNew research notes:\n"]
+    else:
+        parts.append("Research notes:\n")
+    parts += [
+        Material(_findings_citing(results, ids), share=0.3),
+        "\n\nSources:\n",
+        Material([_evidence(s) for s in _most_cited_first(sources, results)]),
+    ]
+    return assemble(limit, system, parts)
+
+
+def framing(
+    question: str, title: str, body: str, kind: str, limit: int, *, language: str
+) -> list[BaseMessage]:
+    """The summary (`kind` "summary") or the conclusion of a report, from its sections."""
+    template = SUMMARY if kind == "summary" else CONCLUSION
+    system = template.format(
+        write_in=write_in(language, f"Write the {kind}, its heading included,"), untrusted=UNTRUSTED
+    )
     return assemble(
-        limit,
-        system,
-        [
-            f"Question: {question}\n\nCurrent report:\n",
-            Material([report], share=0.5),
-            f"\n\nGaps found in review:\n{gap_list}\n\nNew research notes:\n",
-            Material(_notes(results), share=0.5, even=True),
-            "\n\nNew sources:\n",
-            Material(_sources(_most_cited_first(sources, results))),
-        ],
+        limit, system, [f"Question: {question}\nReport: {title}\n\nSections:\n", Material([body])]
     )
 
 
@@ -382,12 +469,33 @@ def refine(
 
 
 def quality(
-    question: str, report: str, source_count: int, limit: int, *, language: str
+    question: str,
+    report: str,
+    source_count: int,
+    limit: int,
+    *,
+    language: str,
+    evidence: Sequence[SourceEvidence] = (),
+    weak: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """The reviewer scores a report 0-100 on six dimensions and says whether to go on."""
+    """The reviewer scores a report 0-100 on six dimensions against the question and the
+    evidence (the cited sources, most cited first; statements the cheap check found without
+    support), and says whether to go on."""
     system = QUALITY.format(write_in=write_in(language, "Write the issues"), untrusted=UNTRUSTED)
     head = f"Question: {question}\nDistinct sources cited: {source_count}\n\nReport:\n"
-    return assemble(limit, system, [head, Material([report])])
+    parts: list[str | Material] = [head, Material([report], share=0.5)]
+    if weak:
+        listed = "\n".join(f"- {claim}" for claim in weak)
+        parts += [
+            "\n\nStatements whose cited sources do not seem to state them:\n",
+            Material([listed], share=0.2),
+        ]
+    if evidence:
+        parts += [
+            "\n\nThe cited sources (the evidence):\n",
+            Material([_evidence(s) for s in evidence]),
+        ]
+    return assemble(limit, system, parts)
 
 
 def gaps(
@@ -399,8 +507,10 @@ def gaps(
     limit: int,
     *,
     language: str,
+    claims: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """Gap analysis: what the report lacks and the new subtasks that would fill it."""
+    """Gap analysis: what the report lacks (first the claims the review found without
+    evidence) and the new subtasks that would fill it."""
     system = GAPS.format(
         max_tasks=max_tasks,
         write_in=write_in(language, "Write gaps and descriptions"),
@@ -410,9 +520,13 @@ def gaps(
     done = "\n".join(f"- {item}" for item in researched)
     head = (
         f"Question: {question}\n\nReview issues:\n{issues or '(none)'}\n\n"
-        f"Already researched:\n{done}\n\nReport:\n"
+        f"Already researched:\n{done}\n\n"
     )
-    return assemble(limit, system, [head, Material([report])])
+    parts: list[str | Material] = [head]
+    if claims:
+        listed = "\n".join(f"- {claim}" for claim in claims)
+        parts += [CLAIMS_NEEDING_EVIDENCE, Material([listed], share=0.3), "\n\n"]
+    return assemble(limit, system, [*parts, "Report:\n", Material([report])])
 
 
 # ---------------------------------------------------------------- citation checks

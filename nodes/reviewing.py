@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from deep_research.domain.best_report import best_so_far, handed_back
 from deep_research.domain.citations import clean_citations
 from deep_research.domain.language import run_language
 from deep_research.domain.sources import SourceRegistry
+from deep_research.domain.statements import cited_statements
 from deep_research.domain.stop_rules import stop_reason
+from deep_research.domain.weak_support import needing_evidence
 from deep_research.nodes import prompts
 from deep_research.nodes.planning import distinct_subtasks
 from deep_research.state import (
@@ -14,6 +18,7 @@ from deep_research.state import (
     QualityAssessment,
     ResearchState,
     ScoredReport,
+    SourceEvidence,
     SubTask,
     Usage,
 )
@@ -40,14 +45,29 @@ def best_report_kept(
     return {"report": earlier.report, "quality": earlier.quality, "report_round": earlier.round}
 
 
+def most_cited(report: str, sources: list[SourceEvidence]) -> list[SourceEvidence]:
+    """The sources the report cites, most cited first: the evidence its review reads."""
+    counts = Counter(i for statement in cited_statements(report) for i in statement.source_ids)
+    known = [s for s in sources if counts[s.id]]
+    return sorted(known, key=lambda s: (-counts[s.id], s.id))
+
+
 async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
-    """Score the current report against the question (0-100) and record why."""
+    """Score the current report against the question and the evidence it cites (0-100), record
+    why, and hand the statements the cheap citation check found unsupported to gap analysis."""
     registry = SourceRegistry(state["worker_results"])
     cited = clean_citations(state["report"], registry.sources)[1]
     limit = state["settings"].max_context_tokens
     language = run_language(state["question"], state["settings"].language)
+    weak = needing_evidence(state["report"], registry.sources)  # the cheap check, each round
     messages = prompts.quality(
-        state["question"], state["report"], len(cited), limit, language=language
+        state["question"],
+        state["report"],
+        len(cited),
+        limit,
+        language=language,
+        evidence=most_cited(state["report"], registry.sources),
+        weak=weak,
     )
     client = runs.for_step(state).model_client()
     try:
@@ -69,6 +89,7 @@ async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
         "quality_history": [score],
         "usage": usage,
         "stop_reason": reason,
+        "claims_needing_evidence": weak,
     }
     written = state.get("report_round") or state["iteration"]  # a failed revision writes none
     best = best_so_far(state.get("best"), state["report"], written, assessment)
@@ -117,6 +138,7 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
         settings.max_supplementary_tasks,
         settings.max_context_tokens,
         language=run_language(state["question"], settings.language),
+        claims=state.get("claims_needing_evidence", []),
     )
     client = runs.for_step(state).model_client()
     try:

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import re
 
-from langchain_core.messages import BaseMessage, HumanMessage
-
 from deep_research.domain.budgets import cost_usd
 from deep_research.domain.citations import clean_citations, renumber, sources_section
-from deep_research.domain.degenerate import prose_problem
-from deep_research.domain.fences import without_fences
-from deep_research.domain.json_reply import strip_reasoning
 from deep_research.domain.language import is_cjk, run_language, words_for
 from deep_research.domain.markup import markers
 from deep_research.domain.plain_text import one_line
 from deep_research.domain.sources import SourceRegistry
-from deep_research.nodes import prompts
+from deep_research.nodes.sections import Written, desk_for, first_report, revised_report
 from deep_research.state import ResearchState, Source, Usage, WorkerResult
-from deep_research.tools.events import ReplyDegenerate, ReportWritten, RunDone, emit
-from deep_research.tools.model_client import ModelClient
+from deep_research.tools.events import ReportWritten, RunDone, emit
 from deep_research.tools.run_resources import LiveRuns
-from deep_research.tools.streaming import ReplyTooLong
-from deep_research.tools.structured import overlong_cost, settled_methods, write_raw
+from deep_research.tools.structured import settled_methods
 
 
 def _language(state: ResearchState) -> str:
@@ -73,41 +66,6 @@ def failed_report(question: str, problem: str, results: list[WorkerResult], lang
     return f"# {question}\n\n{head}\n\n{notes}"
 
 
-async def written_report(
-    messages: list[BaseMessage], client: ModelClient, sources: list[Source], current: str = ""
-) -> tuple[str, Usage, str]:
-    """The writer's report, asked again once with the failure named when it is degenerate.
-
-    Returns the report, its usage, and "" — or "", the usage, and the problem when the second
-    reply is degenerate too (empty, cut off, echoing the prompt, looping, or citing none of
-    `sources`, the ones it may cite): never such a reply.
-    """
-    usage = Usage()
-    conversation = messages
-    stats = client.stats.of("writer")
-    for attempt in range(2):
-        try:
-            text, cost, finish = await write_raw(conversation, role="writer", client=client)
-        except ReplyTooLong as error:  # unusable like any other reply: asked once more, shorter
-            text, cost, finish = "", overlong_cost(error, "writer", conversation), "too_long"
-            client.record("writer", cost)
-            problem = f"{error}; write it within {error.max_tokens} tokens"
-        usage += cost
-        text = strip_reasoning(text)
-        if finish != "too_long":
-            problem = prose_problem(text, finish, messages, own=current, sources=sources)
-        if problem is None:
-            return without_fences(text), usage, ""
-        stats.degenerate += 1
-        emit(ReplyDegenerate(role="writer", problem=problem, final=attempt == 1))
-        if attempt == 0:
-            stats.reasks += 1
-            last = conversation[-1]
-            note = HumanMessage(f"{last.text}\n\n{prompts.fix_report(problem)}")
-            conversation = [*conversation[:-1], note]
-    return "", usage, problem
-
-
 def limitations(results: list[WorkerResult], language: str) -> str:
     """A section naming the subtopics no worker could research, and why; empty when none."""
     done = {r.description for r in results if r.status != "failed"}
@@ -122,10 +80,25 @@ def limitations(results: list[WorkerResult], language: str) -> str:
     return f"## {words_for(language).not_researched}\n\n" + "\n".join(lines)
 
 
+def _written(written: Written, round_: int) -> None:
+    """Announce a round's report on the progress stream."""
+    emit(
+        ReportWritten(
+            round=round_,
+            chars=len(written.report),
+            problem=written.problem,
+            sections=len(written.sections),
+            written=written.written,
+            outline_fallback=written.outline_fallback,
+        )
+    )
+
+
 async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
-    """Write the first report from every worker's findings, citing run-wide source ids."""
+    """Write the first report, section by section, from every worker's findings, citing
+    run-wide source ids."""
     registry = SourceRegistry(state["worker_results"])
-    results, sources = registry.from_round(1)
+    results, _ = registry.from_round(1)
     if not registry.sources:  # nothing to write from: say why, by what stopped the searches
         spent = runs.for_step(state).budget_spent()
         report = no_evidence_report(state["question"], results, _language(state), spent)
@@ -134,50 +107,53 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
             "iteration": 1,
             "stop_reason": "budget" if spent else "no_evidence",
         }
-    limit = state["settings"].max_context_tokens
-    messages = prompts.synthesize(
-        state["question"], results, sources, limit, language=_language(state)
+    desk = desk_for(state["question"], _language(state), runs.for_step(state), registry)
+    written = await first_report(desk, results)
+    report = written.report or failed_report(
+        state["question"], written.problem, results, _language(state)
     )
-    client = runs.for_step(state).model_client()
-    report, usage, problem = await written_report(messages, client, sources)
-    report = report or failed_report(state["question"], problem, results, _language(state))
-    emit(ReportWritten(round=1, chars=len(report), problem=problem))
+    _written(written, 1)
     return {
         "report": report,
         "report_round": 1,
         "iteration": 1,
-        "usage": usage,
-        "report_problem": problem,
+        "usage": written.usage,
+        "report_problem": written.problem,
+        "report_title": written.title,
+        "sections": written.sections if written.report else [],
     }
 
 
 async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
-    """Revise the report with the gap round's research: only the new findings are sent."""
+    """Revise the report with the gap round's research: only the sections its findings touch
+    are rewritten (new sections for findings that fit none), then the summary and conclusion."""
     round_ = state["iteration"] + 1
     registry = SourceRegistry(state["worker_results"])
-    results, new_sources = registry.from_round(round_)
-    gaps = state["gap_analysis"].gaps
-    limit = state["settings"].max_context_tokens
-    messages = prompts.refine(
-        state["question"],
-        state["report"],
-        gaps,
-        results,
-        new_sources,
-        limit,
-        language=_language(state),
-    )
-    client = runs.for_step(state).model_client()  # a revision may cite every source so far
-    report, usage, problem = await written_report(
-        messages, client, registry.sources, state["report"]
-    )
-    update = {"iteration": round_, "usage": usage}
-    if problem:  # the last good report stands; the failed revision is named, never used
-        problem = f"revision {round_}: {problem}"
-        update["report_problem"] = problem
+    results, _ = registry.from_round(round_)
+    desk = desk_for(state["question"], _language(state), runs.for_step(state), registry)
+    sections = state.get("sections") or []
+    if sections:
+        written = await revised_report(
+            desk, state.get("report_title") or state["question"], sections, results, round_
+        )
+    else:  # the first report was the honest note: write one from everything found so far
+        written = await first_report(desk, registry.results, round_)
+    update: dict = {"iteration": round_}
+    if written is None:  # nothing new to place: the report stands
+        emit(ReportWritten(round=round_, chars=len(state["report"]), sections=len(sections)))
+        return update
+    update["usage"] = written.usage
+    if written.problem:  # the last good report stands; the failed revision is named, never used
+        update["report_problem"] = f"revision {round_}: {written.problem}"
     else:
-        update |= {"report": report, "report_round": round_, "report_problem": ""}
-    emit(ReportWritten(round=round_, chars=len(report or state["report"]), problem=problem))
+        update |= {
+            "report": written.report,
+            "report_round": round_,
+            "report_problem": "",
+            "report_title": written.title,
+            "sections": written.sections,
+        }
+    _written(written, round_)
     return update
 
 

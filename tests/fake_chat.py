@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from deep_research.tools.run_resources import LiveRuns
 
@@ -22,10 +23,15 @@ class Replies(list):
 
         class Recording(GenericFakeChatModel):
             async def astream(self, messages, *args, **kwargs):
+                """The next reply, taken when the call is made: calls in flight at once (the
+                sections of a report) each get their own."""
                 answers.sent.append(messages)
-                self.messages = iter([answers.next_message()])
-                async for chunk in super().astream(messages, *args, **kwargs):
-                    yield chunk
+                yield AIMessageChunk(content=answers.next_message().content)
+
+            def _generate(self, messages, *args, **kwargs):
+                """Asked without streaming only after an empty stream, to learn why: the same
+                empty answer (no reply of the list is spent on it)."""
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(""))])
 
         self.model = Recording(messages=iter([]))
         self.runs = LiveRuns(lambda settings, role: self.model)

@@ -70,20 +70,20 @@ def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_fl
     frozen, hold = threading.Event(), threading.Event()
     answered = []
 
-    def freeze_after_25_answers(number, body):
-        if frozen.is_set() or len(answered) >= 25:
+    def freeze_after_40_answers(number, body):
+        if frozen.is_set() or len(answered) >= 40:
             frozen.set()
             hold.wait(60)  # in flight at the kill: never answered to the killed process
             return Reply(503, {"error": {"message": "gone"}})
         answered.append(number)
         return None
 
-    chat_server.fault = freeze_after_25_answers
+    chat_server.fault = freeze_after_40_answers
     command = batch_command(questions, out, db)
     threads = [thread_id_for(questions, n, q) for n, q in zip(range(2, 7), QUESTIONS, strict=True)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        assert frozen.wait(90), "the batch never got 25 model calls in"
+        assert frozen.wait(90), "the batch never got 40 model calls in"
         wait_until(  # every answered call is saved (a task result) before the kill
             lambda: saved_writes(db, TASK_RESULT, threads) >= len(answered),
             f"the {len(answered)} answered model calls saved",

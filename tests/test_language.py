@@ -9,7 +9,7 @@ from deep_research.domain.language import WORDS, detect_language, run_language, 
 from deep_research.nodes import prompts
 from deep_research.nodes.writing import limitations, no_evidence_report, plain_error
 from deep_research.settings import Settings
-from deep_research.state import WorkerResult
+from deep_research.state import OutlineSection, WorkerResult
 
 
 @pytest.mark.parametrize(
@@ -61,12 +61,18 @@ def test_the_setting_wins_and_is_validated():
         Settings(language="klingon")
 
 
+PART = OutlineSection(title="t", question="q?", source_ids=[])
+
+
 def test_every_prompt_names_the_runs_language():
     name = WORDS["ko"].name
     messages = [
         prompts.plan("q", 3, language="ko"),
-        prompts.synthesize("q", [], [], 8000, language="ko"),
-        prompts.refine("q", "report", [], [], [], 8000, language="ko"),
+        prompts.outline("q", [], [], (2, 3), 8000, language="ko"),
+        prompts.section("q", "t", PART, [], [], [], 300, 8000, language="ko"),
+        prompts.section("q", "t", PART, [], [], [], 300, 8000, language="ko", current="## t"),
+        prompts.framing("q", "t", "## t", "summary", 8000, language="ko"),
+        prompts.framing("q", "t", "## t", "conclusion", 8000, language="ko"),
         prompts.quality("q", "report", 1, 8000, language="ko"),
         prompts.gaps("q", "report", None, [], 2, 8000, language="ko"),
         prompts.rewrite_statements([], "q", 8000, "ko"),

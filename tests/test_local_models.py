@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -174,7 +175,8 @@ def test_every_call_sets_max_tokens_from_its_role(chat_server, search_server):
         assert "max_tokens" in body and "max_completion_tokens" not in body
         name = (body.get("response_format") or {}).get("json_schema", {}).get("name", "prose")
         caps.setdefault(name, set()).add(body["max_tokens"])
-    assert caps["TaskPlan"] == {300} and caps["prose"] == {900}
+    assert caps["TaskPlan"] == {300} and caps["ReportOutline"] == {900}
+    assert max(caps["prose"]) <= 900  # each section's own cap, the writer's setting its ceiling
     assert caps["QualityAssessment"] == {400}
 
 
@@ -360,11 +362,14 @@ def test_a_report_that_echoes_the_prompt_is_reasked_then_replaced_by_an_honest_n
     assert result["report_problem"].startswith("it repeats the prompt's scaffolding")
     assert result["report"].startswith("# Compare zstd and xz\n\n**No report: the writer")
     assert "Research notes:" not in result["report"] and "<data>" not in result["report"]
-    writer_calls = [
-        r for r in chat_server.chat_requests if "Research notes:\\n<data>" in json.dumps(r)
-    ]
-    assert len(writer_calls) == 2  # asked once more with the failure named, then marked
-    assert "cannot be used as the report" in json.dumps(writer_calls[1]["body"]["messages"])
+    by_section: dict[str, list[str]] = {}
+    for request in chat_server.chat_requests:
+        text = json.dumps(request["body"]["messages"])
+        if section := re.search(r"Section: (Part \d+)", text):
+            by_section.setdefault(section.group(1), []).append(text)
+    assert by_section  # each section asked once more with the failure named, then marked
+    assert all(len(calls) == 2 for calls in by_section.values())
+    assert all("cannot be used as the report" in calls[1] for calls in by_section.values())
 
 
 def test_a_looping_report_is_caught():

@@ -81,17 +81,19 @@ def test_a_chinese_question_over_english_sources_keeps_its_true_citations(
         assert sentence + "（未经来源证实）" in body
     assert brain.unknown_pairs == []
 
-    checks = result["citations"]
-    assert len(checks) == len(FAITHFUL) + len(REVERSED)
+    checks = result["citations"]  # the summary restates one sentence: checked again
+    assert len({c.statement for c in checks}) == len(FAITHFUL) + len(REVERSED)
     assert {c.method for c in checks} == {"model"}  # Chinese against English: the model's call
     assert not any(c.verdict == "supported" for c in checks if c.statement in REVERSED.values())
 
     # Sources are numbered 1..N in order of first citation; the output maps them to run ids.
-    numbers = [int(n) for n in re.findall(r"\[(\d+)\]", body)]
+    sections = body.split("\n## ", 2)[2]  # after the title and the summary
+    numbers = [int(n) for n in re.findall(r"\[(\d+)\]", sections)]
     assert numbers == sorted(set(numbers)) == list(range(1, len(FAITHFUL) + 1))
     listed = result["sources"]
     assert [s.number for s in listed] == list(range(1, len(listed) + 1))
-    assert page_of(listed[0].url) == 5  # the IPv4 sentence comes first
+    first = min(FAITHFUL, key=lambda page: sections.index(FAITHFUL[page]))
+    assert page_of(listed[0].url) == first  # the first sentence's page is source 1
     by_id = {c.source_id for c in checks}
     assert {s.id for s in listed} <= by_id
     for source in listed:

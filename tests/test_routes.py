@@ -9,19 +9,23 @@ from deep_research.domain.stop_rules import declined, plateaued, stop_reason
 from deep_research.graph.routes import (
     dispatch_research,
     dispatch_supplementary,
+    research_shape,
     route_after_act,
     route_after_decide,
     route_after_quality,
+    route_after_research,
     route_after_synthesis,
 )
 from deep_research.settings import Settings
 from deep_research.state import (
+    Finding,
     GapAnalysis,
     QualityAssessment,
     ScoredReport,
     SubTask,
     TaskPlan,
     Usage,
+    WorkerResult,
 )
 
 
@@ -235,3 +239,56 @@ def test_worker_and_synthesis_routes():
     assert route_after_act({"pending_queries": ["x"]}) == "observe"
     assert route_after_synthesis({"stop_reason": "no_evidence"}) == "finalize"
     assert route_after_synthesis({}) == "quality_check"
+
+
+# ---------------------------------------------------------------- the router's shapes
+
+
+THREE = [task(id=n, description=f"angle {n}") for n in (1, 2, 3)]
+
+
+@pytest.mark.parametrize(
+    ("query_type", "tasks", "shape", "sent"),
+    [
+        ("straightforward", THREE[:1], "single", [1]),
+        ("breadth_first", THREE, "parallel", [1, 2, 3]),
+        ("depth_first", THREE, "relay", [1]),  # the relay starts with its first leg only
+        ("depth_first", THREE[:1], "parallel", [1]),  # one perspective: nothing to relay
+        ("straightforward", THREE, "parallel", [1, 2, 3]),  # a person's edit keeps its tasks
+    ],
+)
+def test_each_route_runs_its_own_shape(query_type, tasks, shape, sent):
+    plan = TaskPlan(query_type=query_type, subtasks=tasks)
+    assert research_shape(plan) == shape
+    sends = dispatch_research(_orchestrator_state(tasks) | {"plan": plan})
+    assert [s.arg["subtask"].id for s in sends] == sent
+    assert all("earlier_findings" not in s.arg for s in sends)
+
+
+def found(subtask_id, claims, status="ok"):
+    return WorkerResult(
+        subtask_id=subtask_id,
+        status=status,
+        findings=[Finding(claim=c, source_ids=[1]) for c in claims],
+    )
+
+
+@pytest.mark.parametrize(
+    ("query_type", "results", "expected"),
+    [
+        ("breadth_first", [found(1, ["a"])], "synthesize"),
+        ("depth_first", [found(1, ["a1", "a2"])], (2, ["a1", "a2"])),
+        ("depth_first", [found(2, ["b"]), found(1, ["a"])], (3, ["a", "b"])),  # in plan order
+        ("depth_first", [found(1, [], "failed")], (2, None)),  # a failed leg hands on nothing
+        ("depth_first", [found(1, ["a"]), found(2, ["b"]), found(3, ["c"])], "synthesize"),
+    ],
+)
+def test_a_relay_hands_each_leg_the_findings_before_it(query_type, results, expected):
+    plan = TaskPlan(query_type=query_type, subtasks=THREE)
+    route = route_after_research(_orchestrator_state(THREE, plan=plan, worker_results=results))
+    if expected == "synthesize":
+        assert route == "synthesize"
+        return
+    (send,) = route
+    assert send.node == "research" and send.arg["subtask"].id == expected[0]
+    assert send.arg.get("earlier_findings") == expected[1]

@@ -33,10 +33,14 @@ from deep_research.nodes.writing import refine_report, synthesize
 from deep_research.settings import Settings
 from deep_research.state import (
     Budget,
+    Finding,
     GapAnalysis,
     GapCheck,
+    OutlineSection,
     PairVerdicts,
     QualityAssessment,
+    ReportOutline,
+    ReportSection,
     SearchHit,
     SourceEvidence,
     StatementRewrites,
@@ -131,6 +135,9 @@ def valid_replies() -> list[tuple[type[BaseModel], dict, list]]:
         )
     )
     cases.append((GapCheck, {"gaps": [QUESTION], "next_queries": [QUESTION]}, gap_check))
+    outline = prompts.outline(QUESTION, [RESULT], SOURCES, (1, 3), 8000, language="en")
+    section = {"title": "Speed", "question": QUESTION, "source_ids": [1]}  # may quote it
+    cases.append((ReportOutline, {"title": QUESTION, "sections": [section]}, outline))
     dims = dict.fromkeys(
         ["completeness", "accuracy", "depth", "structure", "readability", "source_quality"], 70
     )
@@ -194,6 +201,16 @@ def test_a_copied_instruction_is_still_refused():
     assert "copies the instructions" in field_problem(reply, plan, schema)
 
 
+PART = OutlineSection(title="Speed", question="Which decodes faster?", source_ids=[1, 2])
+
+
+def section_prompt() -> list:
+    """What a section's writer is sent: its own notes and sources."""
+    return prompts.section(
+        QUESTION, "zstd and xz", PART, [], [RESULT], SOURCES, 300, 8000, language="en"
+    )
+
+
 def report_quoting(sources: list[SourceEvidence]) -> str:
     """A valid report that quotes each source at length, citing it."""
     quotes = "\n\n".join(f"> {s.excerpt} [{s.id}]" for s in sources)
@@ -201,12 +218,12 @@ def report_quoting(sources: list[SourceEvidence]) -> str:
 
 
 def test_a_report_quoting_its_sources_is_not_refused():
-    prompt = prompts.synthesize(QUESTION, [RESULT], SOURCES, 8000, language="en")
+    prompt = section_prompt()
     assert prose_problem(report_quoting(SOURCES), "stop", prompt, sources=SOURCES) is None
 
 
 def test_a_report_that_hands_back_the_source_list_is_refused():
-    prompt = prompts.synthesize(QUESTION, [RESULT], SOURCES, 8000, language="en")
+    prompt = section_prompt()
     dump = "\n".join(f"[{s.id}] {s.title} — {s.url}\n{s.excerpt}" for s in SOURCES)
     assert "list of sources" in prose_problem(dump, "stop", prompt, sources=SOURCES)
 
@@ -219,7 +236,7 @@ def test_a_report_that_hands_back_the_source_list_is_refused():
     ],
 )
 def test_a_report_whose_markers_resolve_to_no_given_source_is_refused(report):
-    prompt = prompts.synthesize(QUESTION, [RESULT], SOURCES, 8000, language="en")
+    prompt = section_prompt()
     assert "cites none of the 2 numbered sources" in prose_problem(
         report, "stop", prompt, sources=SOURCES
     )
@@ -260,11 +277,14 @@ def writer_state(**extra) -> dict:
     }
 
 
+OUTLINE = {"title": "zstd and xz", "sections": [PART.model_dump()]}
+
+
 def test_a_report_citing_no_given_source_becomes_the_honest_note(replies):
     fake = "# Changes\n\n<li>v1.5.6</li> [7]\n\n<li>v1.5.5</li> [9]"
-    replies.extend([fake, fake])  # asked again once, then marked
+    replies.extend([OUTLINE, fake, fake])  # the section is asked again once, then marked
     update = asyncio.run(synthesize(writer_state(), runs=replies.runs))
-    assert len(replies.sent) == 2
+    assert len(replies.sent) == 3
     assert "cites none of the 2 numbered sources" in update["report_problem"]
     assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
     assert "zstd has a very fast decoder [1]" in update["report"]  # the findings are kept
@@ -276,23 +296,31 @@ def test_a_report_of_markers_and_made_up_addresses_becomes_the_honest_note(repli
     fake = (
         "[1] https://www.zhihu.com/question/27045839\n[2] https://www.zhihu.com/question/28501286"
     )
-    replies.extend([fake, fake])
+    replies.extend([OUTLINE, fake, fake])
     update = asyncio.run(synthesize(writer_state(), runs=replies.runs))
     assert "no text of its own" in update["report_problem"]
     assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
 
 
 def test_a_revision_may_cite_the_earlier_rounds_sources(replies):
-    second = RESULT.model_copy(update={"round": 2, "subtask_id": 2, "sources": SOURCES[1:]})
+    found = [Finding(claim="xz compresses smaller", source_ids=[2])]
+    update = {"round": 2, "subtask_id": 2, "sources": SOURCES[1:], "findings": found}
+    second = RESULT.model_copy(update=update)
+    old = ReportSection(**PART.model_dump(), text="## Speed\n\nzstd decodes fast [1].")
+    old = old.model_copy(update={"question": QUESTION, "source_ids": [1]})
     state = writer_state(
-        report="# Old\n\nzstd decodes fast [1].",
+        report="# zstd and xz\n\n## Speed\n\nzstd decodes fast [1].",
+        report_title="zstd and xz",
+        sections=[old],
         worker_results=[RESULT, second],
         iteration=1,
         gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]),
     )
-    replies.append("# New\n\nzstd decodes fast [1].")  # cites a source of round 1 only
+    revised = "## Speed\n\nzstd decodes very fast [1]."  # cites a source of round 1 only
+    replies.extend([revised, "## Summary\n\nzstd decodes very fast [1].", "## Conclusion\n\nDone."])
     update = asyncio.run(refine_report(state, runs=replies.runs))
-    assert update["report_problem"] == "" and update["report"].startswith("# New")
+    assert update["report_problem"] == "" and "zstd decodes very fast [1]." in update["report"]
+    assert update["report"].startswith("# zstd and xz\n\n## Summary")
 
 
 def worker_state() -> dict:

@@ -52,6 +52,9 @@ STATE_TYPES = (
     state.ToolCall,
     state.ToolRound,
     state.ToolOutcome,
+    state.OutlineSection,
+    state.ReportOutline,
+    state.ReportSection,
 )
 
 

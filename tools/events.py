@@ -99,6 +99,9 @@ class ReportWritten(_Event):
     round: int
     chars: int
     problem: str = ""  # why the writer's reply could not be used, when it could not
+    sections: int = 0  # the report's sections (summary and conclusion apart)
+    written: int = 0  # the sections this round wrote or revised
+    outline_fallback: str = ""  # why the outline is one section per subtask, when it is
 
 
 class QualityScored(_Event):

@@ -97,12 +97,15 @@ def usage_of(reply: AIMessage, role: Role) -> Usage:
 # ---------------------------------------------------------------- the one way out
 
 
-def _max_tokens(client: ModelClient, role: Role, messages: list[BaseMessage]) -> int:
-    """The role's reply cap, lowered to what the context window leaves after the prompt."""
+def _max_tokens(
+    client: ModelClient, role: Role, messages: list[BaseMessage], cap: int | None = None
+) -> int:
+    """The role's reply cap (or the call's own `cap`, when lower), lowered to what the context
+    window leaves after the prompt."""
     settings = client.settings
     prompt = sum(estimate_tokens(m.text) for m in messages)
     room = max(MIN_REPLY_TOKENS, settings.max_context_tokens - prompt)
-    return min(settings.max_tokens_for(role), room)
+    return min(settings.max_tokens_for(role), cap or settings.max_tokens_for(role), room)
 
 
 def _with_reply_cap(request: dict, cap: int, model: BaseChatModel) -> dict:
@@ -124,9 +127,11 @@ async def send(
     method: str = "prose",
     contract: type[BaseModel] | None = None,
     tools: list[dict] | None = None,
+    cap: int | None = None,
 ) -> StreamedReply:
-    """Send one request (every model request goes through here) and stream its reply.
-    Method `tools` offers `tools` (OpenAI function specs) for the model to call or not.
+    """Send one request (every model request goes through here) and stream its reply (at most
+    `cap` tokens when given, never more than the role's setting). Method `tools` offers `tools`
+    (OpenAI function specs) for the model to call or not.
 
     Retries transient failures `model_retries` times; a refusal of `method` raises
     `MethodRefused` at once; a prompt the server finds too long is shrunk and sent once more.
@@ -140,7 +145,7 @@ async def send(
     contract_name = contract.__name__ if contract else None
     attempt, shrunk = 0, False
     while True:
-        kwargs = _with_reply_cap(request, _max_tokens(client, role, conversation), model)
+        kwargs = _with_reply_cap(request, _max_tokens(client, role, conversation, cap), model)
         offered = [t["function"]["name"] for t in tools or []]
         key = fingerprint(
             conversation, role=role, contract=contract_name, method=method, tools=offered
@@ -479,10 +484,11 @@ async def write(
 
 
 async def write_raw(
-    messages: list[BaseMessage], *, role: Role, client: ModelClient
+    messages: list[BaseMessage], *, role: Role, client: ModelClient, cap: int | None = None
 ) -> tuple[str, Usage, str]:
-    """Prose as the model wrote it, its usage, and why it ended (`stop`, `length`, ...)."""
-    streamed = await send(role, messages, client)
+    """Prose as the model wrote it (at most `cap` tokens), its usage, and why it ended (`stop`,
+    `length`, ...)."""
+    streamed = await send(role, messages, client, cap=cap)
     usage = usage_of(streamed.message, role)
     client.record(role, usage)
     return streamed.message.text, usage, streamed.finish_reason

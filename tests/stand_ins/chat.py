@@ -179,17 +179,51 @@ class Brain:
             rewrites.append({"statement": int(number), "text": text if self.rewrites else ""})
         return {"rewrites": rewrites}
 
+    def on_ReportOutline(self, call: ChatCall) -> dict:
+        """Sections as many as the prompt allows (one per two sources), each a run of sources."""
+        ids = call.evidence_ids()
+        instructions = call.system or call.user  # no system role: they open the user message
+        most = int(re.search(r"to (\d+) sections", instructions).group(1))
+        count = max(1, min(most, (len(ids) + 1) // 2))
+        word = "部分" if self._cjk(call) else "Part"
+        size = -(-len(ids) // count)
+        return {
+            "title": call.question,
+            "sections": [
+                {
+                    "title": f"{word} {n + 1}",
+                    "question": f"{word} {n + 1}?",
+                    "source_ids": ids[n * size : (n + 1) * size],
+                }
+                for n in range(count)
+            ],
+        }
+
+    def _framing(self, call: ChatCall) -> str | None:
+        """The summary (restating the first cited sentence) or the conclusion (citing nothing)."""
+        cjk = self._cjk(call)
+        instructions = call.system or call.user.split("\n\n", 1)[0]
+        if "summary that opens" in instructions:
+            cited = re.findall(r"^[^#\n][^\n]*\[\d+\][^\n]*$", call.user, re.MULTILINE)
+            return f"## {'摘要' if cjk else 'Summary'}\n\n{cited[0] if cited else ''}"
+        if "the conclusion of a research report" in instructions:
+            closing = (
+                "以上各部分回答了这个问题。" if cjk else "The sections above answer the question."
+            )
+            return f"## {'结论' if cjk else 'Conclusion'}\n\n{closing}"
+        return None
+
     def on_prose(self, call: ChatCall) -> str:
         if self.empty_strings:
             return ""
+        framing = self._framing(call)
+        if framing is not None:
+            return framing
         ids = call.evidence_ids()
         cjk = self._cjk(call)
-        current = re.search(
-            r"Current report:\n<data>\n(.*?)\n</data>\n\nGaps found in review:", call.user, re.S
-        )
-        head = (
-            current.group(1) if current else f"# {call.question}\n\n{'摘要' if cjk else 'Summary'}."
-        )
+        section = re.search(r"^Section: (.*)$", call.user, re.MULTILINE)
+        current = re.search(r"Current section:\n<data>\n(.*?)\n</data>", call.user, re.S)
+        head = current.group(1) if current else f"## {section.group(1) if section else '?'}"
         body = "\n".join(
             (f"来源 {i} 支持这一点 [{i}]。" if cjk else f"Source {i} supports this [{i}].")
             for i in ids
@@ -204,7 +238,7 @@ class Brain:
                 "\nAn invented claim [999] and [1, 998]. See https://invented.example/page."
                 "\n\n## References\n- [999] Fake"
             )
-        return f"{head}\n\n## {'新发现' if cjk else 'New findings'}\n{body}{extra}"
+        return f"{head}\n\n{body}{extra}"
 
 
 class ChatServer(StandIn):

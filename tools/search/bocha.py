@@ -86,6 +86,17 @@ def _body(response: httpx.Response) -> dict:
     raise SearchProviderError(f"bocha answered code {code}: {_message(response)}")
 
 
+FRESHNESS = {"day": "oneDay", "week": "oneWeek", "month": "oneMonth", "year": "oneYear"}
+"""Bocha's `freshness` for each time range (`noLimit` without one)."""
+
+
+def _published(item: dict) -> str:
+    """A hit's date: Bocha sends it as `dateLastCrawled` (its docs: the publication time, in
+    Beijing time though written with a Z), so it is given the +08:00 it means."""
+    text = str(item.get("datePublished") or item.get("dateLastCrawled") or "")
+    return text[:-1] + "+08:00" if text.endswith("Z") else text
+
+
 class BochaSearch:
     """Bocha web search over httpx, one request per page of up to ten results."""
 
@@ -96,6 +107,7 @@ class BochaSearch:
         self._clients = clients
         self._seconds = settings.search_timeout
         self._attempts = settings.search_retries + 1
+        self._time_range = settings.time_range
 
     def __repr__(self) -> str:
         """No key in a repr."""
@@ -112,7 +124,7 @@ class BochaSearch:
             "summary": True,
             "count": count,
             "page": page,
-            "freshness": "noLimit",
+            "freshness": FRESHNESS.get(self._time_range or "", "noLimit"),
         }
         async for attempt in retrying(self._attempts):
             with attempt:
@@ -150,6 +162,7 @@ class BochaSearch:
                         content=compact(item.get("summary") or item.get("snippet")),
                         score=rank_score(len(hits)),
                         query=query,
+                        published=_published(item),
                     )
                 )
         return hits[:max_results]

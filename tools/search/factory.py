@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
 from deep_research.tools.events import SourceFailed, emit
 from deep_research.tools.local_search import HybridSearch, LocalSearch
@@ -11,6 +12,7 @@ from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.bocha import BochaSearch, probe_bocha
 from deep_research.tools.search.clients import SearchClients
 from deep_research.tools.search.duckduckgo import DuckDuckGoSearch
+from deep_research.tools.search.filtered import FilteredSearch
 from deep_research.tools.search.pages import PageFetcher, WholePages
 from deep_research.tools.search.searxng import SearxngSearch, probe_searxng, searxng_url
 from deep_research.tools.search.tavily import TavilySearch, probe_tavily
@@ -43,10 +45,17 @@ def web_search(settings: Settings, name: str, clients: SearchClients) -> SearchB
 
 def search_backend(settings: Settings, clients: SearchClients | None = None) -> SearchBackend:
     """The backend the settings choose (a web provider, the user's folder, or both), with the
-    allowed tools of the MCP servers of `mcp_config` beside it. Built per run (it holds the
+    allowed tools of the MCP servers of `mcp_config` beside it, keeping only the sources the
+    settings allow (domains, time range). Built per run (it holds the
     run's page budget); its clients are `clients`, by default the process's."""
     clients = clients or current().search_clients
-    backend = _base_backend(settings, clients)
+    backend = _with_tools(settings, _base_backend(settings, clients))
+    allowed = SourceFilter.of(settings)
+    return FilteredSearch(backend, allowed) if allowed.active else backend
+
+
+def _with_tools(settings: Settings, backend: SearchBackend) -> SearchBackend:
+    """The backend with the allowed tools of `mcp_config`'s servers beside it, if any."""
     if not settings.mcp_config:
         return backend
     from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources

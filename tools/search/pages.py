@@ -21,6 +21,7 @@ import httpcore
 import httpx
 
 from deep_research.domain.lexical import support_score
+from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.corpus.passages import blocks_of, passages_of
@@ -145,6 +146,7 @@ class PageFetcher:
 
     def __init__(self, settings: Settings, tls: ssl.SSLContext | None = None) -> None:
         self._settings = settings
+        self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
         self.sent = 0  # fetches started this run, counted against max_page_fetches
@@ -196,6 +198,8 @@ class PageFetcher:
             for _ in range(MAX_REDIRECTS + 1):
                 if urlsplit(url).scheme not in ("http", "https"):
                     raise FetchRefused(f"{url}: only http and https pages are fetched")
+                if refused := self._allowed.refusal(url):  # every hop: redirects too
+                    raise FetchRefused(f"{url}: {refused}")
                 status, headers, data = await self._get(pool, url)
                 location = _header(headers, b"location")
                 if status in REDIRECTS and location:

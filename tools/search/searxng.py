@@ -74,6 +74,7 @@ class SearxngSearch:
         self._clients = clients
         self._attempts = settings.search_retries + 1
         self._seconds = settings.search_timeout
+        self._time_range = settings.time_range
 
     def __repr__(self) -> str:
         """The address without its credentials."""
@@ -89,6 +90,8 @@ class SearxngSearch:
     async def _page(self, query: str, pageno: int) -> dict:
         """One page of results, retried on 429/5xx and dropped connections."""
         params = {"q": query, "format": "json", "pageno": pageno}
+        if self._time_range:  # SearXNG's own filter, for the engines that support one
+            params["time_range"] = self._time_range
         async for attempt in retrying(self._attempts):
             with attempt:
                 response = await bounded_request(
@@ -127,6 +130,7 @@ class SearxngSearch:
                         content=compact(item.get("content")),
                         score=rank_score(len(hits)),
                         query=query,
+                        published=str(item.get("publishedDate") or ""),
                     )
                 )
             if not fresh or len(hits) >= max_results:

@@ -58,6 +58,17 @@ def probe_tavily(timeout: float = 10.0) -> None:
         raise SearchProviderError(f"tavily: the key's usage limit is reached ({detail})")
 
 
+def tavily_filters(settings: Settings) -> dict:
+    """The source filters Tavily's search takes (`include_domains`, `exclude_domains`,
+    `time_range`), only those the settings set."""
+    filters = {
+        "include_domains": list(settings.include_domains),
+        "exclude_domains": list(settings.exclude_domains),
+        "time_range": settings.time_range,
+    }
+    return {name: value for name, value in filters.items() if value}
+
+
 TAVILY_TRANSIENT = (tavily_errors.UsageLimitExceededError, tavily_errors.TimeoutError)
 """The Tavily client's own rate-limit and timeout errors, retried like any transient one."""
 
@@ -72,6 +83,7 @@ class TavilySearch:
         self._timeout = settings.search_timeout  # given per call: not part of the client
         self._attempts = settings.search_retries + 1
         self._clients = clients
+        self._filters = tavily_filters(settings)
 
     def __repr__(self) -> str:
         """No key in a repr."""
@@ -91,7 +103,7 @@ class TavilySearch:
                 with attempt:
                     async with asyncio.timeout(self._timeout):  # its own timeout is per read
                         reply = await self._client().search(
-                            query, max_results=max_results, timeout=self._timeout
+                            query, max_results=max_results, timeout=self._timeout, **self._filters
                         )
         except (tavily_errors.InvalidAPIKeyError, tavily_errors.ForbiddenError) as error:
             raise SearchKeyRejected(f"bad key for tavily ({error})") from error
@@ -102,6 +114,7 @@ class TavilySearch:
                 content=(item.get("content") or "")[:MAX_CONTENT_CHARS],
                 score=float(item.get("score") or 0.0),
                 query=query,
+                published=str(item.get("published_date") or ""),
             )
             for item in reply.get("results", [])
             if item.get("url")

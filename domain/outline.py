@@ -1,0 +1,125 @@
+"""A report's outline and sections, without I/O: outlines made safe, evidence placed, text put
+together.
+
+The writer plans sections (`ReportOutline`); this module keeps each section to registered
+sources, gives evidence the outline left out to the section it fits best, places a gap round's
+new results in the sections they touch (or new ones), and composes the report.
+"""
+
+from __future__ import annotations
+
+from deep_research.domain.lexical import support_score
+from deep_research.domain.markup import markers
+from deep_research.domain.plain_text import one_line
+from deep_research.state import (
+    OutlineSection,
+    ReportOutline,
+    ReportSection,
+    WorkerResult,
+)
+
+TITLE_CHARS = 160  # a heading made from a subtask's description, at most
+MIN_FIT = 0.25  # a new result belongs to an existing section above this overlap
+
+
+def cited_ids(result: WorkerResult) -> list[int]:
+    """The source ids a result's findings cite, in first-cited order."""
+    seen: dict[int, None] = {}
+    for finding in result.findings:
+        seen.update(dict.fromkeys(finding.source_ids))
+    return list(seen)
+
+
+def section_of(result: WorkerResult) -> OutlineSection:
+    """A section made from one worker's result: its subtask as the question."""
+    title = one_line(result.description or "Findings", TITLE_CHARS)
+    return OutlineSection(
+        title=title, question=result.description or title, source_ids=cited_ids(result)
+    )
+
+
+def fallback_outline(question: str, results: list[WorkerResult]) -> ReportOutline:
+    """The outline used when the writer gave none: one section per worker that found something."""
+    sections = [section_of(r) for r in results if r.status != "failed" and cited_ids(r)]
+    if not sections:
+        sections = [
+            OutlineSection(title=one_line(question, TITLE_CHARS), question=question, source_ids=[])
+        ]
+    return ReportOutline(title=one_line(question, TITLE_CHARS * 2), sections=sections)
+
+
+def _best_section(text: str, sections: list[OutlineSection]) -> tuple[int, float]:
+    """The section whose heading and question share most of `text`'s content, and by how much."""
+    scores = [support_score(text, f"{s.title} {s.question}") for s in sections]
+    best = max(range(len(sections)), key=lambda i: scores[i])
+    return best, scores[best]
+
+
+def shaped_outline(
+    outline: ReportOutline, results: list[WorkerResult], known: set[int], max_sections: int
+) -> ReportOutline:
+    """The outline made safe: registered ids only, sections with evidence only, at most
+    `max_sections`; a finding whose sources no section took goes to the section it fits best."""
+    sections: list[OutlineSection] = []
+    for section in outline.sections:
+        ids = list(dict.fromkeys(i for i in section.source_ids if i in known))
+        if ids and len(sections) < max_sections:
+            sections.append(section.model_copy(update={"source_ids": ids}))
+    if not sections:
+        return fallback_outline(outline.title, results)
+    for result in results:
+        for finding in result.findings:
+            taken = {i for s in sections for i in s.source_ids}
+            loose = [i for i in finding.source_ids if i not in taken]
+            if loose:
+                index, _ = _best_section(finding.claim, sections)
+                ids = sections[index].source_ids + loose
+                sections[index] = sections[index].model_copy(update={"source_ids": ids})
+    return outline.model_copy(update={"sections": sections})
+
+
+def placed(
+    sections: list[ReportSection], results: list[WorkerResult]
+) -> tuple[dict[int, list[int]], list[OutlineSection]]:
+    """Where a gap round's results go: new source ids per existing section index (the sections
+    they touch), and new sections for results that fit none."""
+    touched: dict[int, list[int]] = {}
+    new: list[OutlineSection] = []
+    for result in results:
+        ids = cited_ids(result)
+        if result.status == "failed" or not ids:
+            continue
+        text = " ".join([result.description, *(f.claim for f in result.findings)])
+        index, fit = _best_section(text, sections) if sections else (0, 0.0)
+        if sections and fit >= MIN_FIT:
+            touched[index] = list(dict.fromkeys(touched.get(index, []) + ids))
+        else:
+            new.append(section_of(result))
+    return touched, new
+
+
+def with_heading(text: str, title: str) -> str:
+    """A section's text that starts with its level-2 heading (added when the writer left it out;
+    a level-1 heading becomes level 2: the report has one title)."""
+    body = text.strip()
+    if body.startswith("# "):
+        body = "#" + body
+    return body if body.startswith("#") else f"## {title}\n\n{body}"
+
+
+def notes_section(section: OutlineSection, results: list[WorkerResult]) -> str:
+    """A section's findings as cited bullet points, for when its writer's reply was unusable."""
+    ids = set(section.source_ids)
+    lines = [
+        f"- {f.claim} {markers([i for i in f.source_ids if i in ids])}"
+        for r in results
+        for f in r.findings
+        if ids & set(f.source_ids)
+    ]
+    return f"## {section.title}\n\n" + "\n".join(lines)
+
+
+def compose(title: str, summary: str, sections: list[ReportSection], conclusion: str) -> str:
+    """The report: its title, the summary, the sections in order, and the conclusion."""
+    parts = [f"# {title}", summary.strip(), *(s.text.strip() for s in sections), conclusion.strip()]
+    return "\n\n".join(part for part in parts if part)
