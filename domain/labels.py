@@ -42,6 +42,7 @@ class Labels:
     evidence: str
     none_checked: str
     footer: str
+    source_filter: str  # the run header's row naming the sources a run kept to
 
     def verdict_name(self, verdict: str | None) -> str:
         """A citation check's verdict as a reader reads it (None: not checked)."""
@@ -83,6 +84,7 @@ ENGLISH = Labels(
     "(no cited statements were checked)",
     "Written by deep-research. Each citation links to the passage its check kept; marked "
     "statements found no support in the sources.",
+    source_filter="sources kept to",
 )
 
 LABELS: dict[str, Labels] = {
@@ -116,6 +118,7 @@ LABELS: dict[str, Labels] = {
         "（没有核查任何引用的陈述）",
         "由 deep-research 撰写。每个引用都链接到核查时保留的原文段落；"
         "被标记的陈述在来源中找不到支持。",
+        source_filter="来源限定",
     ),
     "zh-Hant": Labels(
         "研究報告",
@@ -146,6 +149,7 @@ LABELS: dict[str, Labels] = {
         "（沒有核查任何引用的陳述）",
         "由 deep-research 撰寫。每個引用都連結到核查時保留的原文段落；"
         "被標記的陳述在來源中找不到支持。",
+        source_filter="來源限定",
     ),
     "ja": Labels(
         "調査レポート",
@@ -176,6 +180,7 @@ LABELS: dict[str, Labels] = {
         "（検証された引用はありません）",
         "deep-research が作成。各引用は検証で確認した箇所にリンクしています。"
         "印の付いた記述は出典で裏付けられませんでした。",
+        source_filter="情報源の絞り込み",
     ),
     "ko": Labels(
         "조사 보고서",
@@ -206,6 +211,7 @@ LABELS: dict[str, Labels] = {
         "(확인한 인용 진술이 없습니다)",
         "deep-research가 작성했습니다. 각 인용은 검증에서 확인한 구절로 연결됩니다. "
         "표시된 진술은 출처에서 뒷받침되지 않았습니다.",
+        source_filter="출처 제한",
     ),
     "de": Labels(
         "Recherchebericht",
@@ -236,6 +242,7 @@ LABELS: dict[str, Labels] = {
         "(keine zitierte Aussage wurde geprüft)",
         "Geschrieben von deep-research. Jedes Zitat verweist auf die Stelle, die seine Prüfung "
         "gefunden hat; markierte Aussagen fanden in den Quellen keinen Beleg.",
+        source_filter="Quellenauswahl",
     ),
     "fr": Labels(
         "Rapport de recherche",
@@ -266,6 +273,7 @@ LABELS: dict[str, Labels] = {
         "(aucune affirmation citée n'a été vérifiée)",
         "Rédigé par deep-research. Chaque citation renvoie au passage retenu par sa vérification ; "
         "les affirmations marquées ne sont pas étayées par les sources.",
+        source_filter="sources retenues",
     ),
     "es": Labels(
         "Informe de investigación",
@@ -296,6 +304,7 @@ LABELS: dict[str, Labels] = {
         "(no se comprobó ninguna afirmación citada)",
         "Escrito por deep-research. Cada cita enlaza con el pasaje que conservó su comprobación; "
         "las afirmaciones marcadas no encontraron respaldo en las fuentes.",
+        source_filter="fuentes admitidas",
     ),
     "it": Labels(
         "Rapporto di ricerca",
@@ -326,6 +335,7 @@ LABELS: dict[str, Labels] = {
         "(nessuna affermazione citata è stata verificata)",
         "Scritto da deep-research. Ogni citazione rimanda al passo conservato dalla sua verifica; "
         "le affermazioni segnate non hanno trovato supporto nelle fonti.",
+        source_filter="fonti ammesse",
     ),
     "pt": Labels(
         "Relatório de pesquisa",
@@ -356,6 +366,7 @@ LABELS: dict[str, Labels] = {
         "(nenhuma afirmação citada foi verificada)",
         "Escrito por deep-research. Cada citação leva ao trecho que a sua verificação guardou; "
         "as afirmações marcadas não encontraram sustentação nas fontes.",
+        source_filter="fontes admitidas",
     ),
     "nl": Labels(
         "Onderzoeksrapport",
@@ -386,6 +397,7 @@ LABELS: dict[str, Labels] = {
         "(geen geciteerde bewering is gecontroleerd)",
         "Geschreven door deep-research. Elke bronvermelding verwijst naar de passage die de "
         "controle bewaarde; gemarkeerde beweringen vonden geen steun in de bronnen.",
+        source_filter="toegelaten bronnen",
     ),
     "ru": Labels(
         "Исследовательский отчёт",
@@ -416,6 +428,7 @@ LABELS: dict[str, Labels] = {
         "(ни одно процитированное утверждение не проверялось)",
         "Написано deep-research. Каждая ссылка ведёт к фрагменту, сохранённому при проверке; "
         "отмеченные утверждения не нашли подтверждения в источниках.",
+        source_filter="отбор источников",
     ),
 }
 

@@ -44,7 +44,10 @@ class RunFacts:
             (words.citations_supported, "-" if precision is None else f"{precision:.0%}"),
         ] + [
             (label, value)
-            for label, value in ((words.source, self.sources), (words.thread, self.thread_id))
+            for label, value in (
+                (words.source_filter, self.sources),
+                (words.thread, self.thread_id),
+            )
             if value
         ]
 

@@ -106,5 +106,5 @@ def test_a_page_off_the_allowed_domains_is_never_fetched():
 def test_the_run_header_names_the_filters():
     settings = Settings(include_domains=["nature.com"], time_range="month")
     rows = dict(facts_of({"question": "q", "settings": settings}).rows())
-    assert rows["sources"] == "only nature.com; from the last month"
-    assert "sources" not in dict(facts_of({"question": "q", "settings": Settings()}).rows())
+    assert rows["sources kept to"] == "only nature.com; from the last month"
+    assert "sources kept to" not in dict(facts_of({"question": "q", "settings": Settings()}).rows())
