@@ -368,6 +368,13 @@ def main(argv: list[str] | None = None) -> int:
         _error(str(error))
         return exit_codes.BAD_INPUT
     _log_to_stderr_redacted()
+    from deep_research.cli.redis_limits import use_redis
+
+    try:
+        use_redis(args)  # --redis: limits shared through Redis; unreachable: one line, exit 2
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
     if args.command == "eval":
         return _evaluate(args)
     from deep_research.tools.checkpoints import default_checkpoint_db

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from deep_research.cli import eval_parser, serve_mcp
+from deep_research.cli.redis_limits import add_redis_flag
 from deep_research.cli.setting_sources import add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_setting_flags(run)
     _outputs_flags(run)
     _store_flag(run)
+    add_redis_flag(run)
 
     resume = commands.add_parser(
         "resume", help="continue a run from its last finished step", epilog=EXIT_CODES_HELP
@@ -80,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("thread_id", help="the thread id that `run` printed")
     _outputs_flags(resume)
     _store_flag(resume)
+    add_redis_flag(resume)
 
     batch = commands.add_parser(
         "batch",
@@ -103,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setting_flags(batch, unattended=True)
     _store_flag(batch)
+    add_redis_flag(batch)
 
     config = commands.add_parser(
         "config", help="show the effective settings and where each came from"
