@@ -108,6 +108,49 @@ def _pg_bin() -> Path | None:
     return Path(found[-1]) if found and (Path(found[-1]) / "pg_ctl").exists() else None
 
 
+class PostgresServer:
+    """A throwaway PostgreSQL server on loopback (as `postgres` when we are root)."""
+
+    def __init__(self, binaries: Path) -> None:
+        self.binaries = binaries
+        self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.folder = tempfile.mkdtemp(prefix="deep-research-pg-")
+        os.chmod(self.folder, 0o777)
+        self.data, self.port = os.path.join(self.folder, "data"), free_port()
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> PostgresServer:
+        subprocess.run(
+            [*self.as_user, str(self.binaries / "initdb"), "-D", self.data, "-A", "trust",
+             "-U", "postgres"],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        subprocess.run(
+            [*self.as_user, str(self.binaries / "pg_ctl"), "-D", self.data, "-l",
+             os.path.join(self.folder, "log"), "-w", "-o", f"{options} -c max_connections=200",
+             "start"],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        return self
+
+    def stop(self) -> None:
+        subprocess.run(
+            [*self.as_user, str(self.binaries / "pg_ctl"), "-D", self.data, "-m", "immediate",
+             "stop"],
+            check=False, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def pg_binaries() -> Path | None:
+    """PostgreSQL's server binaries, newest version first, if installed."""
+    return _pg_bin()
+
+
 @pytest.fixture(scope="session")
 def postgres_service() -> Iterator[str]:
     """The URL of a PostgreSQL server for this test session (the `postgres` database)."""
@@ -118,38 +161,24 @@ def postgres_service() -> Iterator[str]:
     binaries = _pg_bin()
     if binaries is None:
         _missing("no PostgreSQL: install it or set DEEP_RESEARCH_TEST_POSTGRES_URL")
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: run the server as `postgres`
-        if not shutil.which("runuser"):
-            _missing("PostgreSQL cannot run as root and runuser is missing")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    folder = tempfile.mkdtemp(prefix="deep-research-pg-")
-    os.chmod(folder, 0o777)
-    data, port = os.path.join(folder, "data"), free_port()
-    subprocess.run(
-        [*as_user, str(binaries / "initdb"), "-D", data, "-A", "trust", "-U", "postgres"],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections=200"
-    subprocess.run(
-        [*as_user, str(binaries / "pg_ctl"), "-D", data, "-l", os.path.join(folder, "log"),
-         "-w", "-o", options, "start"],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    subprocess.run(
-        [*as_user, str(binaries / "pg_ctl"), "-D", data, "-m", "immediate", "stop"],
-        check=False, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    shutil.rmtree(folder, ignore_errors=True)
+    if os.geteuid() == 0 and not shutil.which("runuser"):
+        _missing("PostgreSQL cannot run as root and runuser is missing")
+    server = PostgresServer(binaries).start()
+    yield server.url
+    server.stop()
+
+
+def new_database(server_url: str) -> str:
+    """A new, empty database on the server; its URL."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    return server_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 @pytest.fixture
 def empty_postgres(postgres_service: str) -> str:
     """A new, empty database on the session's PostgreSQL (no tables of anyone's)."""
-    import psycopg
-
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_service, autocommit=True) as connection:
-        connection.execute(f"CREATE DATABASE {name}")
-    return postgres_service.rsplit("/", 1)[0] + f"/{name}"
+    return new_database(postgres_service)
