@@ -7,10 +7,10 @@ search stand-ins in this process (the model answers after a fixed latency). For 
 count, a fresh database and Redis: the workers start (`--concurrency` runs each), the runs are
 submitted on the queue, and the bench waits until every run has finished. Every worker shares
 one cap on model calls in flight and one rate (through Redis). Prints one row per worker count:
-runs per minute, queue latency (job deferred to job started, from procrastinate's events, once every worker
-is up),
-peak memory per worker, and the model stand-in's peak in flight and busiest second against the
-caps. The work is model-bound, so runs per minute should grow with workers until a cap binds.
+runs per minute, queue latency (job deferred to job started, from procrastinate's events, once
+every worker is up), peak memory per worker, and the model stand-in's peak in flight and
+busiest second against the caps. The work is model-bound, so runs per minute should grow with
+workers until a cap binds (or the machine's cores do).
 """
 
 from __future__ import annotations
@@ -138,10 +138,8 @@ def one_row(args, workers: int, postgres: str, redis: RedisServer, chat, search)
     command = [sys.executable, "-m", "deep_research.cli", "worker"]
     command += ["--concurrency", str(args.concurrency)]
     processes = [
-        subprocess.Popen(
-            command, env=env, cwd=ROOT, stderr=open(f"/tmp/bench-worker-{workers}-{n}.log", "w")
-        )
-        for n in range(workers)
+        subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
+        for _ in range(workers)
     ]
     try:
         asyncio.run(ready(url, workers))
