@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import statistics
@@ -43,16 +44,19 @@ QUESTION = "Run {:03d}: compare zstd and xz for log archives"
 
 
 class TimedChat(ChatServer):
-    """The model stand-in, keeping when each request arrived (`peak_concurrency`, kept by the
-    base class, counts requests in flight, the latency included)."""
+    """The model stand-in, keeping when each model call arrived and its body (`peak_concurrency`,
+    kept by the base class, counts requests in flight, the latency included)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.arrivals: list[float] = []
+        self.bodies: list[str] = []
 
     def _serve(self, path: str, body: dict, headers: dict, method: str = "POST") -> Reply:
-        with self._lock:
-            self.arrivals.append(time.time())
+        if path.endswith("/chat/completions"):  # not the context-window probes
+            with self._lock:
+                self.arrivals.append(time.time())
+                self.bodies.append(json.dumps(body, sort_keys=True))
         return super()._serve(path, body, headers, method)
 
     def busiest_second(self) -> int:
@@ -121,6 +125,7 @@ def one_row(args, workers: int, postgres: str, redis: RedisServer, chat, search)
     url = new_database(postgres)
     redis.flush()
     chat.arrivals.clear()
+    chat.bodies.clear()
     chat.peak_concurrency = 0
     env = {
         **os.environ,
@@ -166,6 +171,7 @@ def one_row(args, workers: int, postgres: str, redis: RedisServer, chat, search)
         "peak_in_flight": chat.peak_concurrency,
         "busiest_second": chat.busiest_second(),
         "model_calls": len(chat.arrivals),
+        "repeated": len(chat.bodies) - len(set(chat.bodies)),
     }
 
 
@@ -190,7 +196,7 @@ def main() -> None:
         f"{args.latency} s, shared caps: {args.cap} in flight, {args.rate}/s"
     )
     print("| workers | runs/min | wall s | queue latency median / max s | peak MB per worker "
-          "| peak in flight | busiest second | model calls |")  # fmt: skip
+          "| peak in flight | busiest second | model calls (same body again) |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     try:
         for workers in [int(n) for n in args.workers.split(",")]:
@@ -199,7 +205,8 @@ def main() -> None:
                 f"| {row['workers']} | {row['runs_per_minute']:.1f} | {row['wall']:.1f} | "
                 f"{row['queue_latency_median']:.2f} / {row['queue_latency_max']:.2f} | "
                 f"{row['memory_mb']:.0f} | {row['peak_in_flight']} / {args.cap} | "
-                f"{row['busiest_second']} / {args.rate} | {row['model_calls']} |",
+                f"{row['busiest_second']} / {args.rate} | "
+                f"{row['model_calls']} ({row['repeated']}) |",
                 flush=True,
             )
     finally:
