@@ -11,7 +11,6 @@ import argparse
 import os
 
 from deep_research.cli.bad_input import BadInput
-from deep_research.tools.secrets import mask_url_passwords
 
 REDIS_URL_VARIABLE = "DEEP_RESEARCH_REDIS_URL"
 USES_LIMITS = ("run", "resume", "batch", "eval", "mcp", "worker")  # commands that make calls
@@ -39,6 +38,8 @@ def use_redis(args: argparse.Namespace) -> str | None:
     url = os.environ.get(REDIS_URL_VARIABLE, "").strip()
     if not url:
         return None
+    from deep_research.tools.secrets import mask_url_passwords  # here: `--help` stays light
+
     shown = mask_url_passwords(url)
     try:
         import limits  # noqa: F401  (the shared windows need it too)
