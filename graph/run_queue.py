@@ -126,6 +126,7 @@ class RunQueue:
             graph = build_graph(checkpointer=saver, runs=runs)
 
             async def rescue() -> None:
+                """Every third of `stalled_after`, queue again the jobs of dead workers."""
                 while True:
                     await asyncio.sleep(stalled_after / 3)
                     await self.requeue_stalled(stalled_after, say)

@@ -53,8 +53,11 @@ class Store(Protocol):
     """How a Redis operation is run: retried while Redis is away (up to a bound), or tried
     once with a failure only logged (giving back, renewing: the lease expires anyway)."""
 
-    async def retry(self, operation: Operation) -> Any: ...
-    async def best_effort(self, operation: Operation, what: str) -> Any: ...
+    async def retry(self, operation: Operation) -> Any:
+        """Run it, trying again while Redis is away, up to a bound."""
+
+    async def best_effort(self, operation: Operation, what: str) -> Any:
+        """Run it once; a failure is logged, not raised."""
 
 
 class LeaseSemaphore:
@@ -101,12 +104,3 @@ class LeaseSemaphore:
             await self._store.best_effort(
                 lambda: self._redis.zrem(self.key, member), "give back an in-flight slot"
             )
-
-    async def held(self) -> int:
-        """How many leases are live now (for tests and benchmarks)."""
-        return int(await self._redis.zcount(self.key, "(" + str(await self._now_ms()), "+inf"))
-
-    async def _now_ms(self) -> int:
-        """The Redis server's clock in milliseconds (the one the leases are timed by)."""
-        seconds, micros = await self._redis.time()
-        return int(seconds) * 1000 + int(micros) // 1000
