@@ -65,6 +65,8 @@ def _process_limits() -> list[tuple[str, str, str]]:
             rows.append((name, os.environ[old].strip(), f"${old} (its old name)"))
         else:
             rows.append((name, default, "default"))
+    redis = os.environ.get("DEEP_RESEARCH_REDIS_URL", "").strip()  # shared by every process
+    rows.append(("DEEP_RESEARCH_REDIS_URL", redis or "not set (limits per process)", "environment"))
     return rows
 
 

@@ -299,3 +299,15 @@ def test_a_run_with_redis_shares_its_limits_there(chat_server, search_server, re
     keys = {key.decode() for key in redis.Redis.from_url(redis_url).keys("*")}
     assert any("deep-research" in key and key.startswith("LIMITS") for key in keys)  # tokens
     assert not any(key.endswith(":slots") for key in keys)  # every in-flight lease given back
+
+
+def test_config_shows_the_redis_that_shares_the_limits_with_its_password_masked(
+    monkeypatch, capsys
+):
+    from deep_research.cli.main import main
+
+    monkeypatch.setenv("DEEP_RESEARCH_REDIS_URL", "redis://:s3cret-pass@127.0.0.1:6379/0")
+    assert main(["config"]) == 0
+    shown = capsys.readouterr().out
+    assert "DEEP_RESEARCH_REDIS_URL" in shown and "redis://:***@127.0.0.1:6379/0" in shown
+    assert "s3cret-pass" not in shown
