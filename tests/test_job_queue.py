@@ -37,7 +37,7 @@ def cli(*args: str) -> list[str]:
 
 def start_worker(number: int, env: dict, log: Path) -> subprocess.Popen:
     worker_env = {**env, "OPENAI_API_KEY": f"sk-worker-{number}"}
-    command = cli("worker", "--concurrency", "1", "--stalled-after", "3")
+    command = cli("worker", "--concurrency", "1", "--stalled-after", "5")
     return subprocess.Popen(command, env=worker_env, cwd=ROOT, stderr=log.open("w"))
 
 
