@@ -55,20 +55,18 @@ def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[st
 
 async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str] | None:
     """One query through the run's cache: hits, what it cost, and an error message if it failed;
-    None when the run's search budget was spent before it could be sent. The search is booked
-    while it still counts as in flight: giving back a shared slot awaits Redis, and a search
-    neither in flight nor booked then would let a sibling send one past the budget."""
-    async with run.search_call() as allowed:  # booked before its slots are given back
-        if not allowed:
-            return None
-        try:
+    None when the run's search budget was spent before it could be sent."""
+    try:
+        async with run.search_call() as allowed:
+            if not allowed:
+                return None
             hits, cached = await run.search_cache.search(query, run.settings.max_results)
-        except (*SEARCH_ERRORS, SharedSearchFailure) as error:
-            cost = Usage(search_calls=0 if isinstance(error, SharedSearchFailure) else 1)
-            run.record(cost)
-            return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
-        usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
-        run.record(usage)
+    except (*SEARCH_ERRORS, SharedSearchFailure) as error:
+        cost = Usage(search_calls=0 if isinstance(error, SharedSearchFailure) else 1)
+        run.record(cost)
+        return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
+    usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
+    run.record(usage)
     return hits, usage, ""
 
 

@@ -245,30 +245,30 @@ class SlowExitGate:
         return Slot()
 
 
-class OneHit:
-    async def search(self, query, max_results):
-        return [], False
-
-    def close(self):
-        pass
+async def search_and_book(run, query: str) -> bool | None:
+    """What a worker does per query: search within the run's slots, book it after."""
+    async with run.search_call() as allowed:
+        if not allowed:
+            return None
+        await asyncio.sleep(0)  # the search itself
+    run.record(Usage(search_calls=1))
+    return True
 
 
 def test_a_search_is_booked_before_its_slot_is_given_back():
-    from deep_research.nodes.worker_steps import _search
     from deep_research.settings import Settings
 
     async def scenario():
         run = LiveRuns().detached(Settings(max_search_calls=1))
         gate = SlowExitGate()
         run.search_gate = lambda: gate
-        run._search_cache = OneHit()
-        first = asyncio.create_task(_search(run, "first"))
+        first = asyncio.create_task(search_and_book(run, "first"))
         await gate.exiting.wait()  # the first search is answered, its slot not yet given back
-        second = await _search(run, "second")
-        await first
-        return second, run.spent
+        second = await search_and_book(run, "second")
+        return await first, second, run.spent
 
-    second, spent = asyncio.run(scenario())
+    first, second, spent = asyncio.run(scenario())
+    assert first is True
     assert second is None  # the budget of one search was seen as spent
     assert spent == Usage(search_calls=1)
 
