@@ -84,6 +84,8 @@ def _process_limits(dotenv: frozenset[str] = frozenset()) -> list[tuple[str, str
             rows.append((name, os.environ[old].strip(), f"{origin} (its old name)"))
         else:
             rows.append((name, default, "default"))
+    redis = os.environ.get("DEEP_RESEARCH_REDIS_URL", "").strip()  # shared by every process
+    rows.append(("DEEP_RESEARCH_REDIS_URL", redis or "not set (limits per process)", "environment"))
     return rows
 
 

@@ -246,6 +246,10 @@ def _research(args: argparse.Namespace, target: str) -> int:
     from deep_research.cli.runner import ThreadInUse, UnknownThread, execute, write_outputs
     from deep_research.export.facts import facts_of
 
+    if getattr(args, "queue", False):  # handed to `deep-research worker` processes
+        from deep_research.cli.queue import run_on_queue
+
+        return run_on_queue(args, target)
     progress = choose_progress(args.quiet)
     thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
     try:
@@ -409,6 +413,10 @@ def _batch(args: argparse.Namespace, target: str) -> int:
     try:
         settings = resolve_settings(args).settings
         given = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+        if args.queue:  # handed to `deep-research worker` processes
+            from deep_research.cli.queue import batch_on_queue
+
+            return batch_on_queue(args, target, given)
         return batch_command(args, target, given)
     except BadInput as error:
         _error(str(error))
@@ -426,6 +434,17 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _worker(args: argparse.Namespace, target: str) -> int:
+    """`worker`: take runs from the queue until stopped; 2 when it cannot start."""
+    from deep_research.cli import worker
+
+    try:
+        return worker.command(args, target)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     started = time.monotonic()  # the summary's wall time is the whole command's
@@ -438,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
         _error(str(error))
         return exit_codes.BAD_INPUT
     _log_to_stderr_redacted()
+    from deep_research.cli.redis_limits import use_redis
+
+    try:
+        use_redis(args)  # --redis: limits shared through Redis; unreachable: one line, exit 2
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
     if args.command == "eval":
         return _evaluate(args)
     from deep_research.tools.checkpoints import default_checkpoint_db
@@ -458,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
         return _export(args, target)
     if args.command == "mcp":
         return _serve_mcp(args, target)
+    if args.command == "worker":
+        return _worker(args, target)
     return _inspect(args, target)
 
 

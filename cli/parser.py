@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from deep_research.cli import eval_parser, serve_mcp
+from deep_research.cli import eval_parser, serve_mcp, worker
+from deep_research.cli.queue import add_queue_flags
+from deep_research.cli.redis_limits import add_redis_flag
 from deep_research.cli.resume_settings import add_resume_flags
 from deep_research.cli.setting_sources import add_setting_flags
 
@@ -74,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_setting_flags(run)
     _outputs_flags(run)
     _store_flag(run)
+    add_redis_flag(run)
+    add_queue_flags(run)
 
     resume = commands.add_parser(
         "resume", help="continue a run from its last finished step", epilog=EXIT_CODES_HELP
@@ -82,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_resume_flags(resume)
     _outputs_flags(resume)
     _store_flag(resume)
+    add_redis_flag(resume)
 
     batch = commands.add_parser(
         "batch",
@@ -105,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setting_flags(batch, unattended=True)
     _store_flag(batch)
+    add_redis_flag(batch)
+    add_queue_flags(batch)
 
     config = commands.add_parser(
         "config", help="show the effective settings and where each came from"
@@ -138,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_flag(threads)
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
+    worker.add_command(commands, _store_flag)
     return parser
 
 

@@ -17,6 +17,8 @@ from stand_ins.pages import PageServer
 from stand_ins.search import SearchServer
 from stand_ins.searxng import SearxngServer
 
+pytest_plugins = ("services",)  # Redis and PostgreSQL fixtures, started from system binaries
+
 SECRET_MODEL_KEY = "sk-test-model-key-5f1e0c"
 SECRET_SEARCH_KEY = "tvly-test-search-key-9a7d2b"
 

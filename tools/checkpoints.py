@@ -19,6 +19,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from deep_research import state
 from deep_research.settings import ModelPrice, Settings
+from deep_research.tools.pg_setup import checkpointer_ready, set_up_once
 from deep_research.tools.secrets import mask_url_passwords
 
 CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
@@ -129,8 +130,8 @@ async def open_checkpointer(
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(target, serde=serializer()) as saver:
-            if create:
-                await saver.setup()
+            if create:  # workers started at once on an empty store: one migrates
+                await set_up_once(target, lambda: checkpointer_ready(saver), saver.setup)
             elif not await _has_checkpoint_table(saver):
                 raise StoreMissing(
                     f"no checkpoint store in {mask_url_passwords(target)}: "

@@ -7,6 +7,9 @@ pass: at most N requests in flight (a semaphore), requests per minute and tokens
 charged the difference once the server reports what the call really used), and a pause for the
 whole endpoint when the server answers 429 with `Retry-After`.
 
+With `DEEP_RESEARCH_REDIS_URL` set, the same limits are held in Redis and shared by every
+process that uses it (`tools.shared_limits`).
+
 Configured from the environment, so that the CLI, Python callers and `langgraph dev` all obey
 it. The variables are `DEEP_RESEARCH_ENDPOINT_<LIMIT>`, named like the per-run setting they cap
 for the whole process (`max_concurrent_model_calls` per run,
@@ -241,7 +244,7 @@ class Gates:
         if name not in per_loop:
             if limits is None:
                 limits = Limits.for_search() if name.startswith("search:") else Limits.for_models()
-            per_loop[name] = Endpoint(name, limits)
+            per_loop[name] = _gate(name, limits)
         return per_loop[name]
 
     def model(self, base_url: str | None) -> Endpoint:
@@ -251,6 +254,17 @@ class Gates:
     def all(self) -> dict[str, Endpoint]:
         """Every gate built on the running event loop (for benchmarks and progress)."""
         return dict(self._per_loop.get(asyncio.get_running_loop(), {}))
+
+
+def _gate(name: str, limits: Limits) -> Endpoint:
+    """A gate in this process, or, with `DEEP_RESEARCH_REDIS_URL` set, one whose limits every
+    process using that Redis shares (`tools.shared_limits`, the `queue` extra)."""
+    url = os.environ.get("DEEP_RESEARCH_REDIS_URL", "").strip()
+    if not url:
+        return Endpoint(name, limits)
+    from deep_research.tools.shared_limits import shared_endpoint
+
+    return shared_endpoint(name, limits, url)
 
 
 def endpoint_id(base_url: str | None) -> str:

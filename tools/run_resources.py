@@ -135,14 +135,20 @@ class RunResources:
     @contextlib.asynccontextmanager
     async def search_call(self) -> AsyncIterator[bool]:
         """One search: yields False (send nothing) once the run's search budget is spent,
-        counting searches in flight; else holds a run slot and an endpoint slot."""
-        async with self.searches, self.search_gate().call():
+        counting searches in flight; else holds a run slot and an endpoint slot.
+
+        The search counts as in flight until its endpoint slot is given back, which may await
+        (a slot shared through Redis): the caller books it right after, with no await between,
+        so it is never neither in flight nor booked (that let a run send 9 searches under 8).
+        """
+        async with self.searches:
             if self.budget_spent():
                 yield False
                 return
             self.ledger.searches_in_flight += 1
             try:
-                yield True
+                async with self.search_gate().call():
+                    yield True
             finally:
                 self.ledger.searches_in_flight -= 1
 

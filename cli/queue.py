@@ -1,0 +1,215 @@
+"""`batch FILE --queue` and `run --queue`: hand runs to `deep-research worker` processes.
+
+The runs keep the thread ids they have without the queue (a batch line's stable id; `run`'s
+`--thread-id`), so submitting again adds nothing: a finished thread is collected, one whose job
+waits or runs is left to it, a failed one is queued again. Without `--no-wait` the command waits
+and writes what it writes without the queue: the reports and `summary.jsonl`, or `run`'s
+report. With `--no-wait` it submits and returns; the same command run again collects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import uuid
+from typing import Any
+
+from deep_research.cli.bad_input import BadInput
+
+POLL_SECONDS = 0.5  # how often a waiting submitter reads the store
+GAVE_UP = ("failed", "cancelled", "aborted")  # job states after which no worker will run it
+
+
+def add_queue_flags(sub: argparse.ArgumentParser) -> None:
+    """`--queue` and `--no-wait` for `run` and `batch`."""
+    sub.add_argument(
+        "--queue",
+        action="store_true",
+        help="hand the run(s) to `deep-research worker` processes through the queue in the "
+        "postgresql:// store, wait, and write the same outputs",
+    )
+    sub.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --queue: submit and return at once; the same command again collects",
+    )
+
+
+async def finished_values(graph: Any, thread_id: str) -> dict | None:
+    """The thread's final state values when its run has ended, else None."""
+    from deep_research.graph.threads import thread_config
+
+    snapshot = await graph.aget_state(thread_config(thread_id))
+    return snapshot.values if snapshot.values and not snapshot.next else None
+
+
+def _gave_up(question: Any, seconds: float) -> dict:
+    """The summary row of a question whose job failed on its worker."""
+    from deep_research.cli.batch import failed_row
+
+    error = RuntimeError("its job failed on a worker (the worker's log says why)")
+    return failed_row(question, error, seconds)
+
+
+async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict], int]:
+    """Collect finished questions, submit the others, and (with `wait`) collect them as they
+    finish; the summary rows in file order, and how many questions are still queued."""
+    from deep_research.cli.batch import SUMMARY_FILE, _row, read_summary, write_summary
+    from deep_research.graph import build_graph
+    from deep_research.graph.many_threads import ThreadEnd
+    from deep_research.graph.run_queue import QueuedRun, open_queue
+    from deep_research.tools.checkpoints import open_checkpointer
+
+    plan.out_dir.mkdir(parents=True, exist_ok=True)
+    summary = plan.out_dir / SUMMARY_FILE
+    rows = read_summary(summary)
+    order = [question for question, _ in plan.questions]
+    async with open_checkpointer(plan.target) as saver, open_queue(plan.target) as queue:
+        graph = build_graph(checkpointer=saver)
+        pending: dict[str, tuple[Any, float]] = {}
+        added = 0
+        for question, settings in plan.questions:
+            values = await finished_values(graph, question.thread_id)
+            if values is not None:
+                end = ThreadEnd(values, ran=False, seconds=0.0)
+                rows[question.thread_id] = _row(
+                    question, end, plan, progress, rows.get(question.thread_id)
+                )
+                continue
+            added += await queue.submit(QueuedRun(question.thread_id, question.question, settings))
+            pending[question.thread_id] = (question, time.monotonic())
+        write_summary(summary, order, rows)
+        progress.note(f"{added} submitted to the queue; {len(pending) - added} already there")
+        running: set[str] = set()
+        while wait and pending:
+            await asyncio.sleep(POLL_SECONDS)
+            for thread_id, (question, began) in list(pending.items()):
+                values = await finished_values(graph, thread_id)
+                status = None if values is not None else await queue.status(thread_id)
+                if values is not None:
+                    end = ThreadEnd(values, ran=True, seconds=time.monotonic() - began)
+                    rows[thread_id] = _row(question, end, plan, progress, rows.get(thread_id))
+                elif status in GAVE_UP:
+                    progress.finish(question.line, "failed", "its job failed on a worker")
+                    rows[thread_id] = _gave_up(question, time.monotonic() - began)
+                else:
+                    if status == "doing" and thread_id not in running:
+                        running.add(thread_id)
+                        progress.start(question.line, False)
+                    continue
+                del pending[thread_id]
+                write_summary(summary, order, rows)
+    return [rows[q.thread_id] for q in order if q.thread_id in rows], len(pending)
+
+
+def batch_on_queue(args: argparse.Namespace, target: str, flags: dict) -> int:
+    """`batch FILE --queue`: 0 when every question is done (or, with --no-wait, submitted),
+    1 when any failed (run it again to queue them again), 2 for bad input."""
+    from deep_research.cli.batch import SUMMARY_FILE, plan_batch
+    from deep_research.cli.batch_file import read_batch, without_repeats
+    from deep_research.cli.batch_progress import BatchProgress, BatchRow
+    from deep_research.cli.preflight import check_store
+    from deep_research.cli.worker import queue_store
+    from deep_research.export.formats import UnknownFormat, check_formats, parse_formats
+    from deep_research.export.pdf import PdfRendererMissing
+
+    questions, repeats = without_repeats(read_batch(args.file))
+    conninfo = queue_store(target)
+    plan = plan_batch(questions, flags, args.out_dir, conninfo, 1)
+    check_store(conninfo)
+    try:
+        plan.formats = tuple(parse_formats(args.format))
+        check_formats(list(plan.formats))
+    except (UnknownFormat, PdfRendererMissing) as error:
+        raise BadInput(str(error)) from None
+    rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
+    progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
+    for note in repeats:
+        progress.note(note)
+    try:
+        with progress:
+            rows, queued = asyncio.run(collect_batch(plan, progress, wait=not args.no_wait))
+    except KeyboardInterrupt:
+        print("\nstopped waiting; the runs go on: run the same command to collect", file=sys.stderr)
+        return 130
+    failed = [row for row in rows if row["status"] != "done"]
+    done = len(rows) - len(failed)
+    progress.note(f"{done}/{len(plan.questions)} done; summary: {plan.out_dir / SUMMARY_FILE}")
+    if queued:
+        progress.note(f"{queued} on the queue: run the same command again to collect them")
+    if failed:
+        progress.note("some questions failed: run the same command again to queue them again")
+    return 1 if failed else 0
+
+
+async def one_on_queue(conninfo: str, run: Any, wait: bool) -> dict | None:
+    """Submit one run (unless finished) and, with `wait`, its final state values."""
+    from deep_research.graph import build_graph
+    from deep_research.graph.run_queue import open_queue
+    from deep_research.tools.checkpoints import open_checkpointer
+
+    async with open_checkpointer(conninfo) as saver, open_queue(conninfo) as queue:
+        graph = build_graph(checkpointer=saver)
+        values = await finished_values(graph, run.thread_id)
+        if values is None:
+            await queue.submit(run)
+        while wait and values is None:
+            await asyncio.sleep(POLL_SECONDS)
+            values = await finished_values(graph, run.thread_id)
+            if values is None and await queue.status(run.thread_id) in GAVE_UP:
+                raise RuntimeError(f"the run {run.thread_id} failed on a worker (see its log)")
+        return values
+
+
+def run_on_queue(args: argparse.Namespace, target: str) -> int:
+    """`run --queue`: submit the question, wait for a worker to finish it, write the outputs
+    as `run` does; with --no-wait print the thread id and return."""
+    from deep_research.cli import exit_codes, preflight
+    from deep_research.cli.main import _error, _stdout_bytes, report_outputs
+    from deep_research.cli.runner import write_outputs
+    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.cli.worker import queue_store
+    from deep_research.export.facts import facts_of
+    from deep_research.graph.run_queue import QueuedRun
+    from deep_research.state import output_of
+
+    try:
+        conninfo = queue_store(target)
+        outputs = report_outputs(args)
+        settings = resolve_settings(args).settings
+        if settings.approve_plan:
+            raise BadInput("a queued run is unattended: approve_plan cannot be on")
+        question = preflight.check_question(args.question)
+        preflight.check_credentials(settings)
+        preflight.check_store(conninfo)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+    thread_id = args.thread_id or uuid.uuid4().hex
+    print(f"thread: {thread_id}", file=sys.stderr)
+    run = QueuedRun(thread_id, question, settings)
+    try:
+        values = asyncio.run(one_on_queue(conninfo, run, wait=not args.no_wait))
+    except KeyboardInterrupt:
+        print(
+            "\nstopped waiting; the run goes on: run the same command to collect", file=sys.stderr
+        )
+        return exit_codes.INTERRUPTED
+    except RuntimeError as error:
+        _error(str(error))
+        return exit_codes.FAILED
+    if values is None:
+        print("queued: run the same command again (same --thread-id) to collect", file=sys.stderr)
+        return exit_codes.OK
+    output = output_of(values)
+    facts = facts_of({**values, **output}, thread_id=thread_id)
+    problems = write_outputs(output, outputs, facts, _stdout_bytes)
+    for problem in problems:
+        _error(problem)
+    return (
+        exit_codes.BAD_INPUT
+        if problems
+        else exit_codes.finished_code(output, values.get("settings"))
+    )
