@@ -57,6 +57,8 @@ OTHER_VARIABLES = frozenset(  # the project's variables that are not settings
         "SEARCH_RPM",
         "BENCH_DIR",
         "TEST_POSTGRES_URL",
+        "REDIS_URL",  # endpoint limits shared through Redis (tools/endpoint_limits.py)
+        "TEST_REDIS_URL",
         "REAL_MODEL",
         "REAL_MODEL_URL",
     )
