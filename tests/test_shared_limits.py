@@ -107,8 +107,10 @@ def _result(stdout: str) -> list[int]:
     return json.loads(stdout.splitlines()[-1])
 
 
-def _most_in_one_second(times: list[float], jitter: float = 0.05) -> int:
-    """The most arrivals in any one second (less loopback delivery jitter)."""
+def _most_in_one_second(times: list[float], jitter: float = 0.2) -> int:
+    """The most arrivals in any one second, less 0.2 s for delivery jitter on a busy machine
+    (a process admitted by the limiter reaches the server a little later; without the
+    limiter 4 slots of 0.3 s put 10 or more in 0.8 s)."""
     times = sorted(times)
     return max(sum(1 for t in times if start <= t < start + 1 - jitter) for start in times)
 
