@@ -93,6 +93,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--include-domains", "include_domains", metavar="DOMAIN,..."),
     Flag("--exclude-domains", "exclude_domains", metavar="DOMAIN,..."),
     Flag("--time-range", "time_range", metavar="day|week|month|year"),
+    Flag("--worker-tools", "worker_tools"),
+    Flag("--max-pages", "max_pages", metavar="N"),
     Flag("--local-model", "local_model", switch=True),
     Flag("--structured-output", "structured_output"),
 )

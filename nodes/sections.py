@@ -45,7 +45,8 @@ from deep_research.state import (
 from deep_research.tools.events import ReplyDegenerate, emit
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.run_resources import RunResources
-from deep_research.tools.structured import StructuredOutputError, ask, write_raw
+from deep_research.tools.streaming import ReplyTooLong
+from deep_research.tools.structured import StructuredOutputError, ask, overlong_cost, write_raw
 
 SUMMARY_WORDS = 220  # the summary's words at most (its reply cap follows)
 CONCLUSION_WORDS = 160
@@ -82,10 +83,18 @@ async def written_report(
     conversation = messages
     stats = client.stats.of("writer")
     for attempt in range(2):
-        text, cost, finish = await write_raw(conversation, role="writer", client=client, cap=cap)
+        try:
+            text, cost, finish = await write_raw(
+                conversation, role="writer", client=client, cap=cap
+            )
+        except ReplyTooLong as error:  # unusable like any other reply: asked once more, shorter
+            text, cost, finish = "", overlong_cost(error, "writer", conversation), "too_long"
+            client.record("writer", cost)
+            problem = f"{error}; write it within {error.max_tokens} tokens"
         usage += cost
         text = strip_reasoning(text)
-        problem = prose_problem(text, finish, messages, own=current, sources=sources)
+        if finish != "too_long":
+            problem = prose_problem(text, finish, messages, own=current, sources=sources)
         if problem is None:
             return without_fences(text), usage, ""
         stats.degenerate += 1

@@ -115,6 +115,7 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
     _written(written, 1)
     return {
         "report": report,
+        "report_round": 1,
         "iteration": 1,
         "usage": written.usage,
         "report_problem": written.problem,
@@ -147,6 +148,7 @@ async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     else:
         update |= {
             "report": written.report,
+            "report_round": round_,
             "report_problem": "",
             "report_title": written.title,
             "sections": written.sections,
@@ -184,4 +186,5 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
         "report_problem": state.get("report_problem", ""),
         "structured_output": methods,
         "sources_found": len(registry.sources),
+        "report_round": state.get("report_round") or state.get("iteration", 0),
     }

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from deep_research.domain.labels import ENGLISH
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.export.facts import facts_of
 from deep_research.settings import Settings
@@ -106,5 +107,5 @@ def test_a_page_off_the_allowed_domains_is_never_fetched():
 def test_the_run_header_names_the_filters():
     settings = Settings(include_domains=["nature.com"], time_range="month")
     rows = dict(facts_of({"question": "q", "settings": settings}).rows())
-    assert rows["sources"] == "only nature.com; from the last month"
-    assert "sources" not in dict(facts_of({"question": "q", "settings": Settings()}).rows())
+    assert rows[ENGLISH.source] == "only nature.com; from the last month"
+    assert ENGLISH.source not in dict(facts_of({"question": "q", "settings": Settings()}).rows())

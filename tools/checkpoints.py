@@ -36,6 +36,7 @@ STATE_TYPES = (
     state.WorkerResult,
     state.QualityDimensions,
     state.QualityAssessment,
+    state.ScoredReport,
     state.GapAnalysis,
     state.Usage,
     state.CitationCheck,
@@ -47,6 +48,13 @@ STATE_TYPES = (
     state.OutlineSection,
     state.ReportOutline,
     state.ReportSection,
+    state.Quote,
+    state.PageQuote,
+    state.PageQuotes,
+    state.ReadPage,
+    state.ToolCall,
+    state.ToolRound,
+    state.ToolOutcome,
 )
 
 
