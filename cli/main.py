@@ -358,6 +358,17 @@ def _serve_mcp(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _serve_web(args: argparse.Namespace, target: str) -> int:
+    """`web`: serve the web app until stopped; 2 when it cannot start."""
+    from deep_research.web import command
+
+    try:
+        return command.command(args, target)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     argv = sys.argv[1:] if argv is None else argv
@@ -387,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
         return _export(args, target)
     if args.command == "mcp":
         return _serve_mcp(args, target)
+    if args.command == "web":
+        return _serve_web(args, target)
     return _inspect(args, target)
 
 

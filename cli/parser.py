@@ -7,6 +7,7 @@ from pathlib import Path
 
 from deep_research.cli import eval_parser, serve_mcp
 from deep_research.cli.setting_sources import add_setting_flags
+from deep_research.web import command as web_command
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
 
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_flag(threads)
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
+    web_command.add_command(commands, add_setting_flags, _store_flag)
     return parser
 
 
