@@ -249,13 +249,10 @@ def test_hostile_question_and_source_titles_stay_inert_on_every_page(browser, we
     page.on("dialog", lambda dialog: fired.append(dialog.message))
     thread_id = ask(page, web, question=HOSTILE)
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
-    for path in ("", "/report", "/export.html"):
-        page.goto(f"{web.url}/runs/{thread_id}{path}") if path != "/export.html" else None
-        if path == "/export.html":
-            continue
-        check_inert(page)
-    page.goto(f"{web.url}/runs")
     check_inert(page)
+    for path in (f"/runs/{thread_id}", f"/runs/{thread_id}/report", "/runs"):
+        page.goto(f"{web.url}{path}")
+        check_inert(page)
     expect(page.get_by_role("link", name=HOSTILE)).to_be_visible()  # shown as text
     assert fired == []
 
@@ -264,7 +261,7 @@ def check_inert(page) -> None:
     """No script or handler from outside text ran or exists on the page."""
     assert page.title() not in ("pwned", "1")
     assert page.locator("img[src=x], main script, #main script").count() == 0
-    assert "<script>" in page.locator("main").inner_text()  # the text is there, as text
+    assert "<script>" in page.locator("body").inner_text()  # the text is there, as text
 
 
 def test_the_keyboard_alone_starts_watches_and_reads(browser, web):
