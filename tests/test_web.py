@@ -290,10 +290,9 @@ def test_the_keyboard_alone_starts_watches_and_reads(browser, web):
 
 
 def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, web, tmp_path):
-    cli_command(
-        ["run", "CLI question about zstd", "--max-iterations", "1", "--min-iterations", "1"]
-        + ["--checkpoint-db", str(web.store), "--quiet", "--thread-id", "from-the-cli"]
-    )
+    quick = ["--max-iterations", "1", "--min-iterations", "1", "--quiet"]
+    store = ["--checkpoint-db", str(web.store), "--thread-id", "from-the-cli"]
+    cli_command(["run", "CLI question about zstd", *quick, *store])
     page = new_page(browser)
     thread_id = ask(page, web)
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
