@@ -109,6 +109,8 @@ def test_ask_watch_read_downloads_match_the_cli_export(browser, web, tmp_path, c
     expect(evidence.locator(".verdict")).to_have_text("supported")
     assert evidence.locator("q").count() == 1  # the quote the check kept
     no_serious_violations(page)
+    page.locator("sup.cite a").first.focus()  # its verdict and quote show on focus
+    shot(page, "report-desktop", tmp_path, full_page=False)
     page.go_back()
 
     cli = tmp_path / "cli"

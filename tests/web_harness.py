@@ -139,9 +139,9 @@ def serious_violations(page, also: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
-def shot(page, name: str, folder: Path) -> None:
+def shot(page, name: str, folder: Path, full_page: bool = True) -> None:
     """A screenshot into the test's folder, and into the docs' folder when asked."""
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=full_page)
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=full_page)
