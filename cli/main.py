@@ -160,6 +160,15 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> dict | N
             raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
         preflight.check_model_endpoint()
         return None
+    if args.command == "ask":  # a follow-up: the first run's settings and evidence
+        import asyncio
+
+        from deep_research.cli.follow_up import follow_up_input
+
+        graph_input = asyncio.run(follow_up_input(target, args.parent, args.question))
+        preflight.check_credentials(graph_input["settings"])
+        preflight.check_model_endpoint()
+        return graph_input
     resolved = resolve_settings(args)
     settings = resolved.settings
     question = preflight.check_question(args.question)
@@ -388,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     from deep_research.tools.process_wide import current
 
     current().capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
-    if args.command in ("run", "resume"):
+    if args.command in ("run", "resume", "ask"):
         return _research(args, target)
     if args.command == "config":
         return _config(args, target)

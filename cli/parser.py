@@ -82,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     _outputs_flags(resume)
     _store_flag(resume)
 
+    ask = commands.add_parser(
+        "ask",
+        help="a follow-up question on a finished run, answered from its evidence first",
+        epilog=EXIT_CODES_HELP,
+    )
+    ask.add_argument("parent", metavar="THREAD", help="the thread id of the finished run")
+    ask.add_argument("question", help="the follow-up question")
+    ask.add_argument("--thread-id", help="name the new run (default: a new id)")
+    _outputs_flags(ask)
+    _store_flag(ask)
+
     batch = commands.add_parser(
         "batch",
         help="research every question of a file (one per line, or JSONL), N at a time",

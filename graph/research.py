@@ -74,7 +74,9 @@ def build_graph(
     builder.add_node("finalize", node(finalize, runs, ends_run=True))
 
     builder.add_edge(START, "decompose")
-    builder.add_conditional_edges("decompose", route_after_plan, ["approve_plan", "research"])
+    builder.add_conditional_edges(
+        "decompose", route_after_plan, ["approve_plan", "research", "synthesize"]
+    )
     builder.add_conditional_edges("approve_plan", route_after_approval, ["research", "finalize"])
     builder.add_edge("research", "synthesize")
     builder.add_conditional_edges("synthesize", route_after_synthesis)

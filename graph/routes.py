@@ -57,8 +57,11 @@ def dispatch_research(state: ResearchState) -> list[Send]:
     return _sends(state, "research", state["plan"].subtasks, 1)
 
 
-def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan"]:
-    """Show the plan to a person first when the settings ask for approval."""
+def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan", "synthesize"]:
+    """A follow-up writes from the evidence it carries first; otherwise the plan is shown to a
+    person first when the settings ask for approval, then researched."""
+    if state.get("worker_results"):  # only a follow-up has results before any research
+        return "synthesize"
     return "approve_plan" if state["settings"].approve_plan else dispatch_research(state)
 
 
