@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.types import StateSnapshot
+
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.preflight import check_question
 from deep_research.graph import build_graph
@@ -18,14 +20,20 @@ from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
 
 
 async def follow_up_input(target: str, parent: str, question: str) -> dict[str, Any]:
-    """The new run's input: the question, the first run's settings and its results; BadInput
-    when the first run is unknown, unfinished or found nothing."""
-    question = check_question(question)
+    """The new run's input, the first run read from the store `target` names; BadInput when it
+    is unknown, unfinished or found nothing."""
     try:
         async with open_checkpointer(target, create=False) as saver:
             snapshot = await build_graph(checkpointer=saver).aget_state(thread_config(parent))
     except StoreMissing as error:
         raise BadInput(str(error)) from None
+    return follow_up_from(snapshot, parent, question)
+
+
+def follow_up_from(snapshot: StateSnapshot, parent: str, question: str) -> dict[str, Any]:
+    """The new run's input: the question, the first run's settings and its results; BadInput
+    when the first run (its latest checkpoint) is unknown, unfinished or found nothing."""
+    question = check_question(question)
     values = snapshot.values
     if not values:
         raise BadInput(f"no run with thread id {parent!r} to ask a follow-up of")

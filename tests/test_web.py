@@ -336,3 +336,21 @@ def test_phone_width_in_chinese(browser, web, tmp_path):
     expect(page.locator("#status-line")).to_have_text("Finished")
     page.set_viewport_size(PHONE)
     shot(page, "run-phone", tmp_path)
+
+
+def test_a_follow_up_is_answered_from_the_runs_evidence_as_a_linked_run(
+    browser, web, search_server
+):
+    page = new_page(browser)
+    first = ask(page, web)
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    searched = len(search_server.searches)
+    page.get_by_label("Follow-up question").fill("Which of the two decompresses faster?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.wait_for_url(lambda url: first not in url)
+    expect(page.get_by_role("link", name=first)).to_be_visible()  # linked to the first run
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    assert len(search_server.searches) == searched  # the first run's evidence sufficed
+    no_serious_violations(page)
+    page.get_by_role("link", name="Read the report").click()
+    expect(page.locator("sup.cite a").first).to_be_visible()

@@ -21,6 +21,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.follow_up import follow_up_from
+from deep_research.cli.preflight import check_credentials
 from deep_research.export.facts import facts_of
 from deep_research.export.formats import Rendering
 from deep_research.export.html_page import CSP as REPORT_CSP
@@ -160,6 +163,8 @@ class WebApp:
                 return RedirectResponse("/runs", status_code=303)
             elif action == "plan":
                 return await self._decide(request, thread_id, form)
+            elif action == "ask":
+                return await self._follow_up(request, thread_id, form)
             else:
                 return Response(status_code=404)
         except NotNow as error:
@@ -169,6 +174,21 @@ class WebApp:
             )
             return _html(request, text, 409)
         return RedirectResponse(f"/runs/{thread_id}", status_code=303)
+
+    async def _follow_up(self, request: Request, thread_id: str, form: Any) -> Response:
+        """A follow-up question on a finished run: a new run from its evidence, linked to it."""
+        question = form.get("question")
+        snapshot = await self.runs.snapshot(thread_id)
+        try:
+            graph_input = follow_up_from(snapshot, thread_id, str(question or ""))
+            await asyncio.to_thread(check_credentials, graph_input["settings"])
+        except BadInput as error:
+            view = await self.runs.view(thread_id)
+            text = run_page(view, _lang(request), csrf_token(request), follow_error=str(error))
+            return _html(request, text, 400)
+        owner = user_of(request)
+        new = await self.runs.start(graph_input, owner=owner, parent=thread_id)
+        return RedirectResponse(f"/runs/{new}", status_code=303)
 
     async def _decide(self, request: Request, thread_id: str, form: Any) -> Response:
         """The plan form's answer: approve, edit (as the form left the plan) or reject."""

@@ -210,7 +210,32 @@ def _post_button(action: str, label: str, csrf: str, kind: str = "") -> Any:
     )
 
 
-def controls(view: RunView, lang: UiLanguage, csrf: str) -> Any:
+def follow_up_form(view: RunView, lang: UiLanguage, csrf: str, error: str = "") -> Any:
+    """A follow-up question on a finished run (a new run, linked to this one)."""
+    w = words(lang)
+    errors = {"follow_up": error} if error else {}
+    attrs = {
+        "id": "follow_up",
+        "name": "question",
+        "rows": "2",
+        "required": "required",
+        "maxlength": "4000",
+        **_described("follow_up", errors, "follow_up-hint"),
+    }
+    return el(
+        "form",
+        {"method": "post", "action": f"/runs/{view.thread_id}/ask", "class": "follow-up"},
+        _csrf(csrf),
+        el("h2", {}, w["follow_up"]),
+        el("label", {"for": "follow_up"}, w["follow_up_question"]),
+        el("p", {"id": "follow_up-hint", "class": "hint"}, w["follow_up_hint"]),
+        el("textarea", attrs, ""),
+        _error("follow_up", errors),
+        el("button", {"type": "submit"}, w["ask"]),
+    )
+
+
+def controls(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "") -> Any:
     """Status in words, and what a person can do now (stop, resume, read, answer the plan)."""
     w = words(lang)
     base = f"/runs/{view.thread_id}"
@@ -237,6 +262,7 @@ def controls(view: RunView, lang: UiLanguage, csrf: str) -> Any:
                 el("h2", {}, w["downloads"]),
                 el("ul", {"class": "downloads"}, *downloads),
             ),
+            follow_up_form(view, lang, csrf, follow_error),
         ]
     if view.status == "waiting" and view.waiting_plan:
         parts.append(plan_form(view, lang, csrf))
@@ -465,7 +491,15 @@ def progress(view: RunView, lang: UiLanguage) -> Any:
     return el("div", {"id": "progress-inner"}, *sections)
 
 
-def run_page(view: RunView, lang: UiLanguage, csrf: str) -> str:
+def _parent_link(view: RunView, w: dict[str, str]) -> Any:
+    """For a follow-up: a link to the run it follows (or nothing)."""
+    if not view.parent:
+        return None
+    link = el("a", {"href": f"/runs/{view.parent}"}, view.parent)
+    return el("p", {"class": "thread"}, f"{w['follow_up_of']} ", link)
+
+
+def run_page(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "") -> str:
     """The run page: everything so far, then live updates over server-sent events."""
     w = words(lang)
     base = f"/runs/{view.thread_id}"
@@ -481,6 +515,7 @@ def run_page(view: RunView, lang: UiLanguage, csrf: str) -> str:
     body = [
         el("h1", {"dir": "auto"}, view.question or view.thread_id),
         el("p", {"class": "thread"}, f"{w['run_of']} {view.thread_id}"),
+        _parent_link(view, w),
         el(
             "div",
             {"id": "live", **stream},
@@ -492,7 +527,7 @@ def run_page(view: RunView, lang: UiLanguage, csrf: str) -> str:
                     "aria-live": "polite",
                     "sse-swap": "controls" if stream else None,
                 },
-                controls(view, lang, csrf),
+                controls(view, lang, csrf, follow_error),
             ),
             el(
                 "div",
