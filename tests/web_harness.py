@@ -46,6 +46,7 @@ class WebServer:
     """`deep-research web` in a subprocess; `kill` (SIGKILL) and `start` again on the same port."""
 
     def __init__(self, store: Path, log: Path, *flags: str) -> None:
+        """A server for the store, logging to `log`, with extra command-line flags."""
         self.store, self.log, self.flags = store, log, flags
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

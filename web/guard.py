@@ -104,6 +104,7 @@ class _Guarded:
     """ASGI middleware applying a Guard to HTTP requests."""
 
     def __init__(self, app: Any, guard: Guard, csp: str) -> None:
+        """Wrap `app`; pages get `csp` unless a route set its own policy."""
         self.app, self.guard, self.csp = app, guard, csp
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
