@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 LanguageCode = Literal[
     "en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "und"
@@ -49,6 +48,14 @@ def _default_model() -> str:
     return os.environ.get("DEEP_RESEARCH_MODEL") or DEFAULT_MODEL
 
 
+WorkerTools = Literal["auto", "native", "prompt", "off"]
+
+
+def _default_worker_tools() -> str:
+    """How workers act unless the caller says: `DEEP_RESEARCH_WORKER_TOOLS`, else `auto`."""
+    return os.environ.get("DEEP_RESEARCH_WORKER_TOOLS", "").strip() or "auto"
+
+
 def detected_web_provider() -> str:
     """The first provider whose variable is set, else key-free duckduckgo: no key still runs."""
     for provider, variable in PROVIDER_VARIABLES.items():
@@ -77,8 +84,8 @@ class Settings(BaseModel):
     max_iterations: int = Field(5, ge=1, le=20, description="Rounds at most (1 = no gap round).")
     quality_threshold: float = Field(80, ge=0, le=100, description="Score (0-100) that is enough.")
     diminishing_returns: bool = Field(True, description="Stop when rounds stop paying.")
-    min_improvement: float = Field(5, ge=0, le=100, description="Score gain a round must bring.")
-    plateau_rounds: int = Field(2, ge=1, le=10, description="Rounds below min_improvement.")
+    min_improvement: float = Field(5, ge=0, le=100, description="Gain over the best that counts.")
+    plateau_rounds: int = Field(2, ge=1, le=10, description="Rounds without that gain end the run.")
     max_queries: int | None = Field(
         None, ge=1, le=50, description="Queries per worker; overrides the complexity budget."
     )
@@ -86,6 +93,17 @@ class Settings(BaseModel):
         None, ge=1, le=10, description="OODA cycles per worker; overrides the complexity budget."
     )
     max_results: int = Field(5, ge=1, le=20, description="Results per search.")
+    worker_tools: WorkerTools = Field(
+        default_factory=_default_worker_tools,
+        description="How a worker's model acts: auto (native tool calls, else tools written in "
+        "the prompt, as the server allows), native, prompt, or off (the fixed search loop).",
+    )
+    max_pages: int | None = Field(
+        None,
+        ge=0,
+        le=50,
+        description="Pages a worker reads whole; overrides the complexity budget.",
+    )
     max_supplementary_tasks: int = Field(
         3, ge=1, le=20, description="Subtasks a gap round may add."
     )
@@ -309,38 +327,12 @@ LOWERS_A_GUARD = ("fetch_private_addresses", "mcp_config")
 an MCP config names): taken only from the person running the command, never from a file found
 in the current folder."""
 SERVER_ONLY = (*LOWERS_A_GUARD, "corpus_dir")
-"""Settings a caller of the LangGraph API never sets: what the server reads, fetches and starts
-is the server's own choice (its environment), not the caller's."""
+"""Settings a remote caller (LangGraph's API, MCP, the web app) never sets: what the server
+reads, fetches and starts is the operator's (`domain.caller_settings.for_remote_caller`)."""
 GUARD_NOTE = (
     "fetch_private_addresses is on: page fetches may reach loopback, private and link-local "
     "addresses"
 )
-
-
-def server_only_restored(
-    settings: Settings, environ: Mapping[str, str]
-) -> tuple[Settings, list[str]]:
-    """`settings` with every `SERVER_ONLY` setting at the server's own value, and the names
-    whose caller value was dropped.
-
-    A caller of the LangGraph API is not the person who runs the server: each such setting
-    takes the value of the server's environment (`DEEP_RESEARCH_<NAME>`), else its default,
-    whatever the caller passed.
-    """
-    restored, dropped = {}, []
-    for name in SERVER_ONLY:
-        field = Settings.model_fields[name]
-        text = environ.get(f"DEEP_RESEARCH_{name.upper()}", "").strip()
-        server = (
-            TypeAdapter(field.annotation).validate_python(text)
-            if text
-            else field.get_default(call_default_factory=True)
-        )
-        if getattr(settings, name) != server:
-            restored[name] = server
-            if getattr(settings, name) != field.get_default(call_default_factory=True):
-                dropped.append(name)
-    return settings.model_copy(update=restored), sorted(dropped)
 
 
 def settings_from(context: Settings | dict | None) -> Settings:

@@ -17,11 +17,15 @@ from deep_research.settings import Complexity, Settings
 
 QueryType = Literal["straightforward", "breadth_first", "depth_first"]
 WorkerStatus = Literal["ok", "partial", "failed"]
+ToolProtocol = Literal["native", "prompt", "fixed"]
+"""How a worker chose its actions: native tool calls, tool calls in the prompt, or the fixed
+search loop."""
 StopReason = Literal[
     "max_iterations",
     "budget",
     "quality_threshold",
     "plateau",
+    "declined",
     "not_worthwhile",
     "no_gaps",
     "no_evidence",
@@ -30,6 +34,7 @@ StopReason = Literal[
 ]
 """Why a research run ended (the stop rules' names, and the other ways out)."""
 WorkerStopReason = Literal[
+    "finished",  # the worker's model called `finish`
     "budget_spent",  # the subtask's queries or cycles are used up
     "search_failed",  # nothing came back and searches failed
     "run_budget_spent",  # the run's budget is spent (its siblings spent it)
@@ -91,10 +96,13 @@ class PlanDecision(BaseModel):
 
 
 class Budget(BaseModel):
-    """What one worker may spend: search queries and observe-orient-decide-act cycles."""
+    """What one worker may spend: search queries, observe-orient-decide-act cycles, and (when
+    its model chooses tools) pages read whole and MCP tool calls."""
 
     max_queries: int = Field(ge=1)
     max_cycles: int = Field(ge=1)
+    max_pages: int = Field(3, ge=0)
+    max_mcp_calls: int = Field(2, ge=0)
 
 
 # ---------------------------------------------------------------- evidence
@@ -126,6 +134,44 @@ class SourceEvidence(Source):
     """A source with the text the search returned for it, the ground truth for its citations."""
 
     excerpt: str = ""
+    read: bool = Field(
+        False, description="A worker read the page whole; its `quotes` are from the page text."
+    )
+
+
+class Quote(BaseModel):
+    """Evidence that keeps its words: a passage of a page a worker read, copied verbatim, with
+    the claim it supports. `source_id` is worker-local in a `WorkerResult` (the ids of its
+    `sources`, like `Finding.source_ids`) and run-wide once `SourceRegistry` has absorbed it."""
+
+    source_id: int = Field(description="Id of the source the passage was copied from.")
+    text: str = Field(min_length=1, description="The passage, word for word as the page has it.")
+    claim: str = Field("", description="The claim the passage supports, in a sentence.")
+
+
+class PageQuote(BaseModel):
+    """One passage the model copied from a page, with the claim it supports."""
+
+    text: str = Field(min_length=1, description="The passage, copied exactly from the page.")
+    claim: str = Field("", description="What the passage shows, in one sentence.")
+
+
+class PageQuotes(BaseModel):
+    """What the researcher model is asked for when a worker reads a page: passages copied word
+    for word that bear on its subtask, each with the claim it supports (none: nothing relevant)."""
+
+    quotes: list[PageQuote]
+
+
+class ReadPage(BaseModel):
+    """A page a worker read whole, kept compact: its quotes and the links it offers, not its
+    text (every checkpoint stores state again)."""
+
+    url: str
+    title: str = ""
+    quotes: list[PageQuote] = Field(default_factory=list)
+    links: list[str] = Field(default_factory=list, description="Links found in it, in order.")
+    error: str = ""  # why nothing could be read ("" when read)
 
 
 class Finding(BaseModel):
@@ -171,6 +217,15 @@ class WorkerResult(BaseModel):
     cycles_used: int = 0
     termination_reason: WorkerStopReason | None = None
     sources: list[SourceEvidence] = Field(default_factory=list)
+    quotes: list[Quote] = Field(
+        default_factory=list, description="Verbatim passages of the pages read, best first."
+    )
+    tools: ToolProtocol = Field(
+        "fixed",
+        description="How the worker chose its actions: native or prompt tool calling, "
+        "or the fixed search loop (no tool calls, or a model that made none usable).",
+    )
+    pages_read: int = 0
     error: str = ""
 
     @field_validator("termination_reason", mode="before")
@@ -337,12 +392,21 @@ class Usage(BaseModel):
         return Usage(**counts, by_role=roles)
 
 
-def add_usage(left: Usage | None, right: Usage | None) -> Usage:
-    """Reducer: usage from parallel workers and successive steps adds up."""
-    return (left or Usage()) + (right or Usage())
+def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
+    """Reducer: usage from parallel workers and successive steps adds up (a dict, as a server's
+    serializer or `update_state` may hand one back, is read as the `Usage` it holds)."""
+    return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
 
 
 # ---------------------------------------------------------------- research graph
+
+
+class ScoredReport(BaseModel):
+    """A report with the review that scored it and the round that wrote it."""
+
+    report: str
+    round: int
+    quality: QualityAssessment
 
 
 class ResearchInput(TypedDict):
@@ -370,6 +434,7 @@ class ResearchOutput(TypedDict):
     report_problem: str  # "" or why the writer's reply could not be the report (then a note is)
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
     sources_found: int  # distinct sources the searches returned (0: no evidence at all)
+    report_round: int  # the round whose report this is (an earlier, better-scored one is kept)
 
 
 def output_of(values: dict) -> dict:
@@ -385,6 +450,7 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
     worker_results: Annotated[list[WorkerResult], operator.add]
     quality_history: Annotated[list[float | None], operator.add]  # None: no valid review
     gap_analysis: GapAnalysis
+    best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)
     usage: Annotated[Usage, add_usage]
 
 
@@ -410,8 +476,45 @@ class WorkerOutput(TypedDict):
     usage: Annotated[Usage, add_usage]
 
 
+class ToolCall(BaseModel):
+    """One tool call a worker's model made: the tool's name and its arguments."""
+
+    id: str
+    name: str
+    args: dict = Field(default_factory=dict)
+
+
+class ToolRound(BaseModel):
+    """One decide-act exchange of a worker that calls tools: the calls its model made and the
+    (compact, untrusted) text each result came back as, in the same order."""
+
+    calls: list[ToolCall]
+    results: list[str] = Field(default_factory=list)
+    text: str = ""  # what the model wrote beside its calls (the prompt protocol's reply text)
+
+
+class ToolOutcome(BaseModel):
+    """What one executed tool call brought (saved as a task, so a resumed run reads it back):
+    the compact text its model is shown, and the evidence it adds to the worker's state."""
+
+    text: str
+    queries: list[str] = Field(default_factory=list)  # searches sent
+    hits: list[SearchHit] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    page: ReadPage | None = None
+    usage: Usage = Field(default_factory=Usage)
+    skipped: bool = False  # not run: over budget, not a known target, or a repeat
+
+
 class WorkerState(WorkerInput, WorkerOutput, total=False):
     """A worker's loop state: the budget counters and the evidence gathered so far."""
+
+    tool_protocol: ToolProtocol  # set by the first decide: how this worker acts
+    tool_rounds: list[ToolRound]  # the worker's conversation, protocol-neutral
+    read_pages: list[ReadPage]
+    pending_round: ToolRound | None  # the calls `decide` chose, for `act` to run
+    mcp_calls_used: int
+    fallback_reason: str
 
     pending_queries: list[str]
     sent_queries: list[str]

@@ -32,7 +32,10 @@ from deep_research.tools.events import (
     RunDone,
     SourceFailed,
     Streaming,
+    ToolProtocolSettled,
+    WorkerActed,
     WorkerDone,
+    WorkerFellBack,
     WorkerSearched,
 )
 
@@ -92,6 +95,7 @@ class ProgressModel:
     cited_sources: int | None = None
     citations: str = ""  # the verification step's line, once it ran
     methods: dict[str, str] = field(default_factory=dict)  # model -> structured-output method
+    tool_protocols: dict[str, str] = field(default_factory=dict)  # model -> native | prompt
     streaming: str = ""  # the long call in progress: "writer: 812 tokens, 41 s"
     model_notes: list[str] = field(default_factory=list)  # retries, re-asks, shrunk prompts
 
@@ -103,8 +107,14 @@ class ProgressModel:
                 self.subtasks = [(t.id, t.description) for t in event.subtasks]
                 self.edited, self.fallback = event.edited, event.fallback
                 self.dropped = event.dropped
-            case WorkerSearched() | WorkerDone():
+            case WorkerSearched() | WorkerActed() | WorkerDone():
                 self._worker(event)
+            case WorkerFellBack():
+                self._worker(event)
+                note = f"worker {event.subtask_id}: no usable tool call; fixed search loop"
+                self.model_notes.append(note)
+            case ToolProtocolSettled():
+                self.tool_protocols[event.model] = event.protocol
             case ReportWritten():
                 self.round(event.round).report_chars = event.chars
             case QualityScored():
@@ -136,7 +146,7 @@ class ProgressModel:
         """The line for a round, made on its first event."""
         return self.rounds.setdefault(number, RoundLine(number))
 
-    def _worker(self, event: WorkerSearched | WorkerDone) -> None:
+    def _worker(self, event: WorkerSearched | WorkerActed | WorkerFellBack | WorkerDone) -> None:
         key = (event.round, event.subtask_id)
         row = self.workers.setdefault(key, WorkerRow(*key, event.description))
         row.queries_used, row.max_queries = event.queries_used, event.max_queries
@@ -209,6 +219,9 @@ def render(model: ProgressModel) -> RenderableType:
     if model.methods:
         used = ", ".join(f"{name}: {method}" for name, method in model.methods.items())
         parts.append(Text(f"Structured output: {used}", style="dim"))
+    if model.tool_protocols:
+        used = ", ".join(f"{name}: {how}" for name, how in model.tool_protocols.items())
+        parts.append(Text(f"Worker tools: {used}", style="dim"))
     parts += [Text(shorten(note, 100), style="yellow") for note in model.model_notes[-3:]]
     if model.streaming:
         parts.append(Text(f"… {model.streaming}", style="cyan"))

@@ -26,6 +26,7 @@ from deep_research.cli.setting_sources import load_local_dotenv
 __all__ = ["build_parser", "entry_point", "main"]  # build_parser: what tests and tools import
 
 CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per server and model
+TOOL_PROTOCOLS_FILE = "tool-protocols.json"  # how each server and model takes a worker's tools
 
 
 def _resume_hint(thread_id: str, checkpoint_db: str | None) -> str:
@@ -72,6 +73,7 @@ def run_summary(output: dict, seconds: float, reports: list[Path]) -> Any:
         cost_usd=output.get("cost_usd"),
         structured_output=output.get("structured_output"),
         report_problem=output.get("report_problem") or "",
+        report_round=output.get("report_round"),
     )
 
 
@@ -397,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     from deep_research.tools.process_wide import current
 
     current().capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
+    current().tool_protocols.remember_on_disk(data_dir() / TOOL_PROTOCOLS_FILE)
     if args.command in ("run", "resume", "ask"):
         return _research(args, target)
     if args.command == "config":

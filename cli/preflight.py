@@ -131,7 +131,7 @@ def check_corpus(settings: Settings, progress: Notes) -> None:
     if settings.search_backend not in ("local", "hybrid"):
         return
     try:
-        stats = open_corpus(settings.corpus_dir or "").refresh()
+        stats = open_corpus(settings.corpus_dir).refresh()
     except CorpusError as error:
         raise BadInput(str(error)) from None
     progress.note(

@@ -12,6 +12,7 @@ from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
     ContextWindowFound,
+    EarlierReportKept,
     GapsAnalyzed,
     GuardKept,
     GuardLowered,
@@ -26,7 +27,10 @@ from deep_research.tools.events import (
     RunDone,
     SourceFailed,
     Streaming,
+    ToolProtocolSettled,
+    WorkerActed,
     WorkerDone,
+    WorkerFellBack,
     WorkerSearched,
 )
 
@@ -43,6 +47,15 @@ def describe(event: ProgressEvent) -> str | None:
             return f"plan: {event.query_type}, {subtasks}{note}: {tasks}"
         case WorkerSearched():
             return f"{_worker(event)} searching: {_budget(event)}"
+        case WorkerActed():
+            calls = ", ".join(f"{name} ×{n}" for name, n in event.calls.items()) or "no calls"
+            skipped = f", {event.skipped} skipped" if event.skipped else ""
+            return f"{_worker(event)} acted ({event.protocol} tools): {calls}{skipped}"
+        case WorkerFellBack():
+            return f"{_worker(event)} made no usable tool call ({event.why}); fixed search loop"
+        case ToolProtocolSettled():
+            why = f" (native tools refused: {event.why})" if event.why else ""
+            return f"worker tools for {event.model}: {event.protocol}{why}"
         case WorkerDone():
             error = f" — {event.error}" if event.error else ""
             return (
@@ -53,6 +66,8 @@ def describe(event: ProgressEvent) -> str | None:
             return f"round {event.round}: report written ({event.chars} characters)"
         case QualityScored():
             return f"round {event.round}: quality {score_text(event.score)}"
+        case GapsAnalyzed() if event.error:
+            return f"round {event.round}: gap analysis failed, no further round: {event.error}"
         case GapsAnalyzed():
             tasks = "; ".join(event.tasks) or "nothing more to research"
             return f"round {event.round}: gap analysis: {tasks}"
@@ -67,7 +82,7 @@ def describe(event: ProgressEvent) -> str | None:
         case CallRetried():
             return f"{event.role} call retried ({event.attempt}): {event.error}"
         case ReplyDegenerate():
-            then = "marked as such" if event.final else "asked again"
+            then = "the step goes on without it" if event.final else "asked again"
             return f"{event.role} reply unusable ({event.problem}); {then}"
         case ReplyPartlyKept():
             return partial_reply_line(event)
@@ -83,6 +98,13 @@ def describe(event: ProgressEvent) -> str | None:
             return (
                 f"server context window: {event.tokens:,} tokens "
                 f"(max_context_tokens {event.max_context_tokens:,})"
+            )
+        case EarlierReportKept():
+            last = "got no valid score" if event.last_score is None else "scored"
+            last += "" if event.last_score is None else f" {score_text(event.last_score)}"
+            return (
+                f"handing back the round {event.round} report (quality "
+                f"{score_text(event.score)}): round {event.last_round} {last}"
             )
         case RunDone():
             return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"

@@ -7,6 +7,7 @@ point resumes from its last finished step: nothing finished is paid for twice.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -17,7 +18,13 @@ from langgraph.types import Command
 from pydantic_core import to_jsonable_python
 
 from deep_research.export.facts import RunFacts
-from deep_research.export.formats import Format, Rendering, format_of, write_reports
+from deep_research.export.formats import (
+    Format,
+    Rendering,
+    check_stdout,
+    format_of,
+    write_reports,
+)
 from deep_research.graph import build_graph
 from deep_research.graph.threads import advance, thread_config
 from deep_research.state import output_of
@@ -52,14 +59,22 @@ class Outputs:
     json: Path | None = None
     evidence: bool = False
     stdout_format: Format | None = None
+    stdout_is_terminal: bool = field(default_factory=lambda: _is_terminal(sys.stdout))
 
     def formats(self) -> list[Format]:
-        """Every format asked for (an unknown extension raises UnknownFormat)."""
+        """Every format asked for (an unknown extension raises UnknownFormat, and Word or PDF
+        to a terminal BinaryToTerminal)."""
+        check_stdout(self.to_stdout(), self.stdout_is_terminal)
         return [format_of(p) for p in self.reports] + [f for f in [self.to_stdout()] if f]
 
     def to_stdout(self) -> Format | None:
         """The format standard output gets, if any."""
         return self.stdout_format or (None if self.reports else "md")
+
+
+def _is_terminal(stream: Any) -> bool:
+    """True when `stream` is a terminal (a closed or missing one is not)."""
+    return bool(stream is not None and getattr(stream, "isatty", lambda: False)())
 
 
 def write_outputs(

@@ -1,8 +1,8 @@
 """`deep-research mcp`: serve the engine to agents over MCP, on stdio or streamable HTTP.
 
 The server's settings come from the same sources as `run` (flags, config file, environment);
-a caller may narrow them per run (`server.arguments`). The MCP SDK is an optional extra, so
-without it the command says how to install it.
+a caller may narrow them per run, never widen them (`server.arguments`). The MCP SDK is an
+optional extra, so without it the command says how to install it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
+import socket
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from deep_research.cli.bad_input import BadInput
@@ -68,6 +70,29 @@ def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
     sub.add_argument(
         "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
     )
+    sub.add_argument(
+        "--max-queued",
+        type=int,
+        default=20,
+        metavar="N",
+        help="runs waiting for a slot at most; start_research beyond it is refused (default 20)",
+    )
+    sub.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="--http callers must send `Authorization: Bearer TOKEN` (other local users can "
+        "see a command line: prefer --token-file)",
+    )
+    sub.add_argument(
+        "--token-file", metavar="FILE", help="as --token, the token being this file's first line"
+    )
+    sub.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="a Host header --http also accepts (the name a proxy forwards); repeatable",
+    )
     add_setting_flags(sub, unattended=True)  # nobody is there to approve a plan
     store_flag(sub)
 
@@ -79,18 +104,57 @@ def _check_sdk() -> None:
         raise BadInput(INSTALL_HINT) from None
 
 
-async def serve(args: argparse.Namespace, target: str, defaults: dict[str, Any]) -> None:
+async def serve(
+    args: argparse.Namespace, target: str, defaults: dict[str, Any], http: HttpPlan | None
+) -> None:
     """Open the run store (resuming the server's unfinished runs), then serve until stopped."""
     from deep_research.server.app import build_server
+    from deep_research.server.http_transport import serve_http
     from deep_research.server.runs import ResearchRuns
 
-    async with ResearchRuns(target, defaults, args.max_runs, StderrNotes()) as runs:
-        server = build_server(runs)
-        if args.http:
-            host, port = args.http
-            await server.run_streamable_http_async(host=host, port=port)
-        else:
-            await server.run_stdio_async()
+    notes = StderrNotes()
+    async with ResearchRuns(target, defaults, args.max_runs, notes, args.max_queued) as runs:
+        if http is None:
+            await build_server(runs).run_stdio_async()
+            return
+        server = build_server(runs, http.token, http.url)
+        app = server.streamable_http_app(transport_security=http.security, host=http.host)
+        await serve_http(app, http.listener, server.settings.log_level)
+
+
+@dataclass
+class HttpPlan:
+    """What `--http` serves on, checked before anything starts: the bound socket, the accepted
+    Host/Origin headers and the token callers must send."""
+
+    host: str
+    url: str
+    listener: socket.socket
+    security: Any
+    token: str | None
+
+
+def plan_http(args: argparse.Namespace) -> HttpPlan | None:
+    """The `--http` serving plan (exit 2 naming the cause: a port in use, a bad token)."""
+    from deep_research.server.http_transport import (
+        listening_socket,
+        read_token,
+        transport_security,
+    )
+
+    if not args.http:
+        if args.token or args.token_file:
+            raise BadInput(
+                "--token and --token-file are for --http (stdio has no callers to check)"
+            )
+        return None
+    if args.token and args.token_file:
+        raise BadInput("give --token or --token-file, not both")
+    host, port = args.http
+    security = transport_security(host, port, args.allowed_host)
+    token = read_token(args.token, args.token_file)
+    url = f"http://{security.allowed_hosts[0]}/mcp"
+    return HttpPlan(host, url, listening_socket(host, port), security, token)
 
 
 def command(args: argparse.Namespace, target: str) -> int:
@@ -101,11 +165,12 @@ def command(args: argparse.Namespace, target: str) -> int:
     _check_sdk()
     if args.max_runs < 1:
         raise BadInput(f"--max-runs must be at least 1, not {args.max_runs}")
+    if args.max_queued < 0:
+        raise BadInput(f"--max-queued must be 0 or more, not {args.max_queued}")
     if args.http and not _loopback(args.http[0]) and not args.allow_remote:
         raise BadInput(
-            f"--http {args.http[0]} is reachable from other machines and the server has no "
-            "authentication: serve on 127.0.0.1, or add --allow-remote behind a proxy that checks "
-            "who calls"
+            f"--http {args.http[0]} is reachable from other machines: serve on 127.0.0.1, or add "
+            "--allow-remote (with --token-file) behind a proxy that checks who calls"
         )
     settings = resolve_settings(args).settings
     if settings.approve_plan:
@@ -113,6 +178,7 @@ def command(args: argparse.Namespace, target: str) -> int:
     preflight.check_model_endpoint()
     preflight.check_store(target)
     defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+    http = plan_http(args)  # last: it binds the port
     with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
-        asyncio.run(serve(args, target, defaults))
+        asyncio.run(serve(args, target, defaults, http))
     return 0

@@ -89,6 +89,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--max-tokens", "max_total_tokens", metavar="N"),
     Flag("--max-searches", "max_search_calls", metavar="N"),
     Flag("--fetch-pages", "fetch_pages", metavar="N"),
+    Flag("--worker-tools", "worker_tools"),
+    Flag("--max-pages", "max_pages", metavar="N"),
     Flag("--local-model", "local_model", switch=True),
     Flag("--structured-output", "structured_output"),
 )

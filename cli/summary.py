@@ -41,6 +41,7 @@ class RunSummary:
     cost_usd: float | None = None
     structured_output: dict[str, str] | None = None  # model -> method it settled on
     report_problem: str = ""  # why the writer's reply could not be the report, if it could not
+    report_round: int | None = None  # the round whose report was handed back (the best-scored)
 
 
 def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
@@ -48,7 +49,7 @@ def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
     precision = summary.citation_precision
     return [
         ("rounds", str(summary.rounds)),
-        ("quality", score_text(summary.score)),
+        ("quality", score_text(summary.score) + _from_round(summary)),
         ("stop reason", summary.stop_reason),
         ("LLM calls", f"{summary.llm_calls:,}"),
         ("tokens", f"{summary.input_tokens:,} in / {summary.output_tokens:,} out"),
@@ -59,6 +60,12 @@ def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
         ("wall time", f"{summary.wall_seconds:.1f}s"),
         ("report", summary.report_path or "stdout"),
     ] + ([("report problem", summary.report_problem)] if summary.report_problem else [])
+
+
+def _from_round(summary: RunSummary) -> str:
+    """Which round's report the score is of, when not the last round's."""
+    kept = summary.report_round
+    return f" (the report of round {kept})" if kept and kept != summary.rounds else ""
 
 
 def _methods(methods: dict[str, str] | None) -> str:

@@ -6,24 +6,35 @@ from deep_research.settings import Complexity, Settings
 from deep_research.state import Budget, Usage
 
 BUDGET_BY_COMPLEXITY: dict[Complexity, Budget] = {
-    "simple": Budget(max_queries=3, max_cycles=1),
-    "medium": Budget(max_queries=5, max_cycles=2),
-    "complex": Budget(max_queries=8, max_cycles=3),
+    "simple": Budget(max_queries=3, max_cycles=1, max_pages=3, max_mcp_calls=2),
+    "medium": Budget(max_queries=5, max_cycles=2, max_pages=5, max_mcp_calls=3),
+    "complex": Budget(max_queries=8, max_cycles=3, max_pages=8, max_mcp_calls=4),
 }
 
 
 def budget_for(complexity: Complexity, settings: Settings) -> Budget:
-    """The complexity's budget, with `max_queries` / `max_cycles` from settings winning if set."""
+    """The complexity's budget, with `max_queries` / `max_cycles` / `max_pages` from settings
+    winning if set."""
     default = BUDGET_BY_COMPLEXITY[complexity]
-    return Budget(
-        max_queries=settings.max_queries or default.max_queries,
-        max_cycles=settings.max_cycles or default.max_cycles,
+    pages = default.max_pages if settings.max_pages is None else settings.max_pages
+    return default.model_copy(
+        update={
+            "max_queries": settings.max_queries or default.max_queries,
+            "max_cycles": settings.max_cycles or default.max_cycles,
+            "max_pages": pages,
+        }
     )
 
 
 def queries_left(budget: Budget, sent: int) -> int:
     """Queries a worker may still send."""
     return max(0, budget.max_queries - sent)
+
+
+def tool_rounds_left(budget: Budget, rounds: int) -> int:
+    """Decide-act rounds a worker that calls tools may still take: one more than its cycles,
+    since its first cycle's searches (the planner's queries) were not its model's choice."""
+    return max(0, budget.max_cycles + 1 - rounds)
 
 
 def budget_spent(budget: Budget, sent: int, cycles: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from deep_research.domain.addresses import keep_known_addresses
+from deep_research.domain.labels import labels_for
 from deep_research.domain.language import detect_language, words_for
 from deep_research.domain.markup import (
     FULLWIDTH_MARKER,
@@ -119,24 +120,27 @@ def sources_section(sources: list[Source], language: str) -> str:
 
 
 def evidence_table(
-    checks: list[CitationCheck], report: str, sources: list[Source] | None = None
+    checks: list[CitationCheck],
+    report: str,
+    sources: list[Source] | None = None,
+    language: str | None = None,
 ) -> str:
     """Every checked citation as a Markdown table: statement, source, verdict, quoted evidence.
 
-    The source column shows the number the report cites it by when `sources` gives it.
+    The source column shows the number the report cites it by when `sources` gives it; the
+    labels are in `language` (the run's), else in the report's.
     """
-    heading = "## " + words_for(detect_language(report[:2000])).evidence
+    language = language or detect_language(report[:2000])
+    heading, words = "## " + words_for(language).evidence, labels_for(language)
     if not checks:
-        return f"{heading}\n\n(no cited statements were checked)\n"
+        return f"{heading}\n\n{words.none_checked}\n"
     numbers = {s.id: s.number or s.id for s in sources or []}
-    rows = [
-        "| statement | source | verdict | method | evidence |",
-        "| --- | --- | --- | --- | --- |",
-    ]
+    columns = (words.statement, words.source, words.verdict, words.method, words.evidence)
+    rows = ["| " + " | ".join(columns) + " |", "| --- | --- | --- | --- | --- |"]
     rows += [
         f"| {one_line(c.statement, 160)} | [{numbers.get(c.source_id, c.source_id)}] | "
-        f"{c.verdict}{' (rewrite)' if c.rewrite else ''} | {c.method} | "
-        f"{one_line(c.evidence, 200)} |"
+        f"{words.verdict_name(c.verdict)}{f' ({words.rewrite})' if c.rewrite else ''} | "
+        f"{words.method_name(c.method)} | {one_line(c.evidence, 200)} |"
         for c in checks
     ]
     return heading + "\n\n" + "\n".join(rows) + "\n"

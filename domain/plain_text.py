@@ -12,6 +12,7 @@ import re
 from urllib.parse import quote, urlsplit
 
 from deep_research.domain.addresses import keep_known_addresses, without_addresses
+from deep_research.domain.sources import parses
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>&|~])")
 """Characters Markdown or HTML may read as syntax inside a line (CommonMark escapes them all)."""
@@ -34,7 +35,8 @@ def one_line(text: str, limit: int) -> str:
 
 
 def link_address(url: str) -> str:
-    """A retrieved source's address as written in the report: live only for web and file links."""
-    if urlsplit(url.strip()).scheme.lower() not in _LINK_SCHEMES:
+    """A retrieved source's address as written in the report: live only for web and file links
+    (one that does not parse is shown as code, never as a link)."""
+    if not parses(url) or urlsplit(url.strip()).scheme.lower() not in _LINK_SCHEMES:
         return "`" + url.replace("`", "'")[:200] + "`" if url else ""
     return _BREAKS_URL.sub(lambda m: quote(m.group(0)), url.strip())

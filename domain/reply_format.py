@@ -30,6 +30,15 @@ def reply_format(contract: type[BaseModel], tagged: bool = True) -> str:
     )
 
 
+def shorter_reply(max_tokens: int) -> str:
+    """The re-ask after a reply that ran past its bound (a server that ignores `max_tokens`)."""
+    return (
+        f"Your previous reply ran past the limit of {max_tokens} tokens and was stopped unread. "
+        f"Answer again within {max_tokens} tokens: only the JSON object, short strings, "
+        "no more list items than the task needs."
+    )
+
+
 def fix_reply(error: str) -> str:
     """The second layer: the failure appended to the conversation, and the question asked again."""
     return (

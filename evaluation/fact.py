@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from deep_research.domain.sources import normalize_url
+from deep_research.domain.sources import normalize_url, parses
 from deep_research.domain.statements import cited_statements
 from deep_research.evaluation import prompts
 from deep_research.evaluation.contracts import (
@@ -35,6 +35,7 @@ from deep_research.state import Source, SourceEvidence, Usage
 
 NO_TEXT = "the run retrieved no text for this page"
 UNREADABLE = "the page could not be read (refused, failed or empty); not judged"
+UNPARSABLE = "the cited address does not parse; kept as text, not read, not judged"
 FactMode = Literal["pages", "snippets", "none"]
 
 
@@ -194,6 +195,8 @@ async def check_citations(
     unreadable: list[str] = []
 
     async def one_url(url: str, group: list[Pair]) -> list[JudgedStatement]:
+        if not parses(group[0].url):  # one bad address costs its own pairs, not the report
+            return await judge_page(group, "", judge, usage, UNPARSABLE, asker)
         kept = await asker.distinct(group, judge, usage) if len(group) > 1 else group
         if whole_page is None:
             return await judge_page(kept, snippets.get(url, ""), judge, usage, asker=asker)

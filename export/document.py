@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from deep_research.domain.labels import Labels, labels_for
 from deep_research.domain.language import WORDS, detect_language
 from deep_research.domain.markup import MARKER_RUN, body_end, code_spans, ids_in
 from deep_research.domain.statements import CitedStatement, cited_statements
@@ -217,6 +218,12 @@ class ReportDocument:
     sources: list[SourceEntry]
     language: str
     direction: Literal["ltr", "rtl"]
+    title: str = ""  # the report's own title, when it is not the question (shown under it)
+
+    @property
+    def labels(self) -> Labels:
+        """The words the exports add around the report, in its language."""
+        return labels_for(self.language)
 
     def headings(self) -> list[Heading]:
         """The headings of the body, for a table of contents."""
@@ -408,9 +415,7 @@ def build_document(
     builder = _Builder(statements, sources, output.get("citations") or [])
     tokens = _PARSER.parse(text)
     blocks = builder.blocks(tokens, 0, len(tokens))
-    first = blocks[0] if blocks else None
-    if isinstance(first, Heading) and plain(first.children).strip() == facts.question.strip():
-        blocks = blocks[1:]  # the header shows the question
+    blocks, title = _without_title(blocks, facts.question)
     entries = {s.id: SourceEntry(s, safe_href(s.url)) for s in sources}
     for citation in builder.citations:
         if citation.source is not None and citation.source.id in entries:
@@ -420,6 +425,21 @@ def build_document(
         blocks=blocks,
         citations=builder.citations,
         sources=list(entries.values()),
-        language=language or detect_language(body[:4000] or facts.question),
+        language=language or facts.language or detect_language(body[:4000] or facts.question),
         direction=direction_of(body[:4000] or facts.question),
+        title=title,
     )
+
+
+def _without_title(blocks: list[Block], question: str) -> tuple[list[Block], str]:
+    """The blocks without the report's own title, and that title ("" when it is the question,
+    which the header shows): a leading `#` heading with none other at its level is the title,
+    never an empty first section."""
+    first = blocks[0] if blocks else None
+    if not isinstance(first, Heading):
+        return blocks, ""
+    title = plain(first.children).strip()
+    below = all(b.level > 1 for b in blocks[1:] if isinstance(b, Heading))
+    if title != question.strip() and not (first.level == 1 and below):
+        return blocks, ""
+    return blocks[1:], "" if title == question.strip() else title

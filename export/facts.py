@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from deep_research.domain.labels import ENGLISH, Labels
+from deep_research.domain.language import run_language
 from deep_research.settings import ROLES, Settings
 
 
@@ -22,19 +24,23 @@ class RunFacts:
     quality: float | None
     citation_precision: float | None
     thread_id: str = ""
+    language: str = ""  # the run's language ("": not known, the report's own is detected)
 
-    def rows(self) -> list[tuple[str, str]]:
+    def rows(self, words: Labels = ENGLISH) -> list[tuple[str, str]]:
         """(label, value) pairs for a header or a table, in the order a reader wants them."""
-        precision = self.citation_precision
+        precision, unknown = self.citation_precision, words.unknown
         return [
-            ("date", self.finished.strftime("%Y-%m-%d %H:%M UTC") if self.finished else "unknown"),
-            ("model", self.model),
-            ("rounds", str(self.rounds)),
-            ("stop reason", self.stop_reason or "unknown"),
-            ("cost", "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"),
-            ("quality", "unknown" if self.quality is None else f"{self.quality:g}/100"),
-            ("citations supported", "-" if precision is None else f"{precision:.0%}"),
-        ] + ([("thread", self.thread_id)] if self.thread_id else [])
+            (
+                words.date,
+                self.finished.strftime("%Y-%m-%d %H:%M UTC") if self.finished else unknown,
+            ),
+            (words.model, self.model),
+            (words.rounds, str(self.rounds)),
+            (words.stop_reason, self.stop_reason or unknown),
+            (words.cost, unknown if self.cost_usd is None else f"${self.cost_usd:.4f}"),
+            (words.quality, unknown if self.quality is None else f"{self.quality:g}/100"),
+            (words.citations_supported, "-" if precision is None else f"{precision:.0%}"),
+        ] + ([(words.thread, self.thread_id)] if self.thread_id else [])
 
 
 def model_names(settings: Settings | None) -> str:
@@ -55,8 +61,9 @@ def facts_of(
     settings = values.get("settings")
     if isinstance(settings, dict):
         settings = Settings.model_validate(settings)
+    question = values.get("question") or ""
     return RunFacts(
-        question=values.get("question") or "",
+        question=question,
         finished=finished or datetime.now(UTC),
         model=model_names(settings),
         rounds=values.get("iteration") or 0,
@@ -65,4 +72,5 @@ def facts_of(
         quality=None if quality is None else quality.score,
         citation_precision=values.get("citation_precision"),
         thread_id=thread_id,
+        language=run_language(question, settings.language) if settings else "",
     )

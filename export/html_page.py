@@ -17,6 +17,7 @@ from lxml import html as lxml_html
 from lxml.builder import ElementMaker
 from lxml.html import html_parser
 
+from deep_research.domain.labels import ENGLISH, Labels, labels_for
 from deep_research.domain.language import CJK_CHARACTERS, detect_language, is_cjk, words_for
 from deep_research.export.document import (
     Block,
@@ -46,7 +47,6 @@ _E = ElementMaker(makeelement=html_parser.makeelement)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 CJK = re.compile(f"[{CJK_CHARACTERS}]")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'"
-VERDICTS = {"supported": "supported", "partial": "partly supported", None: "not checked"}
 
 
 def clean(text: str) -> str:
@@ -66,9 +66,9 @@ def verdict_of(citation: Citation) -> str:
     return citation.check.verdict if citation.check else "unchecked"
 
 
-def _tip(citation: Citation):
+def _tip(citation: Citation, words: Labels):
     check, source = citation.check, citation.source
-    label = VERDICTS.get(check.verdict if check else None, "not checked")
+    label = words.verdict_name(check.verdict if check else None)
     title = (source.title or source.url) if source else f"source {citation.number}"
     parts = [el("span", {"class": "verdict"}, label), " · ", el("bdi", {}, title)]
     if check and check.evidence:
@@ -76,7 +76,7 @@ def _tip(citation: Citation):
     return el("span", {"class": "tip", "role": "tooltip", "id": f"tip-{citation.key}"}, *parts)
 
 
-def _cite(citation: Citation):
+def _cite(citation: Citation, words: Labels):
     if citation.source is None:  # names no listed source: shown, never linked
         return el("sup", {"class": "cite"}, f"[{citation.number}]")
     link = el(
@@ -89,24 +89,24 @@ def _cite(citation: Citation):
         },
         str(citation.number),
     )
-    return el("sup", {"class": "cite"}, link, _tip(citation))
+    return el("sup", {"class": "cite"}, link, _tip(citation, words))
 
 
-def inlines(items: list[Inline]) -> list:
-    """Inline nodes as HTML children (strings and elements)."""
+def inlines(items: list[Inline], words: Labels = ENGLISH) -> list:
+    """Inline nodes as HTML children (strings and elements); `words`: the page's labels."""
     out: list = []
     for item in items:
         if isinstance(item, Text):
             out.append(item.text)
         elif isinstance(item, Styled):
-            out.append(el(item.style, {}, *inlines(item.children)))
+            out.append(el(item.style, {}, *inlines(item.children, words)))
         elif isinstance(item, Code):
             out.append(el("code", {}, item.text))
         elif isinstance(item, Link):
             attrs = {"href": item.href, "rel": "noopener noreferrer nofollow"} if item.href else {}
-            out.append(el("a" if item.href else "span", attrs, *inlines(item.children)))
+            out.append(el("a" if item.href else "span", attrs, *inlines(item.children, words)))
         elif isinstance(item, Cite):
-            out.append(_cite(item.citation))
+            out.append(_cite(item.citation, words))
         elif isinstance(item, Flag):
             out.append(el("mark", {"class": f"flag {item.kind}"}, f"⚠ {item.text}"))
         elif isinstance(item, Break):
@@ -126,23 +126,28 @@ def own_language(items: list[Inline], page: str) -> str | None:
     if not CJK.search(text):
         return None
     language = detect_language(text)
+    if page.startswith("zh") and language.startswith("zh"):  # the run's script decides
+        return None
     return language if is_cjk(language) and language != page else None
 
 
 def blocks(items: list[Block], page: str = "") -> list:
-    """Blocks as HTML elements (`page`: the page's language)."""
+    """Blocks as HTML elements (`page`: the page's language, whose labels they use)."""
+    words = labels_for(page)
     out = []
     for block in items:
         if isinstance(block, Heading):
             tag = f"h{min(block.level + 1, 6)}" if block.level == 1 else f"h{block.level}"
-            out.append(el(tag, {"id": block.anchor, "dir": "auto"}, *inlines(block.children)))
+            out.append(
+                el(tag, {"id": block.anchor, "dir": "auto"}, *inlines(block.children, words))
+            )
         elif isinstance(block, Paragraph):
             attrs = {
                 "dir": "auto",
                 "class": _flag_class(block.children),
                 "lang": own_language(block.children, page),
             }
-            out.append(el("p", attrs, *inlines(block.children)))
+            out.append(el("p", attrs, *inlines(block.children, words)))
         elif isinstance(block, ListBlock):
             start = str(block.start) if block.ordered and block.start != 1 else None
             lis = []
@@ -152,7 +157,7 @@ def blocks(items: list[Block], page: str = "") -> list:
                 lis.append(el("li", attrs, *blocks(item, page)))
             out.append(el("ol" if block.ordered else "ul", {"start": start}, *lis))
         elif isinstance(block, Table):
-            out.append(_table(block))
+            out.append(_table(block, words))
         elif isinstance(block, CodeBlock):
             out.append(el("pre", {"dir": "ltr"}, el("code", {}, block.text)))
         elif isinstance(block, Quote):
@@ -162,7 +167,7 @@ def blocks(items: list[Block], page: str = "") -> list:
     return out
 
 
-def _table(table: Table):
+def _table(table: Table, words: Labels):
     def align(column: int) -> str | None:
         value = table.align[column] if column < len(table.align) else ""
         return f"text-align:{value}" if value in ("left", "center", "right") else None
@@ -174,7 +179,7 @@ def _table(table: Table):
             "tr",
             {},
             *(
-                el("th", {"dir": "auto", "style": align(n)}, *inlines(c))
+                el("th", {"dir": "auto", "style": align(n)}, *inlines(c, words))
                 for n, c in enumerate(table.head)
             ),
         ),
@@ -183,7 +188,8 @@ def _table(table: Table):
     for row in table.rows:
         kind = next((k for cell in row if (k := flagged(cell))), None)
         cells = (
-            el("td", {"dir": "auto", "style": align(n)}, *inlines(c)) for n, c in enumerate(row)
+            el("td", {"dir": "auto", "style": align(n)}, *inlines(c, words))
+            for n, c in enumerate(row)
         )
         rows.append(el("tr", {"class": f"flagged {kind}" if kind else None}, *cells))
     return el("div", {"class": "table"}, el("table", {}, head, el("tbody", {}, *rows)))
@@ -192,7 +198,7 @@ def _table(table: Table):
 def _facts(document: ReportDocument):
     rows = [
         el("div", {}, el("dt", {}, label), el("dd", {"dir": "auto"}, value))
-        for label, value in document.facts.rows()
+        for label, value in document.facts.rows(document.labels)
     ]
     return el("dl", {"class": "facts"}, *rows)
 
@@ -203,7 +209,7 @@ def _sources_section(document: ReportDocument):
         "section",
         {"class": "sources", "id": "sources", "aria-labelledby": "sources-heading"},
         el("h2", {"id": "sources-heading"}, words_for(document.language).sources),
-        el("ol", {}, *(_source(e) for e in document.sources)),
+        el("ol", {}, *(_source(e, document.labels) for e in document.sources)),
     )
 
 
@@ -220,23 +226,23 @@ def _contents(document: ReportDocument):
     if document.sources:  # as in the Markdown: no sources cited, no sources section
         sources = words_for(document.language).sources
         entries.append(el("li", {"class": "level-2"}, el("a", {"href": "#sources"}, sources)))
+    contents = document.labels.contents
     return el(
         "nav",
-        {"class": "toc", "aria-label": "Contents"},
-        el("h2", {}, "Contents"),
+        {"class": "toc", "aria-label": contents},
+        el("h2", {}, contents),
         el("ul", {}, *entries),
     )
 
 
-def _evidence_line(citation: Citation):
+def _evidence_line(citation: Citation, words: Labels):
     check = citation.check
-    label = VERDICTS.get(check.verdict if check else None, "not checked")
-    parts = [
-        el("a", {"class": "back", "href": f"#cite-{citation.key}", "aria-label": "back"}, "↩"),
-        el("span", {"class": "verdict"}, label),
-    ]
+    label = words.verdict_name(check.verdict if check else None)
+    back = {"class": "back", "href": f"#cite-{citation.key}", "aria-label": words.back}
+    parts = [el("a", back, "↩"), el("span", {"class": "verdict"}, label)]
     if check:
-        parts.append(f" ({check.method}{', rewrite' if check.rewrite else ''})")
+        rewrite = f", {words.rewrite}" if check.rewrite else ""
+        parts.append(f" ({words.method_name(check.method)}{rewrite})")
     if check and check.evidence:
         parts += [" ", el("q", {"dir": "auto"}, check.evidence)]
     if citation.statement:
@@ -245,7 +251,7 @@ def _evidence_line(citation: Citation):
     return el("li", attrs, *parts)
 
 
-def _source(entry: SourceEntry):
+def _source(entry: SourceEntry, words: Labels):
     source = entry.source
     number = source.number or source.id
     title = el("bdi", {"class": "title"}, source.title or source.url)
@@ -258,7 +264,8 @@ def _source(entry: SourceEntry):
         if entry.href
         else el("span", {"class": "url"}, source.url)
     )
-    evidence = el("ul", {"class": "evidence"}, *(_evidence_line(c) for c in entry.citations))
+    lines = (_evidence_line(c, words) for c in entry.citations)
+    evidence = el("ul", {"class": "evidence"}, *lines)
     attrs = {"id": f"src-{number}", "value": str(number), "class": "source"}
     return el("li", attrs, title, el("br"), url, evidence if entry.citations else None)
 
@@ -266,7 +273,8 @@ def _source(entry: SourceEntry):
 def render_html(document: ReportDocument, css: str | None = None) -> str:
     """The whole page as a string (UTF-8 when written)."""
     style = css if css is not None else stylesheet()
-    facts = document.facts
+    facts, words = document.facts, document.labels
+    title = facts.question or document.title or words.report
     head = el(
         "head",
         {},
@@ -274,21 +282,19 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
         el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
         el("meta", {"name": "generator", "content": "deep-research"}),
-        el("title", {}, facts.question or "Research report"),
+        el("title", {}, title),
         el("style", {}, style),
     )
     header = el(
         "header",
         {"class": "run"},
-        el("h1", {"dir": "auto"}, facts.question or "Research report"),
+        el("h1", {"dir": "auto"}, title),
+        el("p", {"class": "subtitle", "dir": "auto"}, document.title)
+        if document.title and facts.question
+        else None,
         _facts(document),
     )
-    footer = el(
-        "footer",
-        {},
-        "Written by deep-research. Each citation links to the passage its check kept; "
-        "marked statements found no support in the sources.",
-    )
+    footer = el("footer", {}, words.footer)
     body = el(
         "body",
         {},

@@ -14,7 +14,7 @@ from docx.enum.text import WD_COLOR_INDEX
 from docx.opc.constants import RELATIONSHIP_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
-from docx.shared import Pt, RGBColor
+from docx.shared import Cm, Pt, RGBColor
 from docx.text.paragraph import Paragraph as DocxParagraph
 
 from deep_research.domain.language import is_cjk, words_for
@@ -39,11 +39,14 @@ from deep_research.export.document import (
     direction_of,
     plain,
 )
-from deep_research.export.html_page import VERDICTS, clean
+from deep_research.export.html_page import clean
 
 LINK_BLUE = RGBColor(0x0B, 0x5C, 0xAD)
 FLAG_RED = RGBColor(0xB3, 0x26, 0x1E)
 CJK_FONTS = {"zh-Hans": "Noto Sans CJK SC", "zh-Hant": "Noto Sans CJK TC", "ja": "Noto Sans CJK JP"}
+EVIDENCE_COLUMNS = (Cm(1.4), Cm(6.4), Cm(2.6), Cm(6.6))
+"""The evidence table's columns (source, statement, verdict, evidence) on an A4/Letter page's
+16-17 cm of text: the number and the verdict are short, the statement and the quote are not."""
 
 
 def _bookmark(paragraph: DocxParagraph, name: str, number: int) -> None:
@@ -186,12 +189,15 @@ class _Writer:
                 self.runs(target, cell, bold=row_index == 0)
 
     def header(self) -> None:
-        facts = self.source.facts
-        self.doc.core_properties.title = clean(facts.question)[:255]
+        facts, words = self.source.facts, self.source.labels
+        title = facts.question or self.source.title or words.report
+        self.doc.core_properties.title = clean(title)[:255]
         self.doc.core_properties.author = "deep-research"
-        self.doc.add_heading(level=0).add_run(clean(facts.question or "Research report"))
+        self.doc.add_heading(level=0).add_run(clean(title))
+        if self.source.title and facts.question:  # the report's own title, under the question
+            self.doc.add_paragraph(clean(self.source.title), style="Subtitle")
         line = self.doc.add_paragraph()
-        for number, (label, value) in enumerate(facts.rows()):
+        for number, (label, value) in enumerate(facts.rows(words)):
             run = line.add_run(f"{' · ' if number else ''}{label}: {value}")
             run.font.size = Pt(8.5)
 
@@ -214,27 +220,37 @@ class _Writer:
 
     def appendix(self) -> None:
         citations = [c for e in self.source.sources for c in e.citations]
+        words = self.source.labels
         self.doc.add_heading(words_for(self.source.language).evidence, level=1)
         if not citations:
-            self.doc.add_paragraph("(no cited statements were checked)")
+            self.doc.add_paragraph(words.none_checked)
             return
         table = self.doc.add_table(rows=1, cols=4)
         table.style = "Table Grid"
-        for cell, text in zip(
-            table.rows[0].cells, ("source", "statement", "verdict", "evidence"), strict=True
-        ):
+        table.autofit = False
+        header = (words.source, words.statement, words.verdict, words.evidence)
+        for cell, text in zip(table.rows[0].cells, header, strict=True):
             cell.paragraphs[0].add_run(text).bold = True
         for citation in citations:
             check = citation.check
-            verdict = VERDICTS.get(check.verdict if check else None, "not checked")
+            verdict = words.verdict_name(check.verdict if check else None)
             values = (
                 f"[{citation.number}]",
                 citation.statement,
-                verdict + (f" ({check.method})" if check else ""),
+                verdict + (f" ({words.method_name(check.method)})" if check else ""),
                 check.evidence if check else "",
             )
             for cell, text in zip(table.add_row().cells, values, strict=True):
                 self._run(cell.paragraphs[0], text)
+        _widths(table, EVIDENCE_COLUMNS)
+
+
+def _widths(table, widths) -> None:
+    """Column widths Word and LibreOffice both keep: on the grid and on every cell."""
+    for column, width in zip(table.columns, widths, strict=True):
+        column.width = width
+        for cell in column.cells:
+            cell.width = width
 
 
 def render_docx(document: ReportDocument) -> bytes:

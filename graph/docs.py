@@ -26,6 +26,8 @@ def _default(name: str) -> str:
     field = Settings.model_fields[name]
     if name == "model":
         return "`$DEEP_RESEARCH_MODEL` or `gpt-4.1-mini`"
+    if name == "worker_tools":
+        return "`$DEEP_RESEARCH_WORKER_TOOLS` or `auto`"
     if name in ("search_backend", "web_backend"):
         return "the provider whose key is set, else duckduckgo"
     value = field.get_default(call_default_factory=True)

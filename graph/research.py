@@ -16,6 +16,8 @@ from deep_research.graph.routes import (
     route_after_quality,
     route_after_synthesis,
 )
+from deep_research.graph.served import for_the_server
+from deep_research.graph.settings_guard import Route, reader_for, reading_settings
 from deep_research.graph.sync_bridge import node
 from deep_research.graph.worker import build_worker_graph
 from deep_research.nodes.approval import approve_plan
@@ -47,8 +49,9 @@ def build_graph(
     open a resumed run first (`LiveRuns.resume`) or to look at it; by default the graph makes
     one. Its chat models are the ones `chat_model` names, if given.
 
-    With `remote_callers`, the settings a caller passes cannot switch a security guard off
-    (`fetch_private_addresses`): only the server's own environment can.
+    With `remote_callers`, the settings a caller passes cannot switch a security guard off nor
+    name what the server reads or starts (`domain.caller_settings.for_remote_caller`, applied
+    wherever a step or route reads settings, on every run): only the server's environment can.
     """
     if runs is None:
         runs = LiveRuns(given_models(chat_model)) if chat_model is not None else LiveRuns()
@@ -60,30 +63,37 @@ def build_graph(
         input_schema=ResearchInput,
         output_schema=ResearchOutput,
     )
-    worker = build_worker_graph(runs)
+    read = reader_for(remote_callers)  # every step and route reads the settings through it
+    worker = build_worker_graph(runs, read)
     planner = decompose_for_remote_callers if remote_callers else decompose
-    builder.add_node("decompose", node(planner, runs))
-    builder.add_node("approve_plan", node(approve_plan, runs))
+    builder.add_node("decompose", node(planner, runs))  # reads the caller's settings itself
+    builder.add_node("approve_plan", node(approve_plan, runs, read=read))
     builder.add_node("research", worker)
-    builder.add_node("synthesize", node(synthesize, runs))
-    builder.add_node("quality_check", node(quality_check, runs))
-    builder.add_node("analyze_gaps", node(analyze_gaps, runs))
+    builder.add_node("synthesize", node(synthesize, runs, read=read))
+    builder.add_node("quality_check", node(quality_check, runs, read=read))
+    builder.add_node("analyze_gaps", node(analyze_gaps, runs, read=read))
     builder.add_node("supplementary_research", worker)
-    builder.add_node("refine_report", node(refine_report, runs))
-    builder.add_node("verify_citations", node(verify_citations, runs))
-    builder.add_node("finalize", node(finalize, runs, ends_run=True))
+    builder.add_node("refine_report", node(refine_report, runs, read=read))
+    builder.add_node("verify_citations", node(verify_citations, runs, read=read))
+    builder.add_node("finalize", node(finalize, runs, ends_run=True, read=read))
+
+    def route(path: Route) -> Route:
+        """A route of `graph.routes`, reading the settings as the steps do."""
+        return reading_settings(path, read)
 
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges(
-        "decompose", route_after_plan, ["approve_plan", "research", "synthesize"]
+        "decompose", route(route_after_plan), ["approve_plan", "research", "synthesize"]
     )
-    builder.add_conditional_edges("approve_plan", route_after_approval, ["research", "finalize"])
+    builder.add_conditional_edges(
+        "approve_plan", route(route_after_approval), ["research", "finalize"]
+    )
     builder.add_edge("research", "synthesize")
-    builder.add_conditional_edges("synthesize", route_after_synthesis)
-    builder.add_conditional_edges("quality_check", route_after_quality)
+    builder.add_conditional_edges("synthesize", route(route_after_synthesis))
+    builder.add_conditional_edges("quality_check", route(route_after_quality))
     builder.add_conditional_edges(
         "analyze_gaps",
-        dispatch_supplementary,
+        route(dispatch_supplementary),
         ["supplementary_research", "verify_citations", "finalize"],
     )
     builder.add_edge("supplementary_research", "refine_report")
@@ -95,6 +105,6 @@ def build_graph(
 
 graph = build_graph()
 """Compiled without a checkpointer, for Python callers."""
-served = build_graph(remote_callers=True)
+served = for_the_server(build_graph(remote_callers=True))
 """What `langgraph.json` serves (`langgraph dev` has its own checkpointer): its API callers'
 settings cannot switch a security guard off."""

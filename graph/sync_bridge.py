@@ -19,7 +19,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 
+from deep_research.graph.settings_guard import SettingsReader, with_settings
 from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.secrets import redact_error
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
@@ -66,7 +68,11 @@ def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
 
 
 def node(
-    afunc: Callable[..., Awaitable[dict]], runs: LiveRuns, *, ends_run: bool = False
+    afunc: Callable[..., Awaitable[dict]],
+    runs: LiveRuns,
+    *,
+    ends_run: bool = False,
+    read: SettingsReader | None = None,
 ) -> RunnableLambda:
     """A graph node from a coroutine function, runnable by both `ainvoke` and `invoke`.
 
@@ -74,7 +80,10 @@ def node(
     place a run's in-memory resources are released: when the node raises (none of our nodes has
     a retry policy, so anything that leaves a node, an error, an interrupt for approval or a
     cancelled caller, ends the run; a resume builds them again from the checkpoint), and when
-    the run's last node (`ends_run`) returns.
+    the run's last node (`ends_run`) returns. The error of a failed node is redacted before
+    LangGraph saves it in the checkpoint (`tools.secrets.redact_error`). With `read`, the node
+    sees the settings in state as `read` gives them (`graph.settings_guard`): validated, and
+    guarded for remote callers.
     """
     handed = "runs" in inspect.signature(afunc).parameters
     bound = functools.partial(afunc, runs=runs) if handed else afunc
@@ -83,9 +92,10 @@ def node(
     async def guarded(state: Any) -> dict:
         run_id = state.get("run_id") if isinstance(state, dict) else None
         try:
-            update = await bound(state)
-        except BaseException:
+            update = await bound(with_settings(state, read) if read else state)
+        except BaseException as error:
             runs.release(run_id)
+            redact_error(error)  # what LangGraph saves of the failed step holds no key
             raise
         if ends_run:
             runs.release(run_id)

@@ -10,11 +10,12 @@ import uuid
 
 from langgraph.runtime import get_runtime
 
+from deep_research.domain.caller_settings import for_remote_caller, operator_from_environment
 from deep_research.domain.distinct import distinct, first_of_each
 from deep_research.domain.language import detect_language
 from deep_research.nodes import prompts
 from deep_research.nodes.follow_up import carried_results, prior_plan
-from deep_research.settings import Settings, server_only_restored, settings_from
+from deep_research.settings import Settings, settings_from
 from deep_research.state import ResearchState, SubTask, TaskPlan
 from deep_research.tools.context_window import fitted_to_server
 from deep_research.tools.events import (
@@ -25,6 +26,7 @@ from deep_research.tools.events import (
     PlannedSubtask,
     emit,
 )
+from deep_research.tools.model_names import on_the_servers_endpoint
 from deep_research.tools.models import roles_by_name
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
@@ -130,11 +132,17 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
     """Start the run: keep its settings in state, then route the question and plan subtasks.
 
     With `caller_runs_it` false (the graph LangGraph's server exposes), settings that switch a
-    security guard off are not taken from the caller (`server_only_restored`).
+    security guard off or name what the server reads and starts are not taken from the caller
+    (`for_remote_caller`), on every run of a thread, whatever its state already holds.
     """
-    settings = settings_from(state.get("settings") or get_runtime(Settings).context)
-    if not caller_runs_it and not state.get("run_id"):
-        settings, refused = server_only_restored(settings, os.environ)
+    asked = state.get("settings") or get_runtime(Settings).context
+    if caller_runs_it:
+        settings = settings_from(asked)
+    else:
+        operator = operator_from_environment(os.environ)
+        settings, refused = for_remote_caller(
+            asked, operator, model_allowed=on_the_servers_endpoint
+        )
         for name in refused:
             emit(GuardKept(setting=name))
     if settings.fetch_private_addresses and not state.get("run_id"):

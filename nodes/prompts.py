@@ -17,7 +17,14 @@ from deep_research.domain.context import Material, assemble, clip, estimate_toke
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
-from deep_research.state import QualityAssessment, SearchHit, SourceEvidence, SubTask, WorkerResult
+from deep_research.state import (
+    QualityAssessment,
+    ReadPage,
+    SearchHit,
+    SourceEvidence,
+    SubTask,
+    WorkerResult,
+)
 
 # ---------------------------------------------------------------- the wording
 
@@ -47,6 +54,22 @@ GAP_CHECK = (
     "concrete information gaps (none if it is answered well enough), and at most "
     "{budget_left} new search queries that would close them, different from those "
     "already run, each in the language most likely to find good sources. "
+    "{write_in} {untrusted}"
+)
+WORKER_TOOLS = (
+    "You are a web researcher working on one subtask of a larger question. Decide the next "
+    "step by calling tools, several at once where useful: search for what is missing, read "
+    "whole pages that look relevant (a hit's URL, or a link listed under a page already read) "
+    "to keep their exact words as evidence, and finish as soon as the evidence answers the "
+    "subtask or nothing more can be found. Snippets are short: read the pages that matter. "
+    "Never read a URL that is not listed. {write_in} {untrusted}"
+)
+PAGE_QUOTES = (
+    "You read one page for a researcher. Copy, word for word, the passages of the page that "
+    "bear on the subtask (facts, numbers, names, dates, definitions), each with the claim it "
+    "supports in one sentence. Copy exactly, without changing or joining words: every quote "
+    "is checked against the page and dropped when it is not in it. At most {max_quotes} "
+    "quotes, the most important first; none when the page says nothing relevant. "
     "{write_in} {untrusted}"
 )
 FINDINGS = (
@@ -118,12 +141,19 @@ def write_in(language: str, what: str = "Write") -> str:
 
 
 TITLE_CHARS = 300  # a source's title as a model sees it, at most
+HIT_CHARS = 300  # a search hit's snippet as a tool-choosing worker sees it, at most
+LINKS_SHOWN = 20  # links of a read page a tool-choosing worker is shown, at most
 
 
 def _title(title: str) -> str:
     """A source's title as one line: a title's line breaks would make it look like structure."""
     text = " ".join(title.split())
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def one_line(title: str) -> str:
+    """A title from outside as one bounded line (what every prompt shows of a title)."""
+    return _title(title)
 
 
 def _hits(hits: Iterable[SearchHit]) -> list[str]:
@@ -217,6 +247,76 @@ def findings(
         + "\nEvidence:\n"
     )
     return assemble(limit, system, [head, Material(_hits(hits))])
+
+
+def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
+    """The worker's evidence as its tool-choosing model sees it: pages read (their quotes and
+    links) first, then the other hits, each with the URL read_page takes."""
+    read = {page.url for page in pages}
+    blocks = []
+    for page in pages:
+        quotes = "\n".join(f'- "{q.text}"' for q in page.quotes) or f"(nothing kept: {page.error})"
+        links = "\n".join(f"  {link}" for link in page.links[:LINKS_SHOWN])
+        shown = f"\nLinks on this page:\n{links}" if links else ""
+        blocks.append(f"Read: {_title(page.title)} — {page.url}\n{quotes}{shown}")
+    for hit in hits:
+        if hit.url not in read:
+            blocks.append(f"Hit: {_title(hit.title)} — {hit.url}\n{hit.content[:HIT_CHARS]}")
+    return blocks
+
+
+def worker_tools(
+    question: str,
+    subtask: SubTask,
+    evidence: list[str],
+    budget: str,
+    limit: int,
+    *,
+    language: str,
+    tool_list: str = "",
+) -> list[BaseMessage]:
+    """A worker's decide step when its model acts: the subtask, the evidence so far and what
+    budget is left (`tool_list`: the tools written out, for the prompt protocol)."""
+    system = WORKER_TOOLS.format(
+        write_in=write_in(language, "Write search queries"), untrusted=UNTRUSTED
+    )
+    if tool_list:
+        system = f"{system}\n\n{tool_list}"
+    head = (
+        f"Overall question: {question}\nSubtask: {subtask.description}\n"
+        + (f"Perspective: {subtask.perspective}\n" if subtask.perspective else "")
+        + f"Budget left: {budget}\n\nEvidence so far:\n"
+    )
+    return assemble(limit, system, [head, Material(evidence or ["(none yet)"])])
+
+
+def tool_results(results: list[tuple[str, str]]) -> str:
+    """Tool results as text for the prompt protocol: each call's name and its fenced result."""
+    return "Tool results:\n\n" + "\n\n".join(
+        f"{name}:\n{data_section(text)}" for name, text in results
+    )
+
+
+def page_quotes(
+    question: str,
+    subtask: SubTask,
+    url: str,
+    title: str,
+    passages: list[str],
+    limit: int,
+    *,
+    language: str,
+    max_quotes: int,
+) -> list[BaseMessage]:
+    """Read one page whole (as much as the prompt budget holds, page order) for quotes."""
+    system = PAGE_QUOTES.format(
+        max_quotes=max_quotes, write_in=write_in(language, "Write the claims"), untrusted=UNTRUSTED
+    )
+    head = (
+        f"Overall question: {question}\nSubtask: {subtask.description}\n"
+        f"Page: {_title(title)} — {url}\n\nPage text:\n"
+    )
+    return assemble(limit, system, [head, Material(["\n\n".join(passages)])])
 
 
 # ---------------------------------------------------------------- writing

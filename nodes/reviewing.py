@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
+from deep_research.domain.best_report import best_so_far, handed_back
 from deep_research.domain.citations import clean_citations
 from deep_research.domain.language import run_language
 from deep_research.domain.sources import SourceRegistry
 from deep_research.domain.stop_rules import stop_reason
 from deep_research.nodes import prompts
 from deep_research.nodes.planning import distinct_subtasks
-from deep_research.state import GapAnalysis, QualityAssessment, ResearchState, SubTask, Usage
-from deep_research.tools.events import GapsAnalyzed, QualityScored, emit
+from deep_research.state import (
+    GapAnalysis,
+    QualityAssessment,
+    ResearchState,
+    ScoredReport,
+    SubTask,
+    Usage,
+)
+from deep_research.tools.events import EarlierReportKept, GapsAnalyzed, QualityScored, emit
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import StructuredOutputError, ask
+
+
+def best_report_kept(
+    best: ScoredReport | None, written: int, last_round: int, last_score: float | None
+) -> dict:
+    """What the step that ends the rounds changes: the best-scored report, when it is not the
+    current one (written in round `written`; the last review, of round `last_round`, scored
+    `last_score`); nothing otherwise."""
+    earlier = handed_back(best, written)
+    if earlier is None:
+        return {}
+    score = earlier.quality.score
+    emit(
+        EarlierReportKept(
+            round=earlier.round, score=score, last_round=last_round, last_score=last_score
+        )
+    )
+    return {"report": earlier.report, "quality": earlier.quality, "report_round": earlier.round}
 
 
 async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
@@ -38,12 +64,17 @@ async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
     )
     issues = assessment.issues if assessment else ["the reviewer gave no valid assessment"]
     emit(QualityScored(round=state["iteration"], score=score, issues=issues, stop_reason=reason))
-    return {
+    update = {
         "quality": assessment,
         "quality_history": [score],
         "usage": usage,
         "stop_reason": reason,
     }
+    written = state.get("report_round") or state["iteration"]  # a failed revision writes none
+    best = best_so_far(state.get("best"), state["report"], written, assessment)
+    if best is not None:
+        update["best"] = best
+    return update | (best_report_kept(best, written, state["iteration"], score) if reason else {})
 
 
 def shape_supplementary(
@@ -93,7 +124,14 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     except StructuredOutputError as error:  # no reliable gaps: finish, and say why
         emit(GapsAnalyzed(round=state["iteration"], gaps=[], tasks=[], error=str(error)))
         nothing = GapAnalysis(gaps=[], supplementary_tasks=[])
-        return {"gap_analysis": nothing, "stop_reason": "gaps_failed", "usage": error.usage}
+        problem = f"gap analysis failed ({error}); no further round"
+        earlier = state.get("report_problem")
+        return {
+            "gap_analysis": nothing,
+            "stop_reason": "gaps_failed",
+            "usage": error.usage,
+            "report_problem": f"{earlier}; {problem}" if earlier else problem,
+        } | _last_report_kept(state)
     tasks = shape_supplementary(
         analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
     )
@@ -101,5 +139,12 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     emit(GapsAnalyzed(round=state["iteration"], gaps=analysis.gaps, tasks=tasks_asked))
     update = {"gap_analysis": analysis.model_copy(update={"supplementary_tasks": tasks})}
     if not tasks:
-        update["stop_reason"] = "no_gaps"
+        update |= {"stop_reason": "no_gaps", **_last_report_kept(state)}
     return {**update, "usage": usage}
+
+
+def _last_report_kept(state: ResearchState) -> dict:
+    """`best_report_kept` for a run that ends after its last review."""
+    history = state.get("quality_history") or [None]
+    written = state.get("report_round") or state["iteration"]
+    return best_report_kept(state.get("best"), written, state["iteration"], history[-1])

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 
 from deep_research.domain.budgets import budget_spent, queries_left
-from deep_research.domain.distinct import distinct
 from deep_research.domain.language import run_language
 from deep_research.domain.sources import normalize_url
-from deep_research.nodes import prompts
+from deep_research.nodes import prompts, worker_tools
+from deep_research.nodes.worker_search import admitted_hits, budget_use, fresh_queries, search_once
 from deep_research.state import (
     Finding,
     GapCheck,
@@ -24,9 +24,7 @@ from deep_research.state import (
     WorkerState,
 )
 from deep_research.tools.events import WorkerDone, WorkerSearched, emit
-from deep_research.tools.run_resources import LiveRuns, RunResources
-from deep_research.tools.search import SEARCH_ERRORS
-from deep_research.tools.search_cache import SharedSearchFailure
+from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
 
@@ -35,45 +33,13 @@ FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fa
 MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 
 
-def _budget_use(state: WorkerState) -> dict:
-    """What every worker event carries: which subtask, and how much of its budget is used."""
-    return {
-        "round": state["round"],
-        "subtask_id": state["subtask"].id,
-        "description": state["subtask"].description,
-        "queries_used": len(state.get("sent_queries", [])),
-        "max_queries": state["budget"].max_queries,
-        "cycles_used": state.get("cycles_used", 0),
-        "max_cycles": state["budget"].max_cycles,
-    }
-
-
-def fresh_queries(candidates: list[str], sent: list[str], limit: int) -> list[str]:
-    """Queries worth sending: not empty, not sent before, not repeated, at most `limit`."""
-    return distinct(candidates, already=sent, limit=limit)
-
-
-async def _search(run: RunResources, query: str) -> tuple[list[SearchHit], Usage, str] | None:
-    """One query through the run's cache: hits, what it cost, and an error message if it failed;
-    None when the run's search budget was spent before it could be sent."""
-    try:
-        async with run.search_call() as allowed:
-            if not allowed:
-                return None
-            hits, cached = await run.search_cache.search(query, run.settings.max_results)
-    except (*SEARCH_ERRORS, SharedSearchFailure) as error:
-        cost = Usage(search_calls=0 if isinstance(error, SharedSearchFailure) else 1)
-        run.record(cost)
-        return [], cost, redact(f"{query!r}: {type(error).__name__}: {error}")[:300]
-    usage = Usage(search_calls=0 if cached else 1, search_cache_hits=int(cached))
-    run.record(usage)
-    return hits, usage, ""
-
-
 async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
-    """Observe: run this cycle's queries all at once, within the query budget."""
+    """Observe: run this cycle's queries all at once, within the query budget (a worker whose
+    model acts has run its calls in `act`: the cycle is only counted)."""
     sent = state.get("sent_queries", [])
     first_cycle = not state.get("cycles_used")
+    if state.get("tool_rounds") and state.get("tool_protocol") != "fixed":
+        return {"cycles_used": state.get("cycles_used", 0) + 1}
     candidates = (
         state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
     )
@@ -81,13 +47,16 @@ async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
     async with run.worker_slots:  # the budget is read once this worker may spend
         limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
         queries = fresh_queries(candidates, sent, limit)
-        searched = await asyncio.gather(*(_search(run, query) for query in queries))
+        # A worker whose model acts calls MCP tools itself, within its budget: not per query.
+        acting = worker_tools.uses_tools(state, run.settings.worker_tools)
+        cache = run.web_cache if acting else run.search_cache
+        searched = await asyncio.gather(*(search_once(run, q, cache) for q in queries))
     queries = [query for query, outcome in zip(queries, searched, strict=True) if outcome]
     outcomes = [outcome for outcome in searched if outcome]
     usage = sum((cost for _, cost, _ in outcomes), Usage())
     cycles = state.get("cycles_used", 0) + 1
     used = {"queries_used": len(sent) + len(queries), "cycles_used": cycles}
-    emit(WorkerSearched(**{**_budget_use(state), **used}))
+    emit(WorkerSearched(**{**budget_use(state), **used}))
     return {
         "sent_queries": sent + queries,
         "cycles_used": cycles,
@@ -110,11 +79,25 @@ def rank_hits(hits: list[SearchHit], keep: int = MAX_HITS_KEPT) -> list[SearchHi
 
 
 async def orient(state: WorkerState) -> dict:
-    """Orient: de-duplicate and rank what came back, keeping compact evidence only."""
-    return {"hits": rank_hits(state.get("hits", []))}
+    """Orient: de-duplicate and rank what came back, keeping compact evidence only (a run
+    stored before the door cleaned its hits is cleaned here when it resumes)."""
+    return {"hits": rank_hits(admitted_hits(state.get("hits", [])))}
 
 
 async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
+    """Decide: the worker's model chooses tool calls (`worker_tools`); else, or when it made no
+    usable call, the fixed loop's gap check."""
+    run = runs.for_worker(state)
+    if not worker_tools.uses_tools(state, run.settings.worker_tools):
+        return await decide_fixed(state, runs=runs)
+    chosen = await worker_tools.decide(state, runs=runs)
+    if chosen.get("tool_protocol") != "fixed":
+        return chosen
+    fixed = await decide_fixed({**state, **chosen}, runs=runs)  # type: ignore[arg-type]
+    return {**chosen, **fixed, "usage": chosen["usage"] + fixed.get("usage", Usage())}
+
+
+async def decide_fixed(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Decide: stop when the budget is spent or nothing is missing; else name gaps and queries."""
     sent, cycles = len(state.get("sent_queries", [])), state.get("cycles_used", 0)
     hits = state.get("hits", [])
@@ -148,8 +131,11 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     return {"gaps": check.gaps, "pending_queries": check.next_queries, "usage": usage}
 
 
-async def act(state: WorkerState) -> dict:
-    """Act: turn the gaps into the next cycle's queries (the model's, else the gaps themselves)."""
+async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
+    """Act: run the calls the worker's model chose; in the fixed loop, turn the gaps into the
+    next cycle's queries (the model's, else the gaps themselves)."""
+    if state.get("pending_round"):
+        return await worker_tools.act(state, runs=runs)
     sent = state.get("sent_queries", [])
     left = queries_left(state["budget"], len(sent))
     queries = fresh_queries(state.get("pending_queries", []), sent, left)
@@ -159,17 +145,21 @@ async def act(state: WorkerState) -> dict:
     return {"pending_queries": queries}
 
 
-def _sources(hits: list[SearchHit]) -> list[SourceEvidence]:
-    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw)."""
+def _sources(hits: list[SearchHit], read: set[str] = frozenset()) -> list[SourceEvidence]:
+    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw);
+    those whose page was read whole (`read`: normalized URLs) are marked so."""
     return [
-        SourceEvidence(id=n, url=h.url, title=h.title, excerpt=h.content)
+        SourceEvidence(
+            id=n, url=h.url, title=h.title, excerpt=h.content, read=normalize_url(h.url) in read
+        )
         for n, h in enumerate(hits, 1)
     ]
 
 
 def _cited_only(findings: list[Finding], sources: list[SourceEvidence]) -> list[SourceEvidence]:
+    """The sources a finding cites, and the pages read whole (their quotes are evidence)."""
     cited = {i for f in findings for i in f.source_ids}
-    return [s for s in sources if s.id in cited]
+    return [s for s in sources if s.id in cited or s.read]
 
 
 def _usage_of(error: BaseException) -> Usage:
@@ -196,7 +186,7 @@ def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
     """The worker's output, announced on the progress stream."""
     emit(
         WorkerDone(
-            **_budget_use(state),
+            **budget_use(state),
             status=result.status,
             findings=len(result.findings),
             sources=len(result.sources),
@@ -208,8 +198,11 @@ def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
 
 
 async def report_findings(state: WorkerState, *, runs: LiveRuns) -> dict:
-    """Hand back one `WorkerResult`: findings that cite the sources they came from."""
-    hits = state.get("hits", [])
+    """Hand back one `WorkerResult`: findings that cite the sources they came from, and the
+    verbatim quotes of the pages read."""
+    pages = [page for page in state.get("read_pages", []) if page.quotes]
+    # ranked again: a worker whose model finished in `act` never passed `orient` after it
+    hits = worker_tools.evidence_hits(rank_hits(state.get("hits", [])), pages)
     errors = state.get("search_errors", [])
     result = WorkerResult(
         subtask_id=state["subtask"].id,
@@ -219,6 +212,8 @@ async def report_findings(state: WorkerState, *, runs: LiveRuns) -> dict:
         cycles_used=state.get("cycles_used", 0),
         termination_reason=state.get("termination_reason"),
         gaps=state.get("gaps", []),
+        tools=state.get("tool_protocol") or "fixed",
+        pages_read=len(pages),
     )
     if not hits:
         quiet = (
@@ -229,7 +224,9 @@ async def report_findings(state: WorkerState, *, runs: LiveRuns) -> dict:
         error = "; ".join(errors[:3]) or quiet
         failed = result.model_copy(update={"status": "failed", "error": error})
         return _finished(state, failed, Usage())
-    sources = _sources(hits)
+    sources = _sources(hits, {normalize_url(page.url) for page in pages})
+    quotes = worker_tools.worker_quotes(pages, {normalize_url(s.url): s.id for s in sources})
+    result = result.model_copy(update={"quotes": quotes})
     run = runs.for_worker(state)
     try:
         async with run.worker_slots:

@@ -20,7 +20,8 @@ from deep_research.state import ResearchState, Source, Usage, WorkerResult
 from deep_research.tools.events import ReplyDegenerate, ReportWritten, RunDone, emit
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.run_resources import LiveRuns
-from deep_research.tools.structured import settled_methods, write_raw
+from deep_research.tools.streaming import ReplyTooLong
+from deep_research.tools.structured import overlong_cost, settled_methods, write_raw
 
 
 def _language(state: ResearchState) -> str:
@@ -85,10 +86,16 @@ async def written_report(
     conversation = messages
     stats = client.stats.of("writer")
     for attempt in range(2):
-        text, cost, finish = await write_raw(conversation, role="writer", client=client)
+        try:
+            text, cost, finish = await write_raw(conversation, role="writer", client=client)
+        except ReplyTooLong as error:  # unusable like any other reply: asked once more, shorter
+            text, cost, finish = "", overlong_cost(error, "writer", conversation), "too_long"
+            client.record("writer", cost)
+            problem = f"{error}; write it within {error.max_tokens} tokens"
         usage += cost
         text = strip_reasoning(text)
-        problem = prose_problem(text, finish, messages, own=current, sources=sources)
+        if finish != "too_long":
+            problem = prose_problem(text, finish, messages, own=current, sources=sources)
         if problem is None:
             return without_fences(text), usage, ""
         stats.degenerate += 1
@@ -135,7 +142,13 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
     report, usage, problem = await written_report(messages, client, sources)
     report = report or failed_report(state["question"], problem, results, _language(state))
     emit(ReportWritten(round=1, chars=len(report), problem=problem))
-    return {"report": report, "iteration": 1, "usage": usage, "report_problem": problem}
+    return {
+        "report": report,
+        "report_round": 1,
+        "iteration": 1,
+        "usage": usage,
+        "report_problem": problem,
+    }
 
 
 async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
@@ -163,7 +176,7 @@ async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
         problem = f"revision {round_}: {problem}"
         update["report_problem"] = problem
     else:
-        update |= {"report": report, "report_problem": ""}
+        update |= {"report": report, "report_round": round_, "report_problem": ""}
     emit(ReportWritten(round=round_, chars=len(report or state["report"]), problem=problem))
     return update
 
@@ -197,4 +210,5 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
         "report_problem": state.get("report_problem", ""),
         "structured_output": methods,
         "sources_found": len(registry.sources),
+        "report_round": state.get("report_round") or state.get("iteration", 0),
     }

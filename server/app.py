@@ -48,9 +48,20 @@ async def _answer(call: Awaitable[T]) -> T:
         raise ToolError(str(error)) from None
 
 
-def build_server(runs: ResearchRuns) -> MCPServer:
-    """The MCP server over one run manager."""
-    server = MCPServer("deep-research", instructions=INSTRUCTIONS)
+def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") -> MCPServer:
+    """The MCP server over one run manager; with `token`, HTTP callers must present it as a
+    bearer token (`url`: where the server is served)."""
+    if token is None:
+        server = MCPServer("deep-research", instructions=INSTRUCTIONS)
+    else:
+        from deep_research.server.http_transport import StaticToken, auth_settings
+
+        server = MCPServer(
+            "deep-research",
+            instructions=INSTRUCTIONS,
+            token_verifier=StaticToken(token),
+            auth=auth_settings(url),
+        )
 
     @server.tool()
     async def start_research(

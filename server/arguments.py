@@ -9,10 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deep_research.domain.language import LanguageCode
-from deep_research.settings import SearchBackendName
+from deep_research.settings import SearchBackendName, Settings
+
+CEILINGS = {
+    "max_iterations": "--max-iterations",
+    "max_workers": "--max-workers",
+    "max_total_tokens": "--max-tokens",
+    "max_search_calls": "--max-searches",
+}
+"""The server's settings a caller may lower but never raise, with the flag that sets each."""
 
 
 class ResearchOptions(BaseModel):
@@ -45,9 +53,19 @@ class ResearchOptions(BaseModel):
     )
     corpus_dir: str | None = Field(
         None,
+        max_length=4096,
         description="Folder of documents for local/hybrid search; must be the server's "
         "corpus folder or inside it.",
     )
+
+    @field_validator("corpus_dir")
+    @classmethod
+    def _a_path_not_control_characters(cls, value: str | None) -> str | None:
+        """A folder name with a NUL or another control character is no folder: refused here,
+        with its field named, rather than failing deep in the file system."""
+        if value is not None and any(ord(char) < 32 or ord(char) == 127 for char in value):
+            raise ValueError("a folder name has no control characters (NUL, newline, ...)")
+        return value
 
     def overrides(self) -> dict[str, Any]:
         """The settings the caller gave, by their `Settings` names."""
@@ -68,7 +86,28 @@ def corpus_inside(asked: str | None, server_root: str | None) -> str | None:
             "corpus_dir: this server has no corpus folder (start it with --corpus DIR)"
         )
     root = Path(server_root).resolve()
-    path = (root / asked).resolve()
+    try:
+        path = (root / asked).resolve()
+    except (OSError, ValueError) as error:  # a name the file system refuses is no folder
+        raise CorpusOutside(
+            f"corpus_dir: {asked!r} is not a usable folder name ({error})"
+        ) from None
     if path != root and root not in path.parents:
         raise CorpusOutside(f"corpus_dir: {asked!r} is not inside the server's corpus folder")
     return str(path)
+
+
+def over_a_ceiling(server: Settings, asked: Settings, given: set[str]) -> str | None:
+    """Why a caller's run would do more than the server allows, or None when it stays within.
+
+    The server's values (its flags, else its defaults) are ceilings: a caller may narrow them,
+    never widen them, directly or through a setting that moves another (`min_iterations`).
+    """
+    for name, flag in CEILINGS.items():
+        ceiling, value = getattr(server, name), getattr(asked, name)
+        if ceiling is None or (value is not None and value <= ceiling):
+            continue
+        shown = "unlimited" if value is None else value
+        via = f"options.{name} {shown}" if name in given else f"options raise {name} to {shown}"
+        return f"{via} is above this server's ceiling {ceiling} ({flag}); ask for {ceiling} or less"
+    return None

@@ -3,8 +3,11 @@
 Each run is the engine's normal checkpointed thread (`graph.threads.advance`, as `run`, `resume`
 and `batch` use), so it shows in `deep-research history` and survives the server: a server that
 starts again resumes the unfinished runs it owns (thread ids `mcp-…`) from their last finished
-step, and nothing finished is paid for twice. All runs share the process's endpoint limits;
-each keeps its own budgets; at most `max_runs` run at once, the others queue.
+step, and nothing finished is paid for twice. A run is in the store before its id is returned
+(its input checkpoint, as LangGraph writes one for any new run), so a queued run survives a
+restart too. All runs share the process's endpoint limits; each keeps its own budgets, within
+the server's own (`server.arguments.CEILINGS`); at most `max_runs` run at once, at most
+`max_queued` wait.
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ from deep_research.cli.preflight import (
 from deep_research.cli.progress import describe
 from deep_research.graph import build_graph
 from deep_research.graph.threads import advance, thread_config
-from deep_research.server.arguments import CorpusOutside, ResearchOptions, corpus_inside
+from deep_research.server.arguments import (
+    CorpusOutside,
+    ResearchOptions,
+    corpus_inside,
+    over_a_ceiling,
+)
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.search.factory import web_provider
@@ -40,6 +48,7 @@ from deep_research.tools.secrets import redact
 
 RUN_PREFIX = "mcp-"  # the threads this server started, and so resumes when it starts again
 PROGRESS_LINES = 40  # the latest progress lines kept per live run
+KEEP_FINISHED = 200  # finished runs whose live view (error, last lines) the server keeps
 
 
 def progress_line(event: Any) -> str | None:
@@ -90,10 +99,20 @@ class LiveRun:
 class ResearchRuns:
     """Start, resume, watch and read the server's runs against one checkpoint store."""
 
-    def __init__(self, target: str, defaults: dict[str, Any], max_runs: int, notes: Any) -> None:
+    def __init__(
+        self,
+        target: str,
+        defaults: dict[str, Any],
+        max_runs: int,
+        notes: Any,
+        max_queued: int = 20,
+    ) -> None:
         self.target, self.defaults, self.notes = target, defaults, notes
+        self.server_settings = settings_or_explain(defaults)  # the ceilings of every run
         self.slots = asyncio.Semaphore(max_runs)
+        self.max_runs, self.max_queued = max_runs, max_queued
         self.live: dict[str, LiveRun] = {}
+        self._finished: deque[str] = deque()  # ended runs, oldest first, forgotten past a bound
         self.checked_providers: set[str | None] = set()
         self._stack = contextlib.AsyncExitStack()
         self.graph: Pregel | None = None
@@ -103,10 +122,16 @@ class ResearchRuns:
     async def __aenter__(self) -> ResearchRuns:
         self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
         self.graph = build_graph(checkpointer=self.saver, runs=self.runs)
-        for run_id in await self.unfinished_own_runs():
+        for run_id in reversed(await self.unfinished_own_runs()):  # oldest first, as queued
             self.notes.note(f"resuming run {run_id}")
-            self._launch(run_id, None)
+            self._launch(run_id, None).question = await self._accepted_question(run_id)
         return self
+
+    async def _accepted_question(self, run_id: str) -> str:
+        """The question of a run accepted but not begun (it is only in its input channel yet)."""
+        saved = await self.saver.aget_tuple(thread_config(run_id))
+        accepted = saved.checkpoint["channel_values"].get("__start__") if saved else None
+        return str(accepted.get("question") or "") if isinstance(accepted, dict) else ""
 
     async def __aexit__(self, *_: object) -> None:
         """Stop the runs still going (each stays resumable from its last step), close the store."""
@@ -142,6 +167,9 @@ class ResearchRuns:
         except CorpusOutside as error:
             raise BadInput(str(error)) from None
         settings = settings_or_explain({**self.defaults, **overrides})
+        beyond = over_a_ceiling(self.server_settings, settings, set(overrides))
+        if beyond:
+            raise BadInput(beyond)
         if settings.approve_plan:
             raise BadInput("an MCP server runs unattended: approve_plan cannot be on")
         if web_provider(settings) not in self.checked_providers:
@@ -150,8 +178,17 @@ class ResearchRuns:
         if settings.corpus_dir:
             await asyncio.to_thread(check_corpus, settings, self.notes)
         check_mcp_config(settings)
+        active = sum(1 for run in self.live.values() if run.running)
+        waiting = max(0, active - self.max_runs)  # every slot taken: the rest wait
+        if waiting >= self.max_queued and active >= self.max_runs:
+            raise BadInput(
+                f"{waiting} runs are already queued on this server (--max-queued "
+                f"{self.max_queued}): start this one when one of them has begun"
+            )
         run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
-        self._launch(run_id, {"question": question, "settings": settings}).question = question
+        accepted = {"question": question, "settings": settings}
+        await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
+        self._launch(run_id, None).question = question  # from the store: as after a restart
         return run_id
 
     async def resume(self, run_id: str) -> None:
@@ -183,6 +220,17 @@ class ResearchRuns:
             self.notes.note(f"run {run.run_id} failed: {run.error}")
         finally:
             run.changed()
+            self._forget_old(run.run_id)
+
+    def _forget_old(self, ended: str) -> None:
+        """Note that a run ended; past `KEEP_FINISHED` ended runs, drop the oldest live views
+        (the store keeps every run: its status and result are read from there)."""
+        self._finished.append(ended)
+        while len(self._finished) > KEEP_FINISHED:
+            old = self._finished.popleft()
+            live = self.live.get(old)
+            if live is not None and not live.running and old not in self._finished:
+                del self.live[old]
 
     async def snapshot(self, run_id: str) -> StateSnapshot:
         """The run's latest checkpoint; UnknownRun when the store has none (or none yet)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,6 +19,12 @@ from stand_ins.searxng import SearxngServer
 
 SECRET_MODEL_KEY = "sk-test-model-key-5f1e0c"
 SECRET_SEARCH_KEY = "tvly-test-search-key-9a7d2b"
+
+
+# Workers run the fixed search loop unless a test lets their model choose tools (the setting
+# `worker_tools`): the stand-ins' search results name pages on the public web, which no test may
+# read. Set before any test module builds its settings.
+os.environ["DEEP_RESEARCH_WORKER_TOOLS"] = "off"
 
 
 @pytest.fixture

@@ -239,3 +239,14 @@ def test_the_judges_window_is_lowered_to_what_its_server_reports(
     assert summary["clipped_tasks"] == 2 and summary["race_comparable"] is False
     for body in judge_bodies(judge_server):
         assert len(json.dumps(body["messages"], ensure_ascii=False)) // 4 < 8000
+
+
+def test_a_citation_whose_address_does_not_parse_is_kept_as_text(judge_server, page_server, here):
+    """`http://[::1` in an article fails no task: its pair is reported, never read or judged."""
+    articles = articles_file(here, "sys", page_server.url, "- Loopback ([bad](http://[::1)).\n")
+    assert score_articles(judge_server, articles, here / "a") == 0
+    for path in sorted((here / "a/tasks").glob("*/result.json")):
+        fact = json.loads(path.read_text())["fact"]
+        bad = [j for j in fact["judged"] if j["url"] == "http://[::1"]
+        assert [j["result"] for j in bad] == ["unknown"] and "does not parse" in bad[0]["reason"]
+        assert fact["supported"] == 2

@@ -16,7 +16,8 @@ import deep_research.nodes.planning as planning
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.progress import describe
 from deep_research.cli.setting_sources import add_setting_flags, resolve_settings
-from deep_research.settings import Settings, server_only_restored
+from deep_research.domain.caller_settings import for_remote_caller, operator_from_environment
+from deep_research.settings import Settings
 from deep_research.state import SubTask, TaskPlan, Usage
 from deep_research.tools.events import GuardLowered
 from deep_research.tools.run_resources import LiveRuns
@@ -55,11 +56,16 @@ def test_other_settings_in_a_local_toml_still_apply(tmp_path):
     assert resolve_settings(parsed(), environ={}, cwd=tmp_path).settings.max_workers == 3
 
 
+def restored(asked: Settings | dict, environ: dict[str, str]) -> tuple[Settings, list[str]]:
+    """What a caller of the served graph runs with, on a server with `environ`."""
+    return for_remote_caller(asked, operator_from_environment(environ))
+
+
 def test_a_remote_caller_cannot_switch_the_guard_off():
     asked = Settings(fetch_private_addresses=True)
-    kept, refused = server_only_restored(asked, {})
+    kept, refused = restored(asked, {})
     assert not kept.fetch_private_addresses and refused == ["fetch_private_addresses"]
-    allowed, none = server_only_restored(asked, {"DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true"})
+    allowed, none = restored(asked, {"DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true"})
     assert allowed.fetch_private_addresses and none == []
 
 
@@ -68,13 +74,14 @@ def test_a_remote_caller_names_no_command_to_start_and_no_folder_to_read(tmp_pat
     LangGraph API sets neither; the server's environment does."""
     hostile = tmp_path / "evil.json"
     hostile.write_text('{"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}}')
-    asked = Settings(mcp_config=str(hostile), corpus_dir="/etc")
-    kept, refused = server_only_restored(asked, {})
+    asked = {"mcp_config": str(hostile), "corpus_dir": "/etc"}
+    kept, refused = restored(asked, {})
     assert (kept.mcp_config, kept.corpus_dir) == (None, None)
     assert refused == ["corpus_dir", "mcp_config"]
     server = {"DEEP_RESEARCH_CORPUS_DIR": str(tmp_path)}
-    ours, _ = server_only_restored(asked, server)
+    ours, _ = restored(asked, server)
     assert ours.corpus_dir == str(tmp_path) and ours.mcp_config is None
+    assert ours.search_backend == "local"  # the operator's folder is what a run searches
 
 
 def test_a_toml_found_in_the_current_folder_cannot_start_mcp_servers(tmp_path):

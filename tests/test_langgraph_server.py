@@ -26,22 +26,24 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def dev_server(tmp_path: Path, *args: str, **env: str):
-    """`langgraph dev` on a copy of the repository; yields its URL."""
+def dev_server(tmp_path: Path, *args: str, files: dict[str, str] | None = None, **env: str):
+    """`langgraph dev` on a copy of the repository (plus `files`, by name); yields its URL."""
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed (pip install -e '.[dev]')")
     app = tmp_path / "app"  # a copy, so the server's own files stay out of the repository
     shutil.copytree(
         ROOT, app, ignore=shutil.ignore_patterns(".venv", ".git", "*.sqlite", ".langgraph_api")
     )
+    for name, text in (files or {}).items():
+        (app / name).write_text(text)
     port = free_port()
     env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", **env}
     process = subprocess.Popen(
         [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload", *args],
         cwd=app,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=(tmp_path / "server.log").open("wb"),  # read it when a test fails
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

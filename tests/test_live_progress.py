@@ -277,3 +277,17 @@ def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
     model = ProgressModel()
     model.apply(event)
     assert model.citations == "Citations: " + line.removeprefix("citations: ")
+
+
+def test_an_earlier_report_handed_back_is_said_in_progress_and_summary():
+    from deep_research.cli.progress import describe
+    from deep_research.tools.events import EarlierReportKept
+
+    line = describe(EarlierReportKept(round=1, score=71, last_round=3, last_score=46))
+    assert line == "handing back the round 1 report (quality 71/100): round 3 scored 46/100"
+    summary = RunSummary(
+        rounds=3, score=71, stop_reason="declined", llm_calls=1, input_tokens=1,
+        output_tokens=1, search_calls=1, cache_hits=0, wall_seconds=1.0, report_path=None,
+        report_round=1,
+    )  # fmt: skip
+    assert "quality: 71/100 (the report of round 1)" in summary_lines(summary)

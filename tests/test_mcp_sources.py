@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -63,6 +64,17 @@ def wiki_over_http(log: Path):
         process.wait(10)
 
 
+def processes_with(argument: str) -> list[int]:
+    """The PIDs whose command line has `argument` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
+
+
 def calls(log: Path) -> list[dict]:
     if not log.exists():
         return []
@@ -79,6 +91,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
         return {"findings": findings, "summary": "Summary.", "gaps": [], "confidence": 0.8}
 
     chat_server.brain.on_WorkerFindings = a_finding_per_evidence_item
+    marker = f"3600.{uuid.uuid4().int % 10**9}"  # a server that never answers `initialize`
     with wiki_over_http(logs["tickets"]) as tickets_url:
         config = {
             "mcpServers": {
@@ -93,6 +106,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
                     "args": ["-c", "import sys; sys.exit(3)"],
                     "allowedTools": ["search_wiki"],
                 },
+                "stalling": {"command": "sleep", "args": [marker], "allowedTools": ["search"]},
                 "dying": {
                     "command": sys.executable,
                     "args": [str(WIKI), "--log", str(logs["dying"]), "--die-on-call"],
@@ -116,6 +130,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
             timeout=180,
         )
     assert ran.returncode == 0, ran.stderr
+    assert processes_with(marker) == []  # stopped when the run ended, not left running
     output = json.loads(out.read_text())
     urls = {s["url"]: s["number"] for s in output["sources"]}
     body = output["report"].split("## Sources")[0]

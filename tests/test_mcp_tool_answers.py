@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -62,6 +63,15 @@ def test_a_tool_answer_is_located_by_its_own_url_else_by_a_stable_mcp_address():
         structured_content=None,
     )
     unsafe = block(content=[], structured_content={"url": "javascript:alert(1)"})
+    plain = block(content=[], structured_content=None)
+    assert answer_url(plain, "zstd level 19.\n\nPage: https://wiki.example/p/9 (edited).") == (
+        "https://wiki.example/p/9"
+    )
+    assert answer_url(plain, "see https://a.example/x and https://b.example/y") is None  # which?
+    assert answer_url(plain, "see https://a.example/x, and again https://a.example/x.") == (
+        "https://a.example/x"
+    )
+    assert answer_url(plain, "broken http://[::1 and mcp://wiki/x") is None
     assert answer_url(structured) == "https://wiki.example/p/1"
     assert answer_url(linked) == "https://tickets.example/OPS-812"
     assert answer_url(unsafe) is None
@@ -100,27 +110,55 @@ def test_the_config_reads_stdio_and_http_entries_and_refuses_what_is_unusable(tm
         read_mcp_config(tmp_path / "missing.json")
 
 
-def test_a_server_that_never_finishes_starting_is_stopped_not_left_running(monkeypatch):
-    """Failed at the start-up timeout, its holding task is cancelled: a long-lived MCP server
-    must not keep one task and one child process per such run."""
-    import asyncio
-    import sys
+def processes_with(argument: str) -> list[int]:
+    """The PIDs whose command line has `argument` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
 
-    from deep_research.tools.mcp_config import McpServerEntry
+
+@pytest.mark.parametrize("way_out", ["start-up timeout", "run ended while starting"])
+def test_a_server_that_never_starts_is_stopped_on_every_way_out(monkeypatch, way_out):
+    """`sleep 3600` never answers `initialize`: its child process is killed when the start-up
+    times out and when the run ends first, not left running (re-parented to PID 1)."""
+    import asyncio
+    import uuid
+
+    from deep_research.tools.mcp_config import McpServerEntry, McpSources
     from deep_research.tools.search import tool_sources
 
-    monkeypatch.setattr(tool_sources, "OPEN_TIMEOUT", 0.5)
-    stalling = McpServerEntry(command=sys.executable, args=["-c", "import time; time.sleep(60)"])
-    connection = tool_sources.ServerConnection("stalls", stalling)
+    timeout = 0.5 if way_out == "start-up timeout" else 60
+    monkeypatch.setattr(tool_sources, "OPEN_TIMEOUT", timeout)
+    marker = f"3600.{uuid.uuid4().int % 10**9}"  # one sleep of our own to look for
+    entry = McpServerEntry(command="sleep", args=[marker], allowed_tools=["search"])
+    search = tool_sources.ToolSearch(
+        McpSources.model_validate({"mcpServers": {"stalls": entry}}), 10
+    )
+    connection = search.connections[0]
 
-    async def opened() -> tuple[bool, bool]:
-        ok = await connection.open()
+    async def scenario() -> tuple[list[int], list[int], bool]:
+        asking = asyncio.create_task(search.search("zstd", 5))
+        deadline = asyncio.get_running_loop().time() + 10
+        while not processes_with(marker) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        started = processes_with(marker)
+        if way_out == "run ended while starting":
+            search.close()
+        hits = await asyncio.wait_for(asking, 10)
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(connection._task, 5)
-        return ok, connection._task.done()
+            await asyncio.wait_for(connection._task, 10)
+        return started, processes_with(marker), hits == []
 
-    assert asyncio.run(opened()) == (False, True)
-    assert connection.failure == "did not start within 0.5 s"
+    started, left, no_hits = asyncio.run(scenario())
+    assert started, "the stand-in never started"
+    assert left == [], f"{way_out}: left running"
+    assert no_hits
+    expected = "did not start within 0.5 s" if timeout == 0.5 else "stopped before it finished"
+    assert connection.failure.startswith(expected)
 
 
 def test_a_released_run_stops_the_mcp_servers_it_started():
@@ -154,3 +192,177 @@ def test_a_released_run_stops_the_mcp_servers_it_started():
 
     asyncio.run(one_run())
     assert stopped == [True]
+
+
+WIKI = Path(__file__).resolve().parent / "stand_ins" / "mcp_wiki.py"
+
+
+def test_a_stream_without_a_newline_is_cut_at_the_limit_not_read_whole():
+    """An endless line (a server that never stops answering) ends the read at the limit."""
+    import asyncio
+
+    from deep_research.tools.search.bounded_mcp import _lines
+
+    read = []
+
+    async def endless():
+        yield b'{"jsonrpc": "2.0", "id": 1}\n{"jsonrpc"'
+        while True:
+            read.append(65536)
+            yield b"x" * 65536
+
+    async def scenario():
+        return [line async for line in _lines(endless(), 1_000_000)]
+
+    lines = asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert lines == [b'{"jsonrpc": "2.0", "id": 1}', None]
+    assert sum(read) <= 1_000_000 + 65536
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_huge_tool_answer_is_not_read_whole_and_the_failure_says_why(
+    monkeypatch, tmp_path, transport
+):
+    """20 MB against a 1 MB cap: no hit, a failure line naming the size, in seconds."""
+    import asyncio
+    import subprocess
+    import sys
+    import time
+
+    from deep_research.tools.mcp_config import McpSources
+    from deep_research.tools.search import bounded_mcp, tool_sources
+
+    monkeypatch.setattr(bounded_mcp, "MAX_ANSWER_BYTES", 1_000_000)
+    failures = []
+    monkeypatch.setattr(tool_sources, "emit", failures.append)
+    args = [str(WIKI), "--log", str(tmp_path / "calls.log"), "--answer-bytes", "20000000"]
+    served = None
+    if transport == "stdio":
+        entry = {"command": sys.executable, "args": args, "allowedTools": ["search_wiki"]}
+    else:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        served = subprocess.Popen([sys.executable, *args, "--http-port", str(port)])
+        entry = {"url": f"http://127.0.0.1:{port}/mcp", "allowedTools": ["search_wiki"]}
+    sources = McpSources.model_validate({"mcpServers": {"wiki": entry}})
+
+    async def scenario():
+        if served is not None:
+            import httpx
+
+            for _ in range(100):
+                with contextlib.suppress(httpx.TransportError):
+                    httpx.get(entry["url"], timeout=1)
+                    break
+                await asyncio.sleep(0.1)
+        search = tool_sources.ToolSearch(sources, timeout=60)
+        began = time.monotonic()
+        hits = await search.search("zstd", 5)
+        took = time.monotonic() - began
+        search.close()
+        return hits, took
+
+    try:
+        hits, took = asyncio.run(scenario())
+    finally:
+        if served is not None:
+            served.terminate()
+            served.wait(10)
+    assert hits == []
+    lines = [f"{event.source}: {event.error}" for event in failures]
+    assert any("larger than 1,000,000 bytes" in line for line in lines), lines
+    assert all(event.error for event in failures)  # never an empty reason
+    assert took < 30
+
+
+def test_a_tool_that_times_out_says_so(monkeypatch):
+    """A TimeoutError's text is empty: the failure line names the timeout instead."""
+    import asyncio
+
+    from deep_research.tools.mcp_config import McpServerEntry
+    from deep_research.tools.search import tool_sources
+
+    class Slow:
+        async def call_tool(self, tool, arguments):
+            await asyncio.sleep(10)
+
+    connection = tool_sources.ServerConnection("wiki", McpServerEntry(command="x"))
+    connection.client, connection.tools = Slow(), {"search_wiki": "query"}
+    with pytest.raises(tool_sources.ToolFailed, match=r"search_wiki: no answer within 0.2 s"):
+        asyncio.run(connection.ask("search_wiki", "zstd", 0.2))
+
+
+@pytest.mark.parametrize("page", ["named url", "same text"])
+def test_one_document_is_one_source_whichever_query_found_it(tmp_path, page):
+    """A wiki that answers two queries with the same page: one address for both, the page's
+    own URL when its text names one, else the first query's `mcp://` locator."""
+    import asyncio
+    import sys
+
+    from deep_research.domain.sources import SourceRegistry
+    from deep_research.state import Finding, SourceEvidence, WorkerResult
+    from deep_research.tools.mcp_config import McpSources
+    from deep_research.tools.search.tool_sources import ToolSearch
+
+    url = "https://wiki.example.org/ops/archive-compression"
+    flags = ["--page-url", url] if page == "named url" else ["--same-page"]
+    entry = {
+        "command": sys.executable,
+        "args": [str(WIKI), "--log", str(tmp_path / "calls.log"), *flags],
+        "allowedTools": ["search_wiki"],
+    }
+    sources = McpSources.model_validate({"mcpServers": {"wiki": entry}})
+
+    async def scenario():
+        search = ToolSearch(sources, timeout=30)
+        first = await search.search("zstd level", 5)
+        second = await search.search("log archive compression", 5)
+        search.close()
+        return first + second
+
+    hits = asyncio.run(scenario())
+    addresses = {hit.url for hit in hits}
+    expected = url if page == "named url" else "mcp://wiki/search_wiki?query=zstd+level"
+    assert [hit.url for hit in hits] == [expected, expected]
+    results = [
+        WorkerResult(
+            subtask_id=n + 1,
+            findings=[Finding(claim="zstd level 19", source_ids=[1])],
+            sources=[SourceEvidence(id=1, url=hit.url, title=hit.title, excerpt=hit.content)],
+        )
+        for n, hit in enumerate(hits)
+    ]
+    assert len(SourceRegistry(results).sources) == 1 == len(addresses)
+
+
+def test_an_mcp_locator_is_shown_as_text_in_every_export_never_as_a_link():
+    """`mcp://` names no page a reader can open: Markdown, HTML and Word show it as text."""
+    import io
+
+    import docx
+    from bs4 import BeautifulSoup
+
+    from deep_research.domain.citations import sources_section
+    from deep_research.export.document import build_document
+    from deep_research.export.html_page import render_html
+    from deep_research.export.word import render_docx
+
+    from report_sample import sample_facts, sample_output
+
+    output = sample_output()
+    locator_url = "mcp://wiki/search_wiki?query=zstd+level"
+    output["sources"] = [
+        s.model_copy(update={"url": locator_url}) if s.number == 1 else s for s in output["sources"]
+    ]
+    document = build_document(output, sample_facts())
+    soup = BeautifulSoup(render_html(document), "html.parser")
+    assert locator_url in soup.select_one("#src-1").get_text()
+    assert not [a for a in soup.find_all("a") if "mcp:" in a.get("href", "")]
+    word = docx.Document(io.BytesIO(render_docx(document)))
+    links = [r.target_ref for r in word.part.rels.values() if r.is_external]
+    assert links and not any("mcp:" in link for link in links)
+    markdown = sources_section(output["sources"], "en")
+    assert f"`{locator_url}`" in markdown and f"]({locator_url})" not in markdown

@@ -394,7 +394,7 @@ def test_unattended_commands_do_not_offer_approve_plan(command, capsys):
 def test_mcp_over_http_refuses_an_address_other_machines_reach(address, capsys):
     assert main(["mcp", "--http", address]) == 2
     error = capsys.readouterr().err
-    assert "no authentication" in error and "--allow-remote" in error
+    assert "reachable from other machines" in error and "--allow-remote" in error
 
 
 @pytest.mark.parametrize(

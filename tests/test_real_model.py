@@ -39,6 +39,9 @@ def test_the_cli_runs_end_to_end_on_a_real_model(tmp_path: Path):
         "DEEP_RESEARCH_MODEL": os.environ.get("DEEP_RESEARCH_REAL_MODEL", "gemma-3-270m"),
         "DEEP_RESEARCH_CHECKPOINT_DB": str(tmp_path / "runs.sqlite"),
         "XDG_DATA_HOME": str(tmp_path / "data"),  # the capability memory starts empty
+        # Its workers' model is offered tools (the default), which a 270M base model cannot
+        # call: the run must still end, through the fixed loop (conftest turns tools off).
+        "DEEP_RESEARCH_WORKER_TOOLS": "auto",
     }
     for name in ("OPENAI_API_KEY", "TAVILY_API_KEY", "OPENAI_API_BASE"):
         env.pop(name, None)

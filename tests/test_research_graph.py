@@ -146,3 +146,61 @@ def test_bad_settings_are_refused_before_any_call(chat_server, search_server):
     with pytest.raises(ValueError, match="quality_threshold"):
         research("q", quality_threshold=101)
     assert chat_server.requests == [] and search_server.requests == []
+
+
+def test_a_report_that_got_worse_is_not_handed_back(chat_server, search_server):
+    """Scores 71, 42, 46: a decline, not a plateau; the round-1 report comes back, named."""
+    drafts = []
+
+    def draft(evidence):
+        drafts.append(len(drafts) + 1)
+        return "\n".join(
+            f"Draft {len(drafts)} says source {n} holds [{n}]." for n, _, _ in evidence
+        )
+
+    chat_server.brain.scores = [71, 42, 46]
+    chat_server.brain.composer = draft
+    result = research("Compare zstd and xz", max_iterations=5)
+    assert result["stop_reason"] == "declined" and result["iteration"] == 3
+    assert drafts == [1, 2, 3]
+    assert "Draft 1 says" in result["report"] and "Draft 3" not in result["report"]
+    assert result["report_round"] == 1 and result["quality"].score == 71
+
+
+def test_a_later_report_as_good_as_the_best_stands(chat_server, search_server):
+    chat_server.brain.scores = [71, 42, 71]
+    result = research("Compare zstd and xz", max_iterations=3)
+    assert result["report_round"] == 3 and result["quality"].score == 71
+
+
+def test_the_best_report_survives_the_checkpoint_store(
+    chat_server, search_server, tmp_path, monkeypatch, capsys
+):
+    """Through the CLI and its SQLite store: the round-1 report is the one exported again."""
+    from deep_research.cli.main import main
+
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    drafts = []
+
+    def draft(evidence):
+        drafts.append(len(drafts) + 1)
+        return "\n".join(
+            f"Draft {len(drafts)} says source {n} holds [{n}]." for n, _, _ in evidence
+        )
+
+    chat_server.brain.scores = [71, 42, 46]
+    chat_server.brain.composer = draft
+    assert main(["run", "Compare zstd and xz", "--thread-id", "best", "--json", "o.json"]) == 0
+    err = capsys.readouterr().err
+    assert "handing back the round 1 report (quality 71/100): round 3 scored 46/100" in err
+    assert "quality: 71/100 (the report of round 1)" in err or "(the report of round 1)" in err
+    assert main(["export", "best", "--format", "md"]) == 0
+    assert "Draft 1 says" in capsys.readouterr().out
+
+
+def test_a_failed_revision_leaves_the_earlier_rounds_report_named(chat_server, search_server):
+    chat_server.reply_wrapper = lambda text, call: "" if "Current report:" in call.user else text
+    result = research("Compare zstd and xz", max_iterations=2)
+    assert result["iteration"] == 2 and result["report_problem"].startswith("revision 2:")
+    assert result["report_round"] == 1  # the report handed back was written in round 1

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research.domain.stop_rules import plateaued, stop_reason
+from deep_research.domain.best_report import best_so_far, handed_back
+from deep_research.domain.stop_rules import declined, plateaued, stop_reason
 from deep_research.graph.routes import (
     dispatch_research,
     dispatch_supplementary,
@@ -14,7 +15,14 @@ from deep_research.graph.routes import (
     route_after_synthesis,
 )
 from deep_research.settings import Settings
-from deep_research.state import GapAnalysis, QualityAssessment, SubTask, TaskPlan, Usage
+from deep_research.state import (
+    GapAnalysis,
+    QualityAssessment,
+    ScoredReport,
+    SubTask,
+    TaskPlan,
+    Usage,
+)
 
 
 def task(description, **fields):
@@ -86,7 +94,13 @@ DEFAULTS = Settings()  # min 2, max 5, threshold 80, plateau 2 rounds below 5 po
         (review([60, 62, 70]), DEFAULTS, None),
         (review([60, 62]), DEFAULTS, None),  # one flat round is not a plateau of two
         (review([60, 62]), Settings(plateau_rounds=1), "plateau"),
-        (review([60, 50, 40]), DEFAULTS, "plateau"),  # falling scores plateau too
+        # a fall well below the best is no plateau: a decline (the best report is handed back)
+        (review([60, 50, 40]), DEFAULTS, "declined"),
+        (review([71, 42, 46]), DEFAULTS, "declined"),
+        (review([71, 42]), Settings(plateau_rounds=1), "declined"),
+        (review([71, 70, 68]), DEFAULTS, "plateau"),  # stalled within min_improvement of 71
+        (review([71, 42, 80]), DEFAULTS, "quality_threshold"),
+        (review([50, 42, 60]), DEFAULTS, None),  # beat the best by min_improvement: progress
         # ... and the model's verdict
         (review([60, 70], worthwhile=False), DEFAULTS, "not_worthwhile"),
         (review([60], worthwhile=False), DEFAULTS, None),  # not before min_iterations
@@ -129,10 +143,52 @@ def test_route_after_quality_reads_the_recorded_stop_reason(recorded, settings, 
         ([50, 51, 52], 1, 2, False),  # gains of exactly min_improvement are enough
         ([50, 60, 61, 62], 5, 2, True),
         ([50, 51, 60], 5, 2, False),
+        ([71, 42, 46], 5, 2, False),  # 25 points below the best is not a plateau
+        ([50, 58, 54, 60], 5, 2, True),  # back near the best after a dip is no progress
     ],
 )
 def test_plateau(history, gain, rounds, expected):
     assert plateaued(history, gain, rounds) is expected
+
+
+@pytest.mark.parametrize(
+    ("history", "gain", "rounds", "expected"),
+    [
+        ([71, 42, 46], 5, 2, True),
+        ([71, 42], 5, 1, True),
+        ([71, 67], 5, 1, False),  # within min_improvement of the best: a plateau, if anything
+        ([71, 42, 80], 5, 2, False),
+        ([71, None, 42], 5, 1, True),
+        ([71, 42], 5, 2, False),  # too few rounds to judge
+    ],
+)
+def test_decline(history, gain, rounds, expected):
+    assert declined(history, gain, rounds) is expected
+
+
+def scored(report, round_, score):
+    return ScoredReport(report=report, round=round_, quality=assessment(score))
+
+
+@pytest.mark.parametrize(
+    ("reviews", "handed_back_round"),
+    [
+        ([("a", 71), ("b", 42), ("c", 46)], 1),  # the best-scored report, from round 1
+        ([("a", 71), ("b", 42), ("c", 71)], None),  # a later one as good: the current stands
+        ([("a", 40), ("b", 60), ("c", 80)], None),
+        ([("a", 71), ("b", None)], 1),  # unscored is not known to be as good
+        ([("a", None), ("b", None)], None),  # nothing scored: nothing to choose
+    ],
+)
+def test_the_best_scored_report_is_handed_back(reviews, handed_back_round):
+    best = None
+    for round_, (report, score) in enumerate(reviews, 1):
+        quality = None if score is None else assessment(score)
+        best = best_so_far(best, report, round_, quality)
+    kept = handed_back(best, len(reviews))
+    assert (kept.round if kept else None) == handed_back_round
+    if kept:
+        assert kept.report == reviews[handed_back_round - 1][0]
 
 
 def _orchestrator_state(tasks, **extra):

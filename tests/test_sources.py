@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deep_research.domain.citations import clean_citations, renumber, sources_section
 from deep_research.domain.sources import SourceRegistry
-from deep_research.state import Finding, Source, SourceEvidence, WorkerResult
+from deep_research.state import Finding, Quote, Source, SourceEvidence, WorkerResult
 
 
 def result(subtask_id, urls, round_=1, cites=None):
@@ -27,6 +27,21 @@ def test_ids_are_stable_whatever_order_workers_finish_in():
         ]
     by_subtask = {r.subtask_id: r for r in registry.results}
     assert [f.source_ids for f in by_subtask[2].findings] == [[2], [3]]
+
+
+def test_quotes_get_run_wide_ids_and_a_read_page_leads_with_its_words():
+    a = result(1, ["https://x.org/1", "https://x.org/2"])
+    read = SourceEvidence(id=1, url="https://x.org/2", excerpt="Zstd level 19 wins.", read=True)
+    quotes = [
+        Quote(source_id=1, text="Zstd level 19 wins.", claim="zstd wins"),
+        Quote(source_id=9, text="from no source"),
+    ]
+    b = WorkerResult(subtask_id=2, sources=[read], quotes=quotes)
+    registry = SourceRegistry([b, a])
+    assert registry.quotes() == [Quote(source_id=2, text="Zstd level 19 wins.", claim="zstd wins")]
+    assert registry.quotes(1) == []
+    page = registry.sources[1]
+    assert page.read and page.excerpt.startswith("Zstd level 19 wins.")
 
 
 def test_findings_lose_ids_the_worker_never_had():

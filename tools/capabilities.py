@@ -18,6 +18,7 @@ from deep_research.tools.endpoint_limits import endpoint_id
 from deep_research.tools.secrets import mask_url_passwords
 
 METHODS = ("json_schema", "json_object", "tool_calling", "prompt")  # strongest first
+TOOL_PROTOCOLS = ("native", "prompt")  # how a worker's model calls tools, strongest first
 
 
 def endpoint_key(base_url: str | None, model: str) -> tuple[str, str]:
@@ -29,7 +30,8 @@ def endpoint_key(base_url: str | None, model: str) -> tuple[str, str]:
 class CapabilityMemory:
     """Settled methods per (endpoint, model); the process holds one (`tools.process_wide`)."""
 
-    def __init__(self, store: Path | None = None) -> None:
+    def __init__(self, store: Path | None = None, methods: tuple[str, ...] = METHODS) -> None:
+        self._methods = methods  # the ways this memory chooses between, strongest first
         self._lock = threading.Lock()
         self._settled: dict[tuple[str, str], str] = {}
         self._store: Path | None = None
@@ -48,7 +50,7 @@ class CapabilityMemory:
             except (OSError, ValueError):
                 return  # an unreadable memory only costs one rediscovery
             for row in rows if isinstance(rows, list) else []:
-                if isinstance(row, dict) and row.get("method") in METHODS:
+                if isinstance(row, dict) and row.get("method") in self._methods:
                     self._settled.setdefault(
                         endpoint_key(row.get("base_url"), row.get("model", "")), row["method"]
                     )
@@ -66,7 +68,7 @@ class CapabilityMemory:
         key = endpoint_key(base_url, model)
         with self._lock:
             known = self._settled.get(key)
-            if known is None or METHODS.index(method) > METHODS.index(known):
+            if known is None or self._methods.index(method) > self._methods.index(known):
                 self._settled[key] = method
                 self._save()
                 return method, True

@@ -36,6 +36,7 @@ STATE_TYPES = (
     state.WorkerResult,
     state.QualityDimensions,
     state.QualityAssessment,
+    state.ScoredReport,
     state.GapAnalysis,
     state.Usage,
     state.CitationCheck,
@@ -44,6 +45,13 @@ STATE_TYPES = (
     state.StatementRewrite,
     state.StatementRewrites,
     state.RoleUsage,
+    state.Quote,
+    state.PageQuote,
+    state.PageQuotes,
+    state.ReadPage,
+    state.ToolCall,
+    state.ToolRound,
+    state.ToolOutcome,
 )
 
 

@@ -15,11 +15,14 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 from langgraph.func import task
+
+from deep_research.tools.secrets import redact_error
 
 
 def fingerprint(messages: list[BaseMessage], **options: Any) -> str:
@@ -29,10 +32,19 @@ def fingerprint(messages: list[BaseMessage], **options: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+_IN_SAVED_TOOL: ContextVar[bool] = ContextVar("in_saved_tool_call", default=False)
+"""True inside a saved tool call: the model calls it makes are saved with its answer."""
+
+
 @task(name="model_call")
 async def _saved_call(key: str, send: Callable[[], Awaitable[AIMessage]]) -> tuple[str, AIMessage]:
-    """The call as a task: its answer (with the request's fingerprint) goes to the checkpoint."""
-    return key, await send()
+    """The call as a task: its answer (with the request's fingerprint) goes to the checkpoint;
+    its error too, so a key the server echoed in it is masked first (each attempt is a task)."""
+    try:
+        return key, await send()
+    except Exception as error:
+        redact_error(error)
+        raise
 
 
 def _in_async_graph() -> bool:
@@ -60,9 +72,36 @@ async def durable(
         async with slot():
             return await send()
 
-    if not _in_async_graph():
+    if _IN_SAVED_TOOL.get() or not _in_async_graph():
         return await call()
     saved_key, reply = await _saved_call(key, call)
     if saved_key != key:  # this position held another request before the crash: ask anew
         return await call()
     return reply
+
+
+@task(name="tool_call")
+async def _saved_tool(key: str, run: Callable[[], Awaitable[dict]]) -> tuple[str, dict]:
+    """One tool call as a task: its outcome (JSON, with the call's fingerprint) is saved; its
+    error too, so a key a server echoed in it (the quoting model call) is masked first."""
+    token = _IN_SAVED_TOOL.set(True)
+    try:
+        return key, await run()
+    except Exception as error:
+        redact_error(error)
+        raise
+    finally:
+        _IN_SAVED_TOOL.reset(token)
+
+
+async def durable_tool(key: str, run: Callable[[], Awaitable[dict]]) -> dict:
+    """`await run()` (a worker's tool call: search, page read, MCP call; JSON out), saved in
+    the run's checkpoint as soon as it ends, like `durable` model calls: a node run again after
+    a crash reads an answered call back instead of sending it again. The model calls a tool
+    makes (quoting a page) are saved with its outcome, not on their own."""
+    if not _in_async_graph():
+        return await run()
+    saved_key, outcome = await _saved_tool(key, run)
+    if saved_key != key:  # this position held another call before the crash: run it anew
+        return await run()
+    return outcome

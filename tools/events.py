@@ -74,6 +74,24 @@ class WorkerDone(_WorkerEvent):
     error: str = ""
 
 
+class WorkerActed(_WorkerEvent):
+    """A worker's model chose tools and they ran: how many calls of each kind."""
+
+    phase: Literal["acted"] = "acted"
+    protocol: str  # native | prompt
+    calls: dict[str, int] = Field(default_factory=dict)  # tool name -> calls run
+    pages_read: int = 0
+    skipped: int = 0  # calls not run: over budget, unknown target, or repeated
+
+
+class WorkerFellBack(_WorkerEvent):
+    """A worker's model made no usable tool call: the worker runs the fixed search loop."""
+
+    phase: Literal["fell_back"] = "fell_back"
+    protocol: str
+    why: str
+
+
 class ReportWritten(_Event):
     """A round's report (first draft or revision) is written."""
 
@@ -125,6 +143,15 @@ class MethodSettled(_Event):
     method: str
     refused: str = ""
     why: str = ""
+
+
+class ToolProtocolSettled(_Event):
+    """How a model now takes a worker's tools: natively, or written into the prompt."""
+
+    event: Literal["tool_protocol"] = "tool_protocol"
+    model: str
+    protocol: str
+    why: str = ""  # the refusal that moved it to the prompt protocol
 
 
 class Streaming(_Event):
@@ -202,6 +229,16 @@ class ContextWindowFound(_Event):
     max_context_tokens: int
 
 
+class EarlierReportKept(_Event):
+    """The run hands back an earlier report: it scored higher than the last round's."""
+
+    event: Literal["earlier_report"] = "earlier_report"
+    round: int  # the round that wrote the report handed back
+    score: float
+    last_round: int
+    last_score: float | None  # None: no review could score the last round's report
+
+
 class RunDone(_Event):
     """The run has finished: why, after how many rounds, with how many sources cited."""
 
@@ -211,7 +248,9 @@ class RunDone(_Event):
     rounds: int
 
 
-WorkerEvent = Annotated[WorkerSearched | WorkerDone, Field(discriminator="phase")]
+WorkerEvent = Annotated[
+    WorkerSearched | WorkerActed | WorkerFellBack | WorkerDone, Field(discriminator="phase")
+]
 ProgressEvent = Annotated[
     PlanMade
     | WorkerEvent
@@ -220,6 +259,7 @@ ProgressEvent = Annotated[
     | GapsAnalyzed
     | CitationsChecked
     | MethodSettled
+    | ToolProtocolSettled
     | Streaming
     | CallRetried
     | ReplyDegenerate
@@ -229,6 +269,7 @@ ProgressEvent = Annotated[
     | GuardKept
     | SourceFailed
     | ContextWindowFound
+    | EarlierReportKept
     | RunDone,
     Field(discriminator="event"),
 ]
@@ -245,6 +286,7 @@ KINDS: frozenset[str] = frozenset(
         GapsAnalyzed,
         CitationsChecked,
         MethodSettled,
+        ToolProtocolSettled,
         Streaming,
         CallRetried,
         ReplyDegenerate,
@@ -254,6 +296,7 @@ KINDS: frozenset[str] = frozenset(
         GuardKept,
         SourceFailed,
         ContextWindowFound,
+        EarlierReportKept,
         RunDone,
     )
 )

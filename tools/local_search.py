@@ -14,29 +14,39 @@ from deep_research.domain.sources import normalize_url
 from deep_research.state import SearchHit
 from deep_research.tools.checkpoints import data_dir
 from deep_research.tools.corpus import LocalCorpus
+from deep_research.tools.corpus.index import named_folder
 from deep_research.tools.search.base import SearchBackend, rank_score
 
 
-def index_path(corpus_dir: str | Path) -> Path:
+def index_path(corpus_dir: str | Path | None) -> Path:
     """Where the index of a folder is kept: the data folder, keyed by the folder's real path."""
-    real = str(Path(corpus_dir).expanduser().resolve())
+    real = str(named_folder(corpus_dir).expanduser().resolve())
     digest = hashlib.sha256(real.encode()).hexdigest()[:16]
     return data_dir() / "indexes" / f"{Path(real).name or 'root'}-{digest}.sqlite"
 
 
-def open_corpus(corpus_dir: str | Path) -> LocalCorpus:
+def open_corpus(corpus_dir: str | Path | None) -> LocalCorpus:
     """The folder's index (raises CorpusError when the folder is missing or not a folder)."""
     return LocalCorpus(corpus_dir, index_path(corpus_dir))
 
 
 class LocalSearch:
-    """Full-text search over a folder; the first search brings the index up to date."""
+    """Full-text search over a folder; the first search opens it and brings the index up to date.
 
-    def __init__(self, corpus_dir: str | Path) -> None:
-        self._corpus = open_corpus(corpus_dir)
+    Opening touches the disk (the folder, the index, SQLite), so it happens in a worker thread on
+    the first search, never on the event loop (where `langgraph dev` refuses blocking calls).
+    """
+
+    def __init__(self, corpus_dir: str | Path | None) -> None:
+        self._folder = named_folder(corpus_dir)
+        self._corpus: LocalCorpus | None = None
+        self._opening = asyncio.Lock()
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """The best passages for a query, one per document section."""
+        async with self._opening:
+            if self._corpus is None:
+                self._corpus = await asyncio.to_thread(open_corpus, self._folder)
         return await self._corpus.asearch(query, max_results)
 
 
@@ -45,6 +55,11 @@ class HybridSearch:
 
     def __init__(self, web: SearchBackend, local: SearchBackend) -> None:
         self._web, self._local = web, local
+
+    @property
+    def local(self) -> SearchBackend:
+        """The folder's search alone (a worker's `search_documents` tool)."""
+        return self._local
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Local and web hits alternately (local first), without duplicates, scored in that order.

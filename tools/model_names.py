@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from langchain.chat_models.base import _BUILTIN_PROVIDERS
 
+from deep_research.settings import DEFAULT_MODEL
+
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 
 
@@ -69,6 +71,14 @@ def provider_of(name: str) -> str | None:
 def uses_openai_endpoint(name: str) -> bool:
     """True when the name goes to the OpenAI-compatible endpoint (plain or `openai:`)."""
     return provider_of(name) in (None, "openai")
+
+
+def on_the_servers_endpoint(name: str) -> bool:
+    """Whether a model name a remote caller gives reaches the server's own model provider (the
+    one of its default model, `DEEP_RESEARCH_MODEL` or ours): another `provider:` would make
+    the server call a provider, address or key its operator did not choose for callers."""
+    own = provider_of(os.environ.get("DEEP_RESEARCH_MODEL") or DEFAULT_MODEL) or "openai"
+    return (provider_of(name) or "openai") == own
 
 
 def check_provider_installed(name: str) -> None:

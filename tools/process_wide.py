@@ -5,6 +5,7 @@
 - `chat_clients`: one chat-model client per model, server and event loop (its connection pool
   is reused by every run);
 - `capabilities`: the structured-output method each server and model was found to accept;
+- `tool_protocols`: how each server and model takes a worker's tools (native or in the prompt);
 - `context_windows`: the context window each server said it has;
 - `search_clients`: one search client per provider, address, key and timeout (per event loop
   for asyncio ones) and one TLS context for them and for page fetches: a run builds its own
@@ -23,7 +24,7 @@ import weakref
 
 from langchain_core.language_models import BaseChatModel
 
-from deep_research.tools.capabilities import CapabilityMemory
+from deep_research.tools.capabilities import TOOL_PROTOCOLS, CapabilityMemory
 from deep_research.tools.context_window import ContextWindows
 from deep_research.tools.endpoint_limits import Gates
 from deep_research.tools.search.clients import SearchClients
@@ -35,6 +36,7 @@ class ProcessWide:
     def __init__(self) -> None:
         self.gates = Gates()
         self.capabilities = CapabilityMemory()
+        self.tool_protocols = CapabilityMemory(methods=TOOL_PROTOCOLS)
         self.context_windows = ContextWindows()
         self.search_clients = SearchClients()
         self.chat_clients: weakref.WeakKeyDictionary[

@@ -16,6 +16,7 @@ import openai
 _FEATURE_WORDS = {
     "json_schema": r"response_format|json_schema|structured output|guided|grammar",
     "tool_calling": r"tools?|tool_choice|function(?:s|_call|_calling)?|tool calling",
+    "tools": r"tools?|tool_choice|function(?:s|_call|_calling)?|tool calling",
     "json_object": r"response_format|json_object|json mode|grammar|schema",
 }
 _NOT_REFUSALS = {401, 403, 408, 409, 429}  # auth and rate limits say nothing about features

@@ -25,10 +25,13 @@ from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
 from deep_research.tools.call_stats import CallStats
 from deep_research.tools.endpoint_limits import Endpoint
+from deep_research.tools.local_search import HybridSearch
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
 from deep_research.tools.search.factory import search_backend, web_provider
+from deep_research.tools.search.pages import PageFetcher
+from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
 from deep_research.tools.search_cache import SearchCache
 
 
@@ -44,7 +47,11 @@ class RunResources:
     stats: CallStats = field(default_factory=CallStats)  # seconds, retries, re-asks per role
     models: ModelSource = chat_model  # where the run's model client gets each role's model
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
+    dropped_addresses: set[str] = field(default_factory=set)  # said once a run, not per search
     _search_cache: SearchCache | None = None
+    _pages: PageFetcher | None = None
+    _web_cache: SearchCache | None = None
+    _documents_cache: SearchCache | None = None
 
     @property
     def search_cache(self) -> SearchCache:
@@ -54,6 +61,42 @@ class RunResources:
             backend = search_backend(self.settings, self.process.search_clients)
             self._search_cache = SearchCache(backend)
         return self._search_cache
+
+    @property
+    def pages(self) -> PageFetcher:
+        """The run's guarded page reader for workers' `read_page` calls (each URL once, within
+        `max_page_fetches`; no private address unless allowed), built when first asked."""
+        if self._pages is None:
+            self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
+        return self._pages
+
+    @property
+    def mcp_tools(self) -> ToolSearch | None:
+        """The run's MCP tools (`mcp_config`), for workers whose model calls them; None without."""
+        backend = self.search_cache.backend
+        return backend.tools if isinstance(backend, WithToolSources) else None
+
+    @property
+    def web_cache(self) -> SearchCache:
+        """The cache a worker whose model acts searches through: the backend without its MCP
+        tools (which the model calls itself, within its budget), else the run's cache."""
+        backend = self.search_cache.backend
+        if not isinstance(backend, WithToolSources):
+            return self.search_cache
+        if self._web_cache is None:
+            self._web_cache = SearchCache(backend.base)
+        return self._web_cache
+
+    @property
+    def documents_cache(self) -> SearchCache | None:
+        """The user's folder searched alone, when the run searches it beside the web (hybrid):
+        a worker's `search_documents` tool; None otherwise."""
+        backend = self.web_cache.backend
+        if not isinstance(backend, HybridSearch):
+            return None
+        if self._documents_cache is None:
+            self._documents_cache = SearchCache(backend.local)
+        return self._documents_cache
 
     def close(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""

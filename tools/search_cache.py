@@ -24,6 +24,11 @@ class SearchCache:
         self._backend = backend
         self._entries: dict[tuple[str, int], asyncio.Future[list[SearchHit]]] = {}
 
+    @property
+    def backend(self) -> SearchBackend:
+        """The backend it caches."""
+        return self._backend
+
     def close(self) -> None:
         """The run has ended: let the backend go of what it holds open (MCP servers)."""
         if isinstance(self._backend, HoldsConnections):

@@ -37,3 +37,29 @@ def redact(text: str) -> str:
         if len(value) >= MIN_SECRET_LENGTH:
             text = text.replace(value, "***")
     return mask_url_passwords(text)
+
+
+def _redacted(value: object) -> object:
+    """`value` with `redact` applied to its text, inside plain dicts, lists and tuples too."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_redacted(item) for item in value)
+    return value
+
+
+def redact_error(error: BaseException) -> BaseException:
+    """`error` with every secret in its message and text attributes replaced by `***`.
+
+    In place, so that its type stays (callers classify errors by type and status) and every
+    holder of it sees the change: what LangGraph saves of a failed task (its repr, in the
+    checkpoint's `__error__` write) and what reaches logs hold no key a server echoed.
+    """
+    error.args = tuple(_redacted(arg) for arg in error.args)
+    for name, value in list(vars(error).items()):
+        cleaned = _redacted(value)
+        if cleaned is not value:
+            setattr(error, name, cleaned)
+    return error

@@ -28,7 +28,20 @@ SLACK_CHUNKS = 64  # chunks that carry no token (role, usage, keepalive-like emp
 
 
 class ReplyTooLong(RuntimeError):
-    """The stream went on past what the role's `max_tokens` allows: the server ignores the cap."""
+    """The stream went on past what the role's `max_tokens` allows: the server ignores the cap.
+
+    An unusable reply, not a failed call: the step that got it re-asks once with the bound
+    restated, then goes on without its answer (`tools.structured`). `chunks` were paid for.
+    """
+
+    def __init__(self, message: str, max_tokens: int, chunks: int, chars: int = 0) -> None:
+        super().__init__(message)
+        self.max_tokens, self.chunks, self.chars = max_tokens, chunks, chars
+
+    @property
+    def tokens(self) -> int:
+        """The tokens that arrived before reading stopped (estimated: no usage came)."""
+        return max(self.chunks, self.chars // 4)
 
 
 class EmptyStream(RuntimeError):
@@ -107,7 +120,10 @@ async def stream_reply(
                 if max_chars is not None and (chars > max_chars or chunks > max_chunks):
                     raise ReplyTooLong(
                         f"the {role} reply ran past max_tokens ({max_tokens}): {chars:,} "
-                        f"characters in {chunks:,} chunks; the server ignores the cap"
+                        f"characters in {chunks:,} chunks; the server ignores the cap",
+                        max_tokens,
+                        chunks,
+                        chars,
                     )
                 now = time.monotonic()
                 if now - last_tick >= TICK_SECONDS:

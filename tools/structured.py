@@ -39,7 +39,7 @@ from deep_research.domain.json_reply import (
 )
 from deep_research.domain.partial_reply import salvaged
 from deep_research.domain.prompt_shrink import shrink
-from deep_research.domain.reply_format import fix_reply, reply_format
+from deep_research.domain.reply_format import fix_reply, reply_format, shorter_reply
 from deep_research.domain.system_role import place_system
 from deep_research.settings import ROLES, Role, Settings
 from deep_research.state import Usage
@@ -49,6 +49,7 @@ from deep_research.tools.events import (
     CallRetried,
     MethodSettled,
     PromptShrunk,
+    ReplyDegenerate,
     ReplyPartlyKept,
     emit,
 )
@@ -80,6 +81,11 @@ class MethodRefused(RuntimeError):
     def __init__(self, method: str, cause: BaseException | str) -> None:
         super().__init__(f"{method}: {cause}")
         self.method, self.cause = method, cause
+
+
+def overlong_cost(error: ReplyTooLong, role: Role, conversation: list[BaseMessage]) -> Usage:
+    """What a reply stopped for running past its bound cost: the prompt and what had arrived."""
+    return Usage.of_call(role, sum(estimate_tokens(m.text) for m in conversation), error.tokens)
 
 
 def usage_of(reply: AIMessage, role: Role) -> Usage:
@@ -117,14 +123,16 @@ async def send(
     *,
     method: str = "prose",
     contract: type[BaseModel] | None = None,
+    tools: list[dict] | None = None,
 ) -> StreamedReply:
     """Send one request (every model request goes through here) and stream its reply.
+    Method `tools` offers `tools` (OpenAI function specs) for the model to call or not.
 
     Retries transient failures `model_retries` times; a refusal of `method` raises
     `MethodRefused` at once; a prompt the server finds too long is shrunk and sent once more.
     """
     settings = client.settings
-    model, request = _prepared(role, method, contract, client)
+    model, request = _prepared(role, method, contract, client, tools)
     conversation = place_system(
         _formatted(messages, method, contract), settings.system_role, settings.model_for(role)
     )
@@ -133,7 +141,10 @@ async def send(
     attempt, shrunk = 0, False
     while True:
         kwargs = _with_reply_cap(request, _max_tokens(client, role, conversation), model)
-        key = fingerprint(conversation, role=role, contract=contract_name, method=method)
+        offered = [t["function"]["name"] for t in tools or []]
+        key = fingerprint(
+            conversation, role=role, contract=contract_name, method=method, tools=offered
+        )
         call = partial(_stream_or_explain, model, conversation, role, kwargs, settings)
         try:  # the one place a model request is sent: the run's and the endpoint's slot
             reply = _unpacked(await durable(key, call, partial(client.slot, role, conversation)))
@@ -163,7 +174,7 @@ async def send(
             continue
         stats.calls += 1
         stats.seconds += reply.seconds
-        if method != "prose":
+        if method not in ("prose", "tools"):  # `tools` is no structured-output method
             stats.methods[method] += 1
         return reply
 
@@ -212,10 +223,21 @@ async def _stream_or_explain(
     return reply.message
 
 
-def _prepared(role: Role, method: str, contract: type[BaseModel] | None, client: ModelClient):
+def _prepared(
+    role: Role,
+    method: str,
+    contract: type[BaseModel] | None,
+    client: ModelClient,
+    tools: list[dict] | None = None,
+):
     """The role's model (tools bound for tool calling) and the request fields for `method`;
     MethodRefused when the model's client cannot send `method` at all."""
     model = client.model(role)
+    if method == "tools":  # a worker's toolbox: the model may call any of them, several at once
+        try:
+            return model.bind_tools(tools or [], tool_choice="auto"), {}
+        except NotImplementedError as error:  # a chat model without tool calling
+            raise MethodRefused(method, error) from error
     if contract is None or method in ("prose", "prompt"):
         return model, {}
     name, schema = contract.__name__, json_schema(contract)
@@ -351,11 +373,24 @@ async def ask(
     conversation = list(messages)
     tries = settings.structured_retries + 1
     stats = client.stats.of(role)
-    attempt = 0
+    attempt, overlong = 0, False
     partial: tuple[Contract, list[str], str] | None = None  # valid but for non-essential fields
     while attempt < tries:
         try:
             streamed, method = await _structured_request(role, contract, conversation, client)
+        except ReplyTooLong as error:  # an unusable reply: re-asked once, the bound restated
+            cost = overlong_cost(error, role, conversation)
+            usage += cost
+            client.record(role, cost)
+            attempt, problem = attempt + 1, str(error)
+            final = overlong or attempt >= tries
+            emit(ReplyDegenerate(role=role, problem=problem, final=final))
+            if final:
+                break
+            overlong = True
+            stats.reasks += 1
+            conversation = _with_note(messages, shorter_reply(error.max_tokens))
+            continue
         except MODEL_CALL_ERRORS as error:
             error.usage = usage  # what the answered tries cost is not lost with the failure
             raise
@@ -386,8 +421,16 @@ async def ask(
         emit(ReplyPartlyKept(role=role, contract=contract.__name__, dropped=dropped, problem=why))
         return kept, usage
     raise StructuredOutputError(
-        f"{contract.__name__}: no valid reply in {tries} tries ({problem})", usage
+        f"{contract.__name__}: no valid reply in {attempt} tries ({problem})", usage
     )
+
+
+def _with_note(messages: list[BaseMessage], note: str) -> list[BaseMessage]:
+    """The conversation with `note` added to its last user message (a chat template that wants
+    user and assistant turns to alternate takes no second user turn in a row)."""
+    if messages and isinstance(messages[-1], HumanMessage):
+        return [*messages[:-1], HumanMessage(f"{messages[-1].text}\n\n{note}")]
+    return [*messages, HumanMessage(note)]
 
 
 def _checked(

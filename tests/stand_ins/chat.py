@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stand_ins.loopback import Reply, StandIn
+from stand_ins.tool_brain import ToolBrain, is_worker_request, offered_tools
 
 _EVIDENCE = re.compile(r"^\[(\d+)\] (.*?) — (\S+)$", re.MULTILINE)
 _SCHEMA_NAME = re.compile(r"^Schema name: (\w+)$", re.MULTILINE)
@@ -67,6 +68,10 @@ class Brain:
     # Writes the report's body from the numbered sources (id, title, url) instead of the default.
     composer: Callable[[list[tuple[int, str, str]]], str] | None = None
     calls: Counter = field(default_factory=Counter)
+    tools: ToolBrain = field(default_factory=ToolBrain)  # a worker choosing its tools
+
+    def on_PageQuotes(self, call: ChatCall) -> dict:
+        return self.tools.quotes(call.user)
 
     def answer(self, call: ChatCall) -> Any:
         self.calls[call.contract or "prose"] += 1
@@ -252,6 +257,9 @@ class ChatServer(StandIn):
         user = "\n".join(
             str(m.get("content")) for m in messages if m["role"] in ("user", "assistant")
         )
+        if is_worker_request(body, system):  # a worker's decide: the model picks its tools
+            native = bool(body.get("tools"))
+            return ChatCall(None, "tools" if native else "tools_prompt", system, user, body)
         if body.get("response_format", {}).get("type") == "json_object":
             match = _SCHEMA_NAME.search(system)
             return ChatCall(match.group(1) if match else None, "json_object", system, user, body)
@@ -300,9 +308,31 @@ class ChatServer(StandIn):
         if self.ignore_response_format and call.method in ("json_schema", "json_object"):
             call = ChatCall(None, "prose", call.system, call.user, body)
         with self._brain_lock:
-            answer = self.brain.answer(call)
+            if call.method in ("tools", "tools_prompt"):
+                self.brain.calls["tools"] += 1
+                answer = self.brain.tools.decide(call.user, offered_tools(body, call.system))
+            else:
+                answer = self.brain.answer(call)
         message: dict[str, Any] = {"role": "assistant", "content": None}
-        if call.method == "tool_calling":
+        if call.method == "tools" and isinstance(answer, list):
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{number}_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for n, (name, args) in enumerate(answer)
+            ]
+            text = json.dumps(answer)
+        elif call.method == "tools_prompt" and isinstance(answer, list):
+            text = "\n".join(
+                "<tool_call>" + json.dumps({"name": name, "arguments": args}) + "</tool_call>"
+                for name, args in answer
+            )
+            message["content"] = text
+        elif isinstance(answer, str) and call.method.startswith("tools"):
+            text = message["content"] = answer
+        elif call.method == "tool_calling":
             arguments = json.dumps(answer, ensure_ascii=False)
             message["tool_calls"] = [
                 {
@@ -373,7 +403,9 @@ class ChatServer(StandIn):
     def _sse(self, model: str, message: dict, usage: dict, number: int) -> str:
         delta = {"role": "assistant", "content": message.get("content") or ""}
         if message.get("tool_calls"):
-            delta["tool_calls"] = [{"index": 0, **message["tool_calls"][0]}]
+            delta["tool_calls"] = [
+                {"index": n, **tool_call} for n, tool_call in enumerate(message["tool_calls"])
+            ]
         chunks = [
             {
                 "id": f"chatcmpl-{number}",

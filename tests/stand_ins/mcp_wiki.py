@@ -1,7 +1,10 @@
 """A stand-in MCP server (written with the SDK's MCPServer) that plays an internal wiki, on stdio.
 
 Every tool call is appended to the `--log` file, so a test can tell which tools were called.
-`--die-on-call` makes the process exit at its first tool call (a server that dies mid-run).
+`--die-on-call` makes the process exit at its first tool call (a server that dies mid-run);
+`--answer-bytes N` pads every answer to N bytes (a server that answers too much);
+`--same-page` answers every query with the same page (no echo of the query), and
+`--page-url URL` names that page's address in its text, as a real wiki's answer does.
 
 python tests/stand_ins/mcp_wiki.py --log /tmp/wiki-calls.log [--http-port 9000]
 """
@@ -21,7 +24,14 @@ FACTS = {
 }
 
 
-def build(log: Path, die_on_call: bool, name: str = "wiki") -> MCPServer:
+def build(
+    log: Path,
+    die_on_call: bool,
+    name: str = "wiki",
+    answer_bytes: int = 0,
+    same_page: bool = False,
+    page_url: str = "",
+) -> MCPServer:
     server = MCPServer(name)
 
     def record(tool: str, argument: str) -> None:
@@ -34,7 +44,10 @@ def build(log: Path, die_on_call: bool, name: str = "wiki") -> MCPServer:
     def search_wiki(query: str) -> str:
         """Search the internal wiki."""
         record("search_wiki", query)
-        return f"{FACTS[name]} (asked: {query})"
+        answer = FACTS[name] if same_page or page_url else f"{FACTS[name]} (asked: {query})"
+        if page_url:
+            answer += f"\n\nPage: {page_url} (last edited by ops)."
+        return answer + "x" * max(0, answer_bytes - len(answer))
 
     @server.tool()
     def delete_page(title: str) -> str:
@@ -51,8 +64,13 @@ if __name__ == "__main__":
     parser.add_argument("--die-on-call", action="store_true")
     parser.add_argument("--http-port", type=int, help="serve streamable HTTP on 127.0.0.1")
     parser.add_argument("--name", choices=sorted(FACTS), default="wiki")
+    parser.add_argument("--answer-bytes", type=int, default=0)
+    parser.add_argument("--same-page", action="store_true")
+    parser.add_argument("--page-url", default="")
     args = parser.parse_args()
-    server = build(args.log, args.die_on_call, args.name)
+    server = build(
+        args.log, args.die_on_call, args.name, args.answer_bytes, args.same_page, args.page_url
+    )
     if args.http_port:
         server.run("streamable-http", host="127.0.0.1", port=args.http_port)
     else:

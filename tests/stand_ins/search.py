@@ -19,6 +19,7 @@ class SearchServer(StandIn):
         self.fail_all = False
         self.fault = lambda number, body: None
         self.page_text = lambda query, n: f"Evidence {n} about {query}: the figure is {n * 7}."
+        self.url_for = lambda query, n: f"https://example.com/{slug(query)}/{n}"
         self.bad_keys: set[str] = set()
         self.plan_used_up = False
         self._count = 0
@@ -37,7 +38,7 @@ class SearchServer(StandIn):
         query = body["query"]
         results = [
             {
-                "url": f"https://example.com/{slug(query)}/{n}",
+                "url": self.url_for(query, n),
                 "title": f"{query} — page {n}",
                 "content": self.page_text(query, n),
                 "score": round(1 - n / 10, 2),

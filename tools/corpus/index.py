@@ -161,13 +161,21 @@ def check_fts5() -> None:
             ) from error
 
 
+def named_folder(corpus_dir: str | Path | None) -> Path:
+    """The corpus folder as given; an empty or missing name is refused, never taken as "here"
+    (the current folder is whatever the process was started in, not a folder anyone chose)."""
+    if corpus_dir is None or not str(corpus_dir).strip():
+        raise CorpusError("no corpus folder is named (corpus_dir is empty)")
+    return Path(corpus_dir)
+
+
 class LocalCorpus:
     """A folder of local documents searchable like a web search backend, via an SQLite index."""
 
     def __init__(self, corpus_dir: str | Path, index_path: str | Path) -> None:
         """Point at a folder and an index file outside it; nothing is read or built yet."""
         check_fts5()
-        self.root = Path(corpus_dir).expanduser().resolve()
+        self.root = named_folder(corpus_dir).expanduser().resolve()
         self.index_path = Path(index_path).expanduser().resolve()
         self._check_folder()
         if self.index_path.is_relative_to(self.root):

@@ -61,6 +61,7 @@ PDF_ERRORS = (
 )
 
 HTML_SECONDS = 10.0  # the longest one HTML file may take to parse
+MAX_LINKS = 500  # links of one HTML page kept at most
 MAX_HTML_DEPTH = 512  # text nested deeper than this is not page content anyone reads
 _HTML_CHUNK = 64 * 1024  # parse in pieces, to look at the clock between them
 
@@ -92,6 +93,7 @@ class Document:
     title: str = ""
     text: str = ""
     blocks: tuple[Block, ...] = ()
+    links: tuple[str, ...] = ()  # an HTML page's link targets (href as written), in order
 
 
 def kind_of(path: Path) -> Kind | None:
@@ -198,10 +200,15 @@ class _HtmlText:
         self.title, self.first_h1 = [], None
         self.blocks: list[Block] = []
         self.level, self.heading, self.parts, self.heading_parts = 0, "", [], []
+        self.links: list[str] = []
 
     def start(self, tag: str, attrib: dict) -> None:
         self.depth += 1
         name = tag.lower() if isinstance(tag, str) else ""
+        if name == "a" and not self.dropped and len(self.links) < MAX_LINKS:
+            href = str(attrib.get("href") or "").strip()
+            if href and not href.startswith("#"):
+                self.links.append(href)
         if name in DROPPED_TAGS:
             self.dropped += 1
         if name == "title":
@@ -250,7 +257,7 @@ class _HtmlText:
         blocks = [*self.blocks, Block(self.level, self.heading, tidy("".join(self.parts)))]
         kept = tuple(block for block in blocks if block.text or block.heading)
         title = " ".join("".join(self.title).split()) or self.first_h1 or ""
-        return Document(kind="html", title=title, blocks=kept)
+        return Document(kind="html", title=title, blocks=kept, links=tuple(self.links))
 
 
 def read_pdf(data: bytes) -> Document:

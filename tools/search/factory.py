@@ -62,10 +62,10 @@ def search_backend(settings: Settings, clients: SearchClients | None = None) -> 
 def _base_backend(settings: Settings, clients: SearchClients) -> SearchBackend:
     """A web provider, the user's folder, or both."""
     if settings.search_backend == "local":
-        return LocalSearch(settings.corpus_dir or "")
+        return LocalSearch(settings.corpus_dir)
     if settings.search_backend == "hybrid":
         web = web_search(settings, settings.web_backend, clients)
-        return HybridSearch(web, LocalSearch(settings.corpus_dir or ""))
+        return HybridSearch(web, LocalSearch(settings.corpus_dir))
     return web_search(settings, settings.search_backend, clients)
 
 

@@ -14,7 +14,8 @@ import asyncio
 import logging
 import ssl
 import time
-from urllib.parse import urljoin, urlsplit
+from dataclasses import dataclass, field
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpcore
 import httpx
@@ -110,13 +111,42 @@ def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> s
     return "\n\n".join(passages[i] for i in sorted(kept))[:limit]
 
 
+@dataclass(frozen=True)
+class FetchedPage:
+    """A page as read: its passages in page order, its title, and the absolute http(s) URLs
+    of its links (resolved against the address it came from); `error` says why it is empty."""
+
+    passages: list[str]
+    title: str = ""
+    links: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def page_links(document: Document, base: str) -> list[str]:
+    """A document's links as absolute http(s) URLs, first occurrence kept, fragments dropped."""
+    seen: dict[str, None] = {}
+    for href in document.links:
+        try:
+            url = urldefrag(urljoin(base, href)).url
+        except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
+            continue
+        if urlsplit(url).scheme in ("http", "https"):
+            seen.setdefault(url, None)
+    return list(seen)
+
+
+def _split(document: Document, url: str) -> FetchedPage:
+    """A read document as passages, title and absolute links."""
+    return FetchedPage(page_passages(document), document.title, page_links(document, url))
+
+
 class PageFetcher:
     """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
 
     def __init__(self, settings: Settings, tls: ssl.SSLContext | None = None) -> None:
         self._settings = settings
         self._tls = tls  # the process's TLS context; None builds one per connection
-        self._pages: dict[str, asyncio.Future[list[str]]] = {}
+        self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
         self.sent = 0  # fetches started this run, counted against max_page_fetches
 
     async def text(self, url: str, query: str) -> str:
@@ -131,14 +161,19 @@ class PageFetcher:
     async def passages(self, url: str) -> list[str]:
         """The page's passages, fetched once per URL; none when refused, unreadable or over
         budget."""
+        return (await self.page(url)).passages
+
+    async def page(self, url: str) -> FetchedPage:
+        """The page read whole (passages, title, links), fetched once per URL; no passages and
+        the reason when refused, unreadable or over the run's page budget."""
         if url not in self._pages:
             if self.sent >= self._settings.max_page_fetches:
-                return []
+                return FetchedPage([], error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
             self._pages[url] = asyncio.ensure_future(self._read(url))
         return await asyncio.shield(self._pages[url])
 
-    async def _read(self, url: str) -> list[str]:
+    async def _read(self, url: str) -> FetchedPage:
         """Fetch and split, turning every failure into no passages (and a log line)."""
         try:
             seconds = self._settings.page_timeout
@@ -146,12 +181,12 @@ class PageFetcher:
             async with asyncio.timeout(seconds):
                 data, content_type, final_url = await self.fetch(url)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
-            return await asyncio.to_thread(  # parsing a big page must not stall the other workers
-                lambda: page_passages(read_page(data, content_type, final_url, left))
+            return await asyncio.to_thread(  # parsing a big page must not stall the others
+                lambda: _split(read_page(data, content_type, final_url, left), final_url)
             )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return []
+            return FetchedPage([], error=f"{type(error).__name__}: {error}"[:300])
 
     async def fetch(self, url: str) -> tuple[bytes, str, str]:
         """The body (at most `page_max_bytes`), its content type and the URL it came from."""

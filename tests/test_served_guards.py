@@ -1,0 +1,223 @@
+"""A caller of the served graph gets only what the operator allows, on every run, through every
+door (issue 27): input settings, `context`, `configurable`, `threads.update_state`, a second run
+on the same thread, a resume. Driven through the real LangGraph server with the SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from types import SimpleNamespace
+
+import pytest
+from test_langgraph_server import dev_server
+
+from deep_research.tools.checkpoints import data_dir
+
+SECRET_WORD = "QUOKKA7731"
+ONE_ROUND = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0, "language": "en"}
+
+
+@pytest.fixture
+def hostile(tmp_path, chat_server, search_server, page_server):
+    """What an attacker would ask the server to do, and the traces each would leave."""
+    loopback_page = f"{page_server.url}/internal-admin"
+    serve = search_server.handle
+
+    def results_on_loopback(path, body, headers):
+        reply = serve(path, body, headers)
+        for hit in (reply.body or {}).get("results", []):
+            hit["url"], hit["content"] = loopback_page, "thin"
+        return reply
+
+    search_server.handle = results_on_loopback
+    started = tmp_path / "command-started"
+    config = tmp_path / "evil.json"
+    script = f"open({str(started)!r}, 'w').write('ran')"
+    entry = {"command": sys.executable, "args": ["-c", script], "allowedTools": ["search"]}
+    config.write_text(json.dumps({"mcpServers": {"evil": entry}}))
+    private = tmp_path / "private"
+    private.mkdir()
+    notes = f"# Ops notes on zstd and xz\n\nCompare zstd and xz: the vault code is {SECRET_WORD}.\n"
+    (private / "ops-notes.md").write_text(notes)
+    asks = {
+        "mcp_config": {"mcp_config": str(config)},
+        "fetch_private_addresses": {"fetch_private_addresses": True, "fetch_pages": 2},
+        "corpus_dir": {"corpus_dir": str(private), "search_backend": "local"},
+    }
+    return SimpleNamespace(asks=asks, started=started, page_server=page_server, private=private)
+
+
+def leaked(hostile, values: object) -> list[str]:
+    """The traces of an attack that got through: a command started, a private page read, a
+    folder of the server's read."""
+    text = json.dumps(values, default=str)
+    traces = []
+    if hostile.started.exists():
+        traces.append("command started")
+    if hostile.page_server.served:
+        traces.append(f"private address read: {hostile.page_server.served}")
+    if SECRET_WORD in text:
+        traces.append("private folder read")
+    return traces
+
+
+async def through_every_door(client, ask: dict) -> dict[str, list]:
+    """`ask` (server-only settings) sent through each door; what every run left in state."""
+    from langgraph_sdk.errors import APIStatusError
+
+    seen: dict[str, list] = {}
+
+    async def run(door: str, thread: str, **how) -> None:
+        try:
+            await client.runs.wait(thread, "deep_research", raise_error=False, **how)
+        except APIStatusError as error:
+            seen.setdefault(door, []).append(f"HTTP {error.status_code} {error}")
+        state = await client.threads.get_state(thread)
+        seen.setdefault(door, []).append(state["values"])
+
+    async def update(door: str, thread: str, values: dict, **how) -> None:
+        try:
+            await client.threads.update_state(thread, values, **how)
+        except APIStatusError as error:  # refused with a clear reason is a kept guard too
+            seen.setdefault(door, []).append(f"HTTP {error.status_code} {error}")
+
+    async def thread() -> str:
+        return (await client.threads.create())["thread_id"]
+
+    question = {"question": "Compare zstd and xz"}
+    hostile = {**ONE_ROUND, **ask}
+    await run("input", await thread(), input={**question, "settings": hostile})
+    await run("context", await thread(), input=question, context=hostile)
+    await run("configurable", await thread(), input=question, config={"configurable": hostile})
+    again = await thread()
+    await run("first run", again, input={**question, "settings": ONE_ROUND})
+    await run("second run, input", again, input={**question, "settings": hostile})
+    await run("second run, context", again, input=question, context=hostile)
+    paused = await thread()
+    approving = {**ONE_ROUND, "approve_plan": True}
+    await run("approve", paused, input={**question, "settings": approving})
+    await update("update_state, resume", paused, {"settings": hostile})
+    await run("update_state, resume", paused, command={"resume": {"action": "approve"}})
+    commanded = await thread()
+    await run("approve, then", commanded, input={**question, "settings": approving})
+    resume_and_update = {"resume": {"action": "approve"}, "update": {"settings": hostile}}
+    await run("Command(update=...) with the resume", commanded, command=resume_and_update)
+    replanned = await thread()
+    await run("planned", replanned, input={**question, "settings": ONE_ROUND})
+    as_planner = "update_state as decompose, input None"
+    await update(as_planner, replanned, {"settings": hostile}, as_node="decompose")
+    await run(as_planner, replanned, input=None)
+    return seen
+
+
+def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folder(
+    hostile, tmp_path
+):
+    from langgraph_sdk import get_client
+
+    async def scenario(url: str) -> dict[str, dict[str, list]]:
+        client = get_client(url=url)
+        return {name: await through_every_door(client, ask) for name, ask in hostile.asks.items()}
+
+    beside = {"ops-notes.md": f"Compare zstd and xz: the server's own notes, {SECRET_WORD}.\n"}
+    with dev_server(tmp_path, files=beside) as url:
+        seen = asyncio.run(scenario(url))
+    problems = {
+        (name, door): leaked(hostile, values)
+        for name, doors in seen.items()
+        for door, values in doors.items()
+        if leaked(hostile, values)
+    }
+    assert problems == {}
+    assert not (data_dir() / "indexes").exists()  # no folder of the server's was indexed
+    for name in ("mcp_config", "fetch_private_addresses"):  # the runs did run, guards kept
+        for door in ("input", "context", "configurable", "second run, input"):
+            assert seen[name][door][-1].get("report"), (name, door, seen[name][door])
+
+
+@pytest.mark.parametrize("strict", ["true", "false"])
+def test_state_survives_the_servers_serializer_through_approval_cancel_and_resume(
+    chat_server, search_server, tmp_path, strict
+):
+    """With LANGGRAPH_STRICT_MSGPACK=true (LangGraph's announced default) the served graph's
+    state types round-trip: a plan approved, a run cancelled midway and resumed, a settings
+    dict written by `update_state`."""
+    from langgraph_sdk import get_client
+
+    chat_server.latency = 0.5  # slow enough to cancel a run midway
+
+    async def scenario(url: str) -> dict:
+        client = get_client(url=url)
+        question = {"question": "Compare zstd and xz"}
+        paused = (await client.threads.create())["thread_id"]
+        approving = {**ONE_ROUND, "approve_plan": True}
+        await client.runs.wait(paused, "deep_research", input={**question, "settings": approving})
+        approved = await client.runs.wait(
+            paused, "deep_research", command={"resume": {"action": "approve"}}
+        )
+        cancels = {}
+        for seconds in (1, 2.5):  # cancelled in planning or among the workers
+            thread = (await client.threads.create())["thread_id"]
+            run = await client.runs.create(
+                thread, "deep_research", input={**question, "settings": ONE_ROUND}
+            )
+            await asyncio.sleep(seconds)
+            await client.runs.cancel(thread, run["run_id"], wait=True)
+            after_cancel = await client.threads.get_state(thread)
+            settings = {**ONE_ROUND, "max_workers": 2}
+            await client.threads.update_state(thread, {"settings": settings})
+            resumed = await client.runs.wait(thread, "deep_research", input=None)
+            cancels[seconds] = (after_cancel, resumed, await client.threads.get_state(thread))
+        return {"approved": approved, "cancels": cancels}
+
+    with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK=strict) as url:
+        seen = asyncio.run(scenario(url))
+    log = (tmp_path / "server.log").read_text(errors="replace")
+    assert "## Sources" in seen["approved"]["report"]
+    for after_cancel, resumed, final in seen["cancels"].values():
+        assert after_cancel["values"]["question"] == "Compare zstd and xz"
+        assert "## Sources" in resumed["report"], resumed
+        assert final["values"]["usage"]["llm_calls"] > 0
+    assert "Run encountered an error" not in log
+
+
+def test_usage_read_back_as_plain_dicts_still_adds_up():
+    """A server's serializer may hand `usage` back as a dict (seen after a cancel): the reducer
+    read it as `Usage` instead of failing with dict + dict."""
+    from deep_research.state import Usage, add_usage
+
+    one = Usage.of_call("planner", 10, 5)
+    total = add_usage(one.model_dump(), one.model_dump())
+    assert total == one + one and total.by_role["planner"].llm_calls == 2
+    assert add_usage(None, one.model_dump()) == one
+
+
+def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(hostile, tmp_path):
+    """The same traces, when the server's own environment allows what callers may not: the
+    operator's choice holds, and the test above would have seen a leak."""
+    from langgraph_sdk import get_client
+
+    async def scenario(url: str) -> list:
+        client = get_client(url=url)
+        answers = []
+        for asked in ({**ONE_ROUND, "fetch_pages": 2, "search_backend": "tavily"}, ONE_ROUND):
+            thread = (await client.threads.create())["thread_id"]
+            question = {"question": "Compare zstd and xz", "settings": asked}
+            await client.runs.wait(thread, "deep_research", input=question)
+            answers.append((await client.threads.get_state(thread))["values"])
+        return answers
+
+    operator = {
+        "DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true",
+        "DEEP_RESEARCH_MCP_CONFIG": hostile.asks["mcp_config"]["mcp_config"],
+        "DEEP_RESEARCH_CORPUS_DIR": str(hostile.private),
+    }
+    with dev_server(tmp_path, **operator) as url:
+        web, local = asyncio.run(scenario(url))
+    assert leaked(hostile, web) == [
+        "command started",
+        f"private address read: {hostile.page_server.served}",
+    ]
+    assert "private folder read" in leaked(hostile, local)  # the operator's folder, by default
+    assert "ops-notes.md" in local["sources"][0]["url"]

@@ -1,0 +1,312 @@
+"""Workers that act, node by node: the toolbox and its parser, verbatim quotes, `decide` asking
+the in-process fake chat model for tool calls (prompt protocol), `act` reading pages from a
+loopback page server within the budget, the fallback to the fixed loop, and the result's quotes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from deep_research.domain.verbatim import best_sentences, verbatim
+from deep_research.nodes.worker_steps import act, decide, report_findings
+from deep_research.settings import Settings
+from deep_research.state import (
+    Budget,
+    PageQuote,
+    ReadPage,
+    SearchHit,
+    SubTask,
+    ToolCall,
+    ToolRound,
+    Usage,
+)
+from deep_research.tools.toolbox import parse_tool_calls, toolbox
+
+from fake_chat import Replies
+
+SETTINGS = Settings(
+    structured_output="prompt",
+    worker_tools="prompt",
+    language="en",
+    model="fake",
+    fetch_private_addresses=True,  # the page server is on loopback
+)
+HUB = """<html><head><title>Hub</title></head><body><nav><a href="/menu">Menu</a></nav>
+<p>The survey of 2024 measured 40 archives in total.</p>
+<p>Details are on <a href="/deep#part">the deep page</a> and <a href="mailto:x@y">mail</a>.</p>
+</body></html>"""
+DEEP = "<html><body><p>Deep down, the ratio was 11.2 to 1 for logs.</p></body></html>"
+
+
+def tagged(*calls: tuple[str, dict]) -> str:
+    """A prompt-protocol reply making `calls`."""
+    return "\n".join(
+        "<tool_call>" + json.dumps({"name": n, "arguments": a}) + "</tool_call>" for n, a in calls
+    )
+
+
+@pytest.fixture
+def replies() -> Replies:
+    return Replies()
+
+
+@pytest.fixture
+def site(page_server):
+    page_server.pages.update({"/hub": HUB, "/deep": DEEP})
+    return page_server
+
+
+def worker(site_url: str = "https://a.example", **extra) -> dict:
+    """A worker's state after its first search cycle, with one hit on the site."""
+    return {
+        "question": "How well do archives compress?",
+        "subtask": SubTask(
+            id=1,
+            description="Compression ratio of archives",
+            search_queries=["archive ratio"],
+            complexity="simple",
+        ),
+        "budget": Budget(max_queries=3, max_cycles=1, max_pages=2),
+        "round": 1,
+        "settings": SETTINGS,
+        "run_id": f"tools-{id(extra)}",
+        "sent_queries": ["archive ratio"],
+        "cycles_used": 1,
+        "hits": [SearchHit(url=f"{site_url}/hub", title="Hub", content="A survey.", score=0.9)],
+        **extra,
+    }
+
+
+# ---------------------------------------------------------------- toolbox and quotes
+
+
+def test_the_parser_reads_every_valid_call_and_ignores_the_rest():
+    box = toolbox(search=True, pages=True, documents=False)
+    valid = tagged(("web_search", {"queries": ["a", "b"]}), ("read_page", {"url": "https://x/1"}))
+    calls = parse_tool_calls(f"<think>plan</think>Sure.\n{valid}", box)
+    assert [(c.name, c.args) for c in calls] == [
+        ("web_search", {"queries": ["a", "b"]}),
+        ("read_page", {"url": "https://x/1"}),
+    ]
+    bare = parse_tool_calls('{"name": "finish", "arguments": {"reason": "done"}}', box)
+    assert [c.name for c in bare] == ["finish"]
+    wrong = tagged(("delete_files", {}), ("web_search", {"queries": []}), ("read_page", {}))
+    assert parse_tool_calls(wrong + "<tool_call>{oops", box) == []
+    assert parse_tool_calls("I would search the web.", box) == []
+
+
+def test_a_tool_not_offered_is_not_a_usable_call():
+    box = toolbox(search=False, pages=False, documents=False)
+    assert box.names == ["finish"]
+    assert parse_tool_calls(tagged(("web_search", {"queries": ["a"]})), box) == []
+
+
+def test_a_quote_is_kept_as_the_page_words_it_and_a_made_up_one_is_not():
+    page = "The survey of 2024\n  measured “40 archives” in total."
+    assert verbatim('the survey of 2024 measured "40 archives"', page) == (
+        "The survey of 2024 measured “40 archives"  # the page's words and marks
+    )
+    assert verbatim("The survey of 2025 measured 40 archives", page) is None
+    assert verbatim("2024", page) is None  # too short to say anything on its own
+    assert best_sentences([page, "Nothing here."], "archives survey", 2) == [
+        "The survey of 2024 measured “40 archives” in total."
+    ]
+
+
+# ---------------------------------------------------------------- decide
+
+
+def test_decide_asks_for_tool_calls_and_keeps_them_for_act(replies):
+    replies.append(tagged(("read_page", {"url": "https://a.example/hub"})))
+    update = asyncio.run(decide(worker(), runs=replies.runs))
+    assert update["tool_protocol"] == "prompt" and "termination_reason" not in update
+    assert [c.name for c in update["pending_round"].calls] == ["read_page"]
+    system = replies.sent[0][0].content
+    assert "You can call these tools." in system and "read_page" in system
+    assert "https://a.example/hub" in replies.sent[0][1].content
+
+
+def test_a_model_without_a_usable_call_falls_back_to_the_fixed_loop(replies):
+    replies.append("I think the answer is probably on the internet. <tool_call>{oops")
+    replies.append({"gaps": ["ratios"], "next_queries": ["archive ratio 2024"]})  # the gap check
+    state = worker(budget=Budget(max_queries=3, max_cycles=2))
+    update = asyncio.run(decide(state, runs=replies.runs))
+    assert update["tool_protocol"] == "fixed" and update["fallback_reason"] == "no usable tool call"
+    assert update["pending_queries"] == ["archive ratio 2024"]
+    assert update["usage"].llm_calls == 2
+
+
+def test_finish_alone_ends_the_worker(replies):
+    replies.append(tagged(("finish", {"reason": "enough"})))
+    update = asyncio.run(decide(worker(), runs=replies.runs))
+    assert update["termination_reason"] == "finished"
+
+
+def test_no_call_is_asked_for_once_the_rounds_are_spent(replies):
+    rounds = [ToolRound(calls=[ToolCall(id="1", name="finish")], results=["x"])] * 2
+    update = asyncio.run(decide(worker(tool_rounds=rounds), runs=replies.runs))
+    assert update == {"termination_reason": "budget_spent"} and replies.sent == []
+
+
+# ---------------------------------------------------------------- act
+
+
+def read_round(*urls: str) -> ToolRound:
+    calls = [ToolCall(id=f"c{n}", name="read_page", args={"url": u}) for n, u in enumerate(urls)]
+    return ToolRound(calls=calls)
+
+
+def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, site):
+    made_up = {"text": "The survey measured 41 archives.", "claim": "made up"}
+    real = {"text": "The survey of 2024 measured 40 archives in total.", "claim": "40 archives"}
+    replies.append({"quotes": [made_up, real]})
+    state = worker(site.url, tool_protocol="prompt", pending_round=read_round(f"{site.url}/hub"))
+    update = asyncio.run(act(state, runs=replies.runs))
+    (page,) = update["read_pages"]
+    assert page.quotes == [PageQuote(text=real["text"], claim="40 archives")]
+    assert page.links == [f"{site.url}/deep"]  # absolute, no fragment, no nav, no mailto
+    assert "Quotes kept" in update["tool_rounds"][0].results[0]
+    assert update["pending_round"] is None and update["usage"].llm_calls == 1
+    assert site.served == ["/hub"]
+
+
+def test_a_link_found_in_a_page_read_can_be_followed(replies, site):
+    hub = ReadPage(url=f"{site.url}/hub", title="Hub", links=[f"{site.url}/deep"])
+    replies.append({"quotes": [{"text": "the ratio was 11.2 to 1 for logs", "claim": "ratio"}]})
+    state = worker(site.url, read_pages=[hub], pending_round=read_round(f"{site.url}/deep"))
+    update = asyncio.run(act(state, runs=replies.runs))
+    assert update["read_pages"][-1].quotes[0].text == "the ratio was 11.2 to 1 for logs"
+    assert site.served == ["/deep"]
+
+
+def test_act_reads_no_page_past_the_budget_nor_one_never_listed(replies, site):
+    replies.append({"quotes": []})  # nothing quoted: the nearest sentences are kept instead
+    hub, deep = f"{site.url}/hub", f"{site.url}/deep"
+    listed = [SearchHit(url=hub, title="Hub"), SearchHit(url=deep, title="Deep")]
+    state = worker(
+        site.url,
+        hits=listed,
+        budget=Budget(max_queries=3, max_cycles=1, max_pages=1),
+        pending_round=read_round(f"{site.url}/elsewhere", hub, deep),
+    )
+    update = asyncio.run(act(state, runs=replies.runs))
+    results = update["tool_rounds"][0].results
+    assert results[0].startswith("not run: not a URL listed") and "Quotes kept" in results[1]
+    assert results[2] == "not run: no page reads left in the budget"
+    assert site.served == ["/hub"] and len(update["read_pages"]) == 1
+    assert update["read_pages"][0].quotes  # the fallback's sentences, verbatim
+
+
+def test_a_page_that_cannot_be_read_is_said_so_and_costs_no_model_call(replies, site):
+    missing = f"{site.url}/missing"
+    state = worker(site.url, hits=[SearchHit(url=missing)], pending_round=read_round(missing))
+    update = asyncio.run(act(state, runs=replies.runs))
+    assert update["tool_rounds"][0].results[0].startswith("not read: ")
+    assert replies.sent == [] and update["read_pages"][0].error
+
+
+# ---------------------------------------------------------------- the result
+
+
+def test_the_result_carries_the_quotes_and_the_pages_read_as_sources(replies):
+    page = ReadPage(
+        url="https://a.example/hub",
+        title="Hub",
+        quotes=[PageQuote(text="The survey of 2024 measured 40 archives.", claim="40")],
+    )
+    replies.append(
+        {"findings": [{"claim": "40 archives", "source_ids": [1]}], "summary": "S.", "gaps": []}
+    )
+    state = worker(read_pages=[page], tool_protocol="prompt", termination_reason="finished")
+    result = asyncio.run(report_findings(state, runs=replies.runs))["worker_results"][0]
+    assert result.tools == "prompt" and result.pages_read == 1
+    (source,) = result.sources
+    assert source.read and source.excerpt == "The survey of 2024 measured 40 archives."
+    assert [(q.source_id, q.claim) for q in result.quotes] == [(1, "40")]
+    assert "The survey of 2024 measured 40 archives." in replies.sent[0][1].content
+
+
+def test_the_conversation_keeps_the_newest_rounds_that_fit_and_every_call_its_result():
+    from langchain_core.messages import ToolMessage
+
+    from deep_research.nodes.worker_tools import latest_rounds
+
+    def round_(n: int, size: int) -> ToolRound:
+        calls = [ToolCall(id=f"r{n}c{i}", name="read_page", args={"url": f"u{i}"}) for i in (1, 2)]
+        return ToolRound(calls=calls, results=[f"round {n} " + "x" * size] * 2)
+
+    rounds = [round_(1, 100), round_(2, 100), round_(3, 100), round_(4, 40_000)]
+    native = latest_rounds(rounds, "native", room=2_000)
+    assert [m.tool_call_id for m in native if isinstance(m, ToolMessage)] == ["r4c1", "r4c2"]
+    assert sum(len(m.text) for m in native) < 2_000 * 4  # the newest, clipped to the room
+    roomy = latest_rounds(rounds[:3], "prompt", room=10_000)
+    assert [m.type for m in roomy] == ["ai", "human"] * 3  # the calls as text, then the results
+    assert "<tool_call>" in roomy[0].text and "round 1" in roomy[1].text
+
+
+def test_a_native_reply_keeps_only_calls_to_offered_tools_with_valid_arguments():
+    from langchain_core.messages import AIMessage
+
+    from deep_research.tools.tool_calling import _native_calls
+
+    box = toolbox(search=True, pages=False, documents=False)
+    good = {"name": "web_search", "args": {"queries": ["zstd"]}, "id": "a"}
+    reply = AIMessage(
+        "",
+        tool_calls=[good, {"name": "read_page", "args": {"url": "x"}, "id": "b"}],
+        invalid_tool_calls=[{"name": "finish", "args": "{oops", "id": "c", "error": None}],
+    )
+    assert [(c.id, c.name) for c in _native_calls(reply, box)] == [("a", "web_search")]
+    garbage = AIMessage("", tool_calls=[{"name": "web_search", "args": {"q": 1}, "id": "d"}])
+    assert _native_calls(garbage, box) == []
+    written = AIMessage(tagged(("finish", {"reason": "done"})))  # a small model's text call
+    assert [c.name for c in _native_calls(written, box)] == ["finish"]
+
+
+def test_a_page_read_once_the_run_budget_is_spent_is_quoted_without_a_model_call(replies, site):
+    settings = SETTINGS.model_copy(update={"max_total_tokens": 1})
+    state = worker(
+        site.url,
+        settings=settings,
+        spent=Usage(input_tokens=5),
+        pending_round=read_round(f"{site.url}/hub"),
+    )
+    update = asyncio.run(act(state, runs=replies.runs))
+    (page,) = update["read_pages"]
+    assert replies.sent == [] and page.quotes  # the sentences nearest the subtask, verbatim
+    assert "40 archives" in page.quotes[0].text
+
+
+def test_the_progress_says_what_a_worker_did_and_when_it_fell_back():
+    from deep_research.cli.progress import describe
+    from deep_research.tools.events import ToolProtocolSettled, WorkerActed, WorkerFellBack
+
+    where = dict(
+        round=1,
+        subtask_id=2,
+        description="Ratios",
+        queries_used=3,
+        max_queries=5,
+        cycles_used=1,
+        max_cycles=2,
+    )
+    acted = describe(WorkerActed(**where, protocol="native", calls={"read_page": 2}, skipped=1))
+    assert "acted (native tools): read_page ×2, 1 skipped" in acted
+    fell = describe(WorkerFellBack(**where, protocol="prompt", why="no usable tool call"))
+    assert "no usable tool call" in fell and "fixed search loop" in fell
+    settled = describe(ToolProtocolSettled(model="m", protocol="prompt", why="HTTP 500"))
+    assert settled == "worker tools for m: prompt (native tools refused: HTTP 500)"
+
+
+def test_a_worker_that_finished_in_act_reports_each_page_once(replies):
+    twice = [
+        SearchHit(url="https://a.example/x", title="X", content="short", score=0.2),
+        SearchHit(url="https://a.example/x/", title="X", content="longer text", score=0.7),
+    ]
+    replies.append({"findings": [{"claim": "x", "source_ids": [1]}], "summary": "S.", "gaps": []})
+    state = worker(hits=twice, termination_reason="finished")
+    result = asyncio.run(report_findings(state, runs=replies.runs))["worker_results"][0]
+    assert [s.excerpt for s in result.sources] == ["longer text"]
+    assert replies.sent[0][1].content.count("https://a.example/x") == 1
