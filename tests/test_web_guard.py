@@ -147,3 +147,14 @@ def test_a_corpus_outside_the_servers_folder_is_refused_beside_its_field(tmp_pat
     with pytest.raises(FormErrors) as caught:
         asyncio.run(checked_input(form, {"corpus_dir": str(inside)}))
     assert "not inside" in caught.value.errors["corpus_dir"]
+
+
+def test_a_depth_above_the_operators_ceiling_is_refused_beside_the_depth():
+    form = {"question": "q about zstd", "preset": "thorough"}
+    with pytest.raises(FormErrors) as caught:
+        asyncio.run(checked_input(form, {"max_iterations": 2, "min_iterations": 1}))
+    assert "above this server's ceiling 2" in caught.value.errors["preset"]
+    budget = {"question": "q about zstd", "preset": "quick", "max_search_calls": "50"}
+    with pytest.raises(FormErrors) as caught:
+        asyncio.run(checked_input(budget, {"max_search_calls": 10}))
+    assert "ceiling 10" in caught.value.errors["max_search_calls"]

@@ -2,8 +2,8 @@
 
 A caller sets only what `server.arguments.ResearchOptions` allows (the same subset an MCP caller
 gets: rounds, budgets, language, where to search, a corpus inside the server's folder), plus
-plan approval. Each problem is reported against the field it came from, so the page can show it
-beside that field.
+plan approval, and never above the operator's settings (`over_a_ceiling`, as for MCP). Each
+problem is reported against the field it came from, so the page can show it beside that field.
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from deep_research.cli.preflight import (
     check_question,
     settings_or_explain,
 )
-from deep_research.server.arguments import CorpusOutside, ResearchOptions, corpus_inside
+from deep_research.server.arguments import (
+    CorpusOutside,
+    ResearchOptions,
+    corpus_inside,
+    over_a_ceiling,
+)
 from deep_research.settings import Settings
 from deep_research.state import SubTask, TaskPlan
 
@@ -103,6 +108,11 @@ async def checked_input(form: dict[str, str], defaults: dict[str, Any]) -> dict[
         settings = settings_or_explain(
             {**defaults, **overrides, "approve_plan": form.get("approve_plan") == "on"}
         )
+        beyond = over_a_ceiling(settings_or_explain(defaults), settings, set(overrides))
+        if beyond:  # the operator's settings are ceilings a form may only narrow
+            name = beyond.removeprefix("options.").split()[0]
+            field = name if name in OPTION_FIELDS else "preset"
+            raise FormErrors({field: beyond.removeprefix("options.")})
         await asyncio.to_thread(_preflight, settings)
     except (BadInput, CorpusOutside) as error:
         message = str(error)
