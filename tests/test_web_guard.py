@@ -131,7 +131,6 @@ def test_a_form_sets_only_what_the_operator_allows():
     assert valid.overrides() == {
         "max_iterations": 1,
         "min_iterations": 1,
-        "max_workers": 3,
         "language": "de",
         "max_search_calls": 9,
     }

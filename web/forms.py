@@ -32,7 +32,7 @@ from deep_research.state import SubTask, TaskPlan
 
 Preset = Literal["quick", "standard", "thorough"]
 PRESETS: dict[str, dict[str, Any]] = {
-    "quick": {"max_iterations": 1, "min_iterations": 1, "max_workers": 3},
+    "quick": {"max_iterations": 1, "min_iterations": 1},
     "standard": {"max_iterations": 3, "min_iterations": 2},
     "thorough": {"max_iterations": 5, "min_iterations": 2, "quality_threshold": 85},
 }
