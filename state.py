@@ -442,6 +442,9 @@ class ResearchInput(TypedDict):
 
     question: str
     settings: NotRequired[Settings | dict]  # in the input, they are checkpointed from step one
+    # A follow-up question: an earlier run's results, written from first; only what they leave
+    # missing is researched (`nodes.follow_up`). Ignored from callers of LangGraph's server.
+    prior_results: NotRequired[list[WorkerResult]]
 
 
 class ResearchOutput(TypedDict):

@@ -218,6 +218,16 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> tuple[di
             raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
         preflight.check_model_endpoint()
         return None, _resumed_settings(args, target)
+    if args.command == "ask":  # a follow-up: the first run's settings and evidence
+        import asyncio
+
+        from deep_research.cli.follow_up import follow_up_input
+
+        graph_input = asyncio.run(follow_up_input(target, args.parent, args.question))
+        preflight.check_credentials(graph_input["settings"])
+        preflight.check_model_endpoint()
+        check_model_names(graph_input["settings"])
+        return graph_input, None
     resolved = resolve_settings(args)
     settings = resolved.settings
     question = preflight.check_question(args.question)
@@ -445,6 +455,17 @@ def _worker(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _serve_web(args: argparse.Namespace, target: str) -> int:
+    """`web`: serve the web app until stopped; 2 when it cannot start."""
+    from deep_research.web import command
+
+    try:
+        return command.command(args, target)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, run the command, and turn failures into exit codes."""
     started = time.monotonic()  # the summary's wall time is the whole command's
@@ -474,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
 
     current().capabilities.remember_on_disk(data_dir() / CAPABILITIES_FILE)
     current().tool_protocols.remember_on_disk(data_dir() / TOOL_PROTOCOLS_FILE)
-    if args.command in ("run", "resume"):
+    if args.command in ("run", "resume", "ask"):
         return _research(args, target)
     if args.command == "config":
         return _config(args, target)
@@ -486,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_mcp(args, target)
     if args.command == "worker":
         return _worker(args, target)
+    if args.command == "web":
+        return _serve_web(args, target)
     return _inspect(args, target)
 
 

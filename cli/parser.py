@@ -10,6 +10,7 @@ from deep_research.cli.queue import add_queue_flags
 from deep_research.cli.redis_limits import add_redis_flag
 from deep_research.cli.resume_settings import add_resume_flags
 from deep_research.cli.setting_sources import add_setting_flags
+from deep_research.web import command as web_command
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
 
@@ -88,6 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
     _store_flag(resume)
     add_redis_flag(resume)
 
+    ask = commands.add_parser(
+        "ask",
+        help="a follow-up question on a finished run, answered from its evidence first",
+        epilog=EXIT_CODES_HELP,
+    )
+    ask.add_argument("parent", metavar="THREAD", help="the thread id of the finished run")
+    ask.add_argument("question", help="the follow-up question")
+    ask.add_argument("--thread-id", help="name the new run (default: a new id)")
+    _outputs_flags(ask)
+    _store_flag(ask)
+
     batch = commands.add_parser(
         "batch",
         help="research every question of a file (one per line, or JSONL), N at a time",
@@ -146,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     worker.add_command(commands, _store_flag)
+    web_command.add_command(commands, add_setting_flags, _store_flag)
     return parser
 
 

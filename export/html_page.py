@@ -207,8 +207,8 @@ def _sources_section(document: ReportDocument):
     """The numbered sources, each with the evidence lines its citations link to."""
     return el(
         "section",
-        {"class": "sources", "id": "sources"},
-        el("h2", {}, words_for(document.language).sources),
+        {"class": "sources", "id": "sources", "aria-labelledby": "sources-heading"},
+        el("h2", {"id": "sources-heading"}, words_for(document.language).sources),
         el("ol", {}, *(_source(e, document.labels) for e in document.sources)),
     )
 

@@ -84,7 +84,7 @@ def build_graph(
 
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges(
-        "decompose", route(route_after_plan), ["approve_plan", "research"]
+        "decompose", route(route_after_plan), ["approve_plan", "research", "synthesize"]
     )
     builder.add_conditional_edges(
         "approve_plan", route(route_after_approval), ["research", "finalize"]

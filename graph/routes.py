@@ -112,8 +112,11 @@ def route_after_research(state: ResearchState) -> list[Send] | Literal["synthesi
     return _sends(state, "research", left[:1], 1, earlier_findings(results))
 
 
-def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan"]:
-    """Show the plan to a person first when the settings ask for approval."""
+def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan", "synthesize"]:
+    """A follow-up writes from the evidence it carries first; otherwise the plan is shown to a
+    person first when the settings ask for approval, then researched."""
+    if state.get("worker_results"):  # only a follow-up has results before any research
+        return "synthesize"
     return "approve_plan" if state["settings"].approve_plan else dispatch_research(state)
 
 

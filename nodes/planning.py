@@ -14,6 +14,7 @@ from deep_research.domain.caller_settings import for_remote_caller, operator_fro
 from deep_research.domain.distinct import distinct, first_of_each
 from deep_research.domain.language import detect_language
 from deep_research.nodes import prompts
+from deep_research.nodes.follow_up import carried_results, prior_plan
 from deep_research.settings import Settings, settings_from
 from deep_research.state import ResearchState, SubTask, TaskPlan
 from deep_research.tools.context_window import fitted_to_server
@@ -159,6 +160,19 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
     if window:
         emit(ContextWindowFound(tokens=window, max_context_tokens=settings.max_context_tokens))
     run = runs.detached(settings, state.get("usage"))  # kept (`adopt`) once its id is in state
+    prior = carried_results(state.get("prior_results") or []) if caller_runs_it else []
+    if prior and not state.get("run_id"):  # a follow-up: no plan to ask for, nothing to search yet
+        runs.adopt(run_id, run)
+        plan = prior_plan(prior)
+        announce_plan(plan)
+        return {
+            "question": question,
+            "settings": settings,
+            "run_id": run_id,
+            "plan": plan,
+            "iteration": 0,
+            "worker_results": prior,
+        }
     fallback = ""
     try:
         plan, usage = await ask(

@@ -1,5 +1,5 @@
 """Imports point down the layers only:
-cli, evaluation, server → graph → nodes → tools, export → domain → state → settings.
+cli, evaluation, server, web → graph → nodes → tools, export → domain → state → settings.
 
 Every top-level module and package the project installs is in `LAYERS`, so a new one cannot
 slip past the check; `settings.py` and `state.py` are the bottom and import no project module
@@ -23,13 +23,13 @@ LAYERS = [  # lowest first; a module may import its own layer and the ones befor
     {"tools", "export"},
     {"nodes"},
     {"graph"},
-    {"cli", "evaluation", "server"},  # the MCP server and its command know each other
+    {"cli", "evaluation", "server", "web"},  # the MCP server, the web app and their commands
 ]
 PROJECT = set().union(*LAYERS)
 ABOVE = {
     name: set().union(*LAYERS[index + 1 :]) for index, layer in enumerate(LAYERS) for name in layer
 }
-ABOVE["evaluation"] = {"cli", "server"}  # the eval command is in the CLI; never the reverse
+ABOVE["evaluation"] = {"cli", "server", "web"}  # the eval command is in the CLI; never the reverse
 ABOVE["export"] = {"tools"}  # rendering a finished report needs no outside world
 
 

@@ -29,6 +29,8 @@ def test_a_wheel_adds_exactly_one_top_level_package(tmp_path):
     assert tops == {"deep_research"}
     assert "deep_research/graph/research.py" in names
     assert "deep_research/evaluation/samples/tasks.jsonl" in names  # package data comes along
+    for static in ("htmx.min.js", "sse.js", "web.js", "web.css", "htmx-LICENSE.txt"):
+        assert f"deep_research/web/static/{static}" in names  # the web app needs no download
     assert not any(name.startswith("deep_research/tests/") for name in names)
 
 

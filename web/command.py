@@ -1,0 +1,139 @@
+"""`deep-research web`: the web app, for people who never open a terminal.
+
+The parser part imports nothing heavy (the CLI's `--help` stays quick); Starlette, uvicorn and
+the graph are imported when the command runs. The server's settings come from the same sources
+as `run` (flags, config file, environment); a form may narrow them per run (`web.forms`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import sys
+from pathlib import Path
+from typing import Any
+
+from deep_research.cli.bad_input import BadInput
+
+INSTALL_HINT = "`deep-research web` needs the web extra: pip install 'deep-research[web]'"
+
+
+def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
+    """The `web` subcommand and its flags."""
+    sub = commands.add_parser(
+        "web",
+        help="serve the web app: ask, watch, steer and read research in a browser",
+        description="Serve the web app at http://HOST:PORT/. Runs are checkpointed like `run`'s "
+        "and go on in the server whether a page is open or not.",
+    )
+    sub.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sub.add_argument("--port", type=int, default=8780, help="port to listen on (default 8780)")
+    sub.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="listen on an address other than loopback (needs --tokens-file or --user-header)",
+    )
+    sub.add_argument(
+        "--tokens-file",
+        type=Path,
+        metavar="FILE",
+        help="users and their bearer tokens, one `user:token` per line",
+    )
+    sub.add_argument(
+        "--user-header",
+        metavar="NAME",
+        help="trust the user name a reverse proxy puts in this header (e.g. X-Forwarded-User)",
+    )
+    sub.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the app is reached by (repeat; loopback names are always allowed)",
+    )
+    sub.add_argument(
+        "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
+    )
+    add_setting_flags(sub)
+    store_flag(sub)
+
+
+def _loopback(host: str) -> bool:
+    """Whether `host` is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def guard_of(args: argparse.Namespace) -> Any:
+    """The request checks the flags ask for; BadInput when they do not fit together."""
+    from deep_research.web.guard import BadTokensFile, Guard, read_tokens
+
+    if args.tokens_file and args.user_header:
+        raise BadInput("choose one authentication: --tokens-file or --user-header")
+    if not _loopback(args.host):
+        if not args.allow_remote:
+            raise BadInput(
+                f"--host {args.host} is reachable from other machines: add --allow-remote with "
+                "--tokens-file or --user-header, or serve on 127.0.0.1"
+            )
+        if not (args.tokens_file or args.user_header):
+            raise BadInput("--allow-remote needs an authentication: --tokens-file or --user-header")
+    try:
+        tokens = read_tokens(args.tokens_file) if args.tokens_file else {}
+    except BadTokensFile as error:
+        raise BadInput(str(error)) from None
+    hosts = {
+        "127.0.0.1",
+        "localhost",
+        "::1",
+        args.host.lower(),
+        *(h.lower() for h in args.allowed_host),
+    }
+    return Guard(sorted(hosts), tokens=tokens, user_header=(args.user_header or "").lower())
+
+
+async def serve(
+    args: argparse.Namespace, target: str, defaults: dict[str, Any], guard: Any
+) -> None:
+    """Open the run store (resuming runs a stopped server left going), then serve until stopped."""
+    import uvicorn
+
+    from deep_research.web.app import serving
+
+    async with serving(target, defaults, guard, args.max_runs) as app:
+        config = uvicorn.Config(
+            app, host=args.host, port=args.port, log_level="warning", lifespan="off"
+        )
+        server = uvicorn.Server(config)
+        print(
+            f"serving the web app at http://{args.host}:{args.port}/", file=sys.stderr, flush=True
+        )
+        await server.serve()
+
+
+def command(args: argparse.Namespace, target: str) -> int:
+    """The `web` subcommand: checks (exit 2 with the cause), then serves until stopped."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError:
+        raise BadInput(INSTALL_HINT) from None
+    from deep_research.cli import preflight
+    from deep_research.cli.setting_sources import resolve_settings
+
+    if args.max_runs < 1:
+        raise BadInput(f"--max-runs must be at least 1, not {args.max_runs}")
+    guard = guard_of(args)
+    settings = resolve_settings(args).settings
+    preflight.check_model_endpoint()
+    preflight.check_store(target)
+    defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
+    with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
+        asyncio.run(serve(args, target, defaults, guard))
+    return 0

@@ -1,0 +1,157 @@
+"""The ask form and the plan form: what a person typed, checked before any paid call.
+
+A caller sets only what `server.arguments.ResearchOptions` allows (the same subset an MCP caller
+gets: rounds, budgets, language, where to search, a corpus inside the server's folder), plus
+plan approval, and never above the operator's settings (`over_a_ceiling`, as for MCP). Each
+problem is reported against the field it came from, so the page can show it beside that field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from deep_research.cli.bad_input import BadInput
+from deep_research.cli.preflight import (
+    check_corpus,
+    check_credentials,
+    check_mcp_config,
+    check_question,
+    settings_or_explain,
+)
+from deep_research.server.arguments import (
+    CorpusOutside,
+    ResearchOptions,
+    corpus_inside,
+    over_a_ceiling,
+)
+from deep_research.settings import Settings
+from deep_research.state import SubTask, TaskPlan
+
+Preset = Literal["quick", "standard", "thorough"]
+PRESETS: dict[str, dict[str, Any]] = {
+    "quick": {"max_iterations": 1, "min_iterations": 1},
+    "standard": {"max_iterations": 3, "min_iterations": 2},
+    "thorough": {"max_iterations": 5, "min_iterations": 2, "quality_threshold": 85},
+}
+"""What each depth sets (docs/web.md lists them); the server's settings fill in the rest."""
+OPTION_FIELDS = ("language", "search_backend", "corpus_dir", "max_total_tokens", "max_search_calls")
+MAX_NEW_SUBTASKS = 3  # empty rows the plan form offers for new subtasks
+
+
+class FormErrors(ValueError):
+    """What is wrong with a form, by field name ("" for the form as a whole)."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        """Keep the errors; the message is the first one."""
+        super().__init__(next(iter(errors.values()), "invalid form"))
+        self.errors = errors
+
+
+class Quiet:
+    """Preflight notes the web page does not show (the corpus check's counts)."""
+
+    def note(self, text: str) -> None:
+        """Drop the note."""
+
+
+def _field_of(message: str) -> str:
+    """The form field a preflight message is about ("" when none is)."""
+    for name in OPTION_FIELDS:
+        if name in message:
+            return name
+    if "search" in message.lower() or "key" in message.lower():
+        return "search_backend"
+    return ""
+
+
+def options_of(form: dict[str, str]) -> ResearchOptions:
+    """The options the form set (empty fields keep the server's), or FormErrors by field."""
+    preset = form.get("preset") or "standard"
+    if preset not in PRESETS:
+        raise FormErrors({"preset": f"unknown depth {preset!r}"})
+    given: dict[str, Any] = dict(PRESETS[preset])
+    for name in OPTION_FIELDS:
+        value = (form.get(name) or "").strip()
+        if value:
+            given[name] = value
+    try:
+        return ResearchOptions.model_validate(given)
+    except ValidationError as error:
+        errors: dict[str, str] = {}
+        for item in error.errors():
+            name = str(item["loc"][0]) if item["loc"] else ""
+            errors.setdefault(name, item["msg"].removeprefix("Value error, "))
+        raise FormErrors(errors) from None
+
+
+async def checked_input(form: dict[str, str], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The new run's graph input, after every check that costs nothing; FormErrors if any fails."""
+    errors: dict[str, str] = {}
+    try:
+        question = check_question(form.get("question") or "")
+    except BadInput as error:
+        errors["question"] = str(error)
+    try:
+        overrides = options_of(form).overrides()
+    except FormErrors as error:
+        raise FormErrors({**errors, **error.errors}) from None
+    if errors:
+        raise FormErrors(errors)
+    try:
+        if "corpus_dir" in overrides:
+            overrides["corpus_dir"] = corpus_inside(
+                overrides["corpus_dir"], defaults.get("corpus_dir")
+            )
+        settings = settings_or_explain(
+            {**defaults, **overrides, "approve_plan": form.get("approve_plan") == "on"}
+        )
+        beyond = over_a_ceiling(settings_or_explain(defaults), settings, set(overrides))
+        if beyond:  # the operator's settings are ceilings a form may only narrow
+            name = beyond.removeprefix("options.").split()[0]
+            field = name if name in OPTION_FIELDS else "preset"
+            raise FormErrors({field: beyond.removeprefix("options.")})
+        await asyncio.to_thread(_preflight, settings)
+    except (BadInput, CorpusOutside) as error:
+        message = str(error)
+        raise FormErrors({_field_of(message): message}) from None
+    return {"question": question, "settings": settings}
+
+
+def _preflight(settings: Settings) -> None:
+    """The checks that touch the network or the disk (no paid call): keys, corpus, MCP file."""
+    check_credentials(settings)
+    check_corpus(settings, Quiet())
+    check_mcp_config(settings)
+
+
+def edited_plan(form: Any, shown: dict[str, Any]) -> TaskPlan:
+    """The plan as the form left it: rows changed or removed, new rows added; FormErrors if
+    nothing is left. A changed description searches for itself; an unchanged one keeps its
+    queries."""
+    before = {task["id"]: task for task in shown["subtasks"]}
+    tasks: list[SubTask] = []
+    removed = set(form.getlist("remove"))
+    for key in form.getlist("id"):
+        text = (form.get(f"description-{key}") or "").strip()
+        if key in removed or not text or not key.isdigit() or int(key) not in before:
+            continue
+        old = before[int(key)]
+        queries = old["search_queries"] if text == old["description"] else [text]
+        complexity = form.get(f"complexity-{key}") or old["complexity"]
+        tasks.append(_subtask(len(tasks) + 1, text, queries, complexity))
+    for n in range(MAX_NEW_SUBTASKS):
+        text = (form.get(f"new-{n}") or "").strip()
+        if text:
+            tasks.append(_subtask(len(tasks) + 1, text, [text], form.get(f"new-complexity-{n}")))
+    if not tasks:
+        raise FormErrors({"plan": "a plan needs at least one subtask (or reject it)"})
+    return TaskPlan(query_type=shown["query_type"], subtasks=tasks)
+
+
+def _subtask(number: int, text: str, queries: list[str], complexity: str | None) -> SubTask:
+    """One subtask of an edited plan (an unknown complexity is medium)."""
+    level = complexity if complexity in ("simple", "medium", "complex") else "medium"
+    return SubTask(id=number, description=text[:1000], search_queries=queries, complexity=level)

@@ -1,0 +1,18 @@
+/* deep-research web app: keep the event stream's address at the last update seen, so that a
+   stream htmx opens again (after the server was away) resumes there; Last-Event-ID does the same
+   for the browser's own reconnects. */
+document.addEventListener("htmx:sseMessage", function (event) {
+  var id = event.detail && event.detail.lastEventId;
+  var live = document.getElementById("live");
+  if (!id || !live || !live.getAttribute("sse-connect")) { return; }
+  live.setAttribute("sse-connect", live.getAttribute("sse-connect").replace(/after=\d+/, "after=" + id));
+  live.setAttribute("data-last-event", id);
+});
+document.addEventListener("htmx:sseClose", function () {
+  var live = document.getElementById("live");
+  if (live) { live.setAttribute("data-stream", "closed"); }
+});
+document.addEventListener("htmx:sseOpen", function () {
+  var live = document.getElementById("live");
+  if (live) { live.setAttribute("data-stream", "open"); }
+});

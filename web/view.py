@@ -1,0 +1,167 @@
+"""What a run page shows, folded from the run's records and its latest checkpoint.
+
+The fold is a pure function of what is stored, so the page a browser gets on load and every
+streamed update are the same rendering of the same data: a message seen twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from deep_research.tools.events import (
+    CitationsChecked,
+    GapsAnalyzed,
+    PlanMade,
+    QualityScored,
+    RunDone,
+    WorkerDone,
+    WorkerSearched,
+    parse_event,
+)
+from deep_research.web.event_log import Record
+
+Status = Literal["queued", "running", "waiting", "done", "stopped", "failed", "unfinished"]
+CONTROL_KINDS = ("started", "stopped", "resumed", "decided", "failed")
+
+
+@dataclass
+class WorkerRow:
+    """One worker of one round, as its latest event left it."""
+
+    round: int
+    subtask_id: int
+    description: str
+    phase: str
+    queries: str
+    cycles: str
+    findings: int | None = None
+    sources: int | None = None
+    error: str = ""
+
+
+@dataclass
+class RoundRow:
+    """One round: its score and the gaps its analysis found."""
+
+    round: int
+    score: float | None = None
+    gaps: list[str] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunView:
+    """Everything the run page shows."""
+
+    thread_id: str
+    question: str = ""
+    status: Status = "unfinished"
+    plan: PlanMade | None = None
+    workers: dict[tuple[int, int], WorkerRow] = field(default_factory=dict)
+    rounds: dict[int, RoundRow] = field(default_factory=dict)
+    citations: CitationsChecked | None = None
+    stop_reason: str = ""
+    error: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    budgets: dict[str, float | None] = field(default_factory=dict)
+    cost_usd: float | None = None
+    last_seq: int = 0
+    waiting_plan: dict[str, Any] | None = None
+    parent: str = ""
+
+
+def _round(view: RunView, number: int) -> RoundRow:
+    """The row of a round, made on first sight."""
+    return view.rounds.setdefault(number, RoundRow(number))
+
+
+def fold_event(view: RunView, event: Any) -> None:
+    """Apply one progress event to the view."""
+    match event:
+        case PlanMade():
+            view.plan = event
+        case WorkerSearched() | WorkerDone():
+            row = WorkerRow(
+                event.round,
+                event.subtask_id,
+                event.description,
+                event.status if isinstance(event, WorkerDone) else "searched",
+                f"{event.queries_used}/{event.max_queries}",
+                f"{event.cycles_used}/{event.max_cycles}",
+            )
+            if isinstance(event, WorkerDone):
+                row.findings, row.sources, row.error = event.findings, event.sources, event.error
+            view.workers[(event.round, event.subtask_id)] = row
+        case QualityScored():
+            _round(view, event.round).score = event.score
+        case GapsAnalyzed():
+            row = _round(view, event.round)
+            row.gaps, row.tasks = event.gaps, event.tasks
+        case CitationsChecked():
+            view.citations = event
+        case RunDone():
+            view.stop_reason = event.stop_reason
+
+
+def fold(thread_id: str, records: list[Record]) -> RunView:
+    """The view of a thread from its records alone (the checkpoint adds the rest)."""
+    view = RunView(thread_id)
+    for record in records:
+        view.last_seq = record.seq
+        if record.kind == "event":
+            try:
+                event = parse_event(record.data)
+            except ValidationError:  # written by another version of the engine: skipped
+                continue
+            if event is not None:
+                fold_event(view, event)
+        elif record.kind == "started":
+            view.question = record.data.get("question", "")
+            view.parent = record.data.get("parent", "")
+        elif record.kind == "failed":
+            view.error = record.data.get("error", "")
+        elif record.kind in ("resumed", "decided"):
+            view.error = ""
+    return view
+
+
+def last_control(records: list[Record]) -> str:
+    """The latest thing done to the run (started, stopped, resumed, decided, failed), or ""."""
+    kinds = [r.kind for r in records if r.kind in CONTROL_KINDS]
+    return kinds[-1] if kinds else ""
+
+
+def add_checkpoint(view: RunView, values: dict[str, Any]) -> None:
+    """What the latest checkpoint adds: spending, budgets, stop reason, the question."""
+    view.question = view.question or values.get("question", "")
+    usage = values.get("usage")
+    if usage is not None:
+        view.usage = {
+            "tokens": usage.input_tokens + usage.output_tokens,
+            "searches": usage.search_calls,
+            "llm_calls": usage.llm_calls,
+        }
+    settings = values.get("settings")
+    if settings is not None:
+        view.budgets = {
+            "tokens": settings.max_total_tokens,
+            "searches": settings.max_search_calls,
+            "cost": settings.max_cost_usd,
+        }
+    view.cost_usd = values.get("cost_usd")
+    view.stop_reason = values.get("stop_reason") or view.stop_reason
+    if view.plan is None and values.get("plan") is not None:  # a run started elsewhere
+        plan = values["plan"]
+        view.plan = PlanMade(
+            query_type=plan.query_type,
+            subtasks=[
+                {"id": t.id, "description": t.description, "complexity": t.complexity}
+                for t in plan.subtasks
+            ],
+        )
+    for number, score in enumerate(values.get("quality_history") or [], start=1):
+        row = _round(view, number)
+        row.score = score if row.score is None else row.score
