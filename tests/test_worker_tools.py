@@ -310,3 +310,33 @@ def test_a_worker_that_finished_in_act_reports_each_page_once(replies):
     result = asyncio.run(report_findings(state, runs=replies.runs))["worker_results"][0]
     assert [s.excerpt for s in result.sources] == ["longer text"]
     assert replies.sent[0][1].content.count("https://a.example/x") == 1
+
+
+# ---------------------------------------------------------------- the door, for pages and tools
+
+DIRTY = """<html><head><title>Dirty\x1b[31m title\x07</title></head><body>
+<p>The survey\x1b[2J of 2024 measured 40 archives\x07 in total.</p>
+<p><a href="/deep">deep</a> <a href="https://blocked.example/x">off the allowed domains</a></p>
+</body></html>"""
+
+
+def test_a_page_read_keeps_no_control_character_and_no_link_the_run_may_not_follow(
+    replies, page_server
+):
+    page_server.pages["/dirty"] = DIRTY
+    replies.append({"quotes": []})  # the nearest sentences, from the page's own text
+    settings = SETTINGS.model_copy(update={"exclude_domains": ["blocked.example"]})
+    url = f"{page_server.url}/dirty"
+    state = worker(
+        page_server.url,
+        settings=settings,
+        hits=[SearchHit(url=url, title="Dirty")],
+        pending_round=read_round(url),
+    )
+    update = asyncio.run(act(state, runs=replies.runs))
+    (page,) = update["read_pages"]
+    assert page.quotes and page.title == "Dirty[31m title"
+    kept = " ".join([page.title, *(q.text for q in page.quotes), *page.links])
+    assert "measured 40 archives in total" in kept
+    assert not any((ord(c) < 32 and c not in "\n\t\r") or c == "\x7f" for c in kept)
+    assert page.links == [f"{page_server.url}/deep"]  # the excluded domain's link is gone
