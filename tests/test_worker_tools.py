@@ -340,3 +340,31 @@ def test_a_page_read_keeps_no_control_character_and_no_link_the_run_may_not_foll
     assert "measured 40 archives in total" in kept
     assert not any((ord(c) < 32 and c not in "\n\t\r") or c == "\x7f" for c in kept)
     assert page.links == [f"{page_server.url}/deep"]  # the excluded domain's link is gone
+
+
+class Answers:
+    """Stand-in MCP tools: one allowed tool whose answer is `hit`."""
+
+    def __init__(self, hit: SearchHit) -> None:
+        self.hit = hit
+
+    async def call(self, server: str, tool: str, args: dict) -> SearchHit:
+        return self.hit
+
+
+def test_an_mcp_answer_passes_the_door_and_the_source_filter(replies, monkeypatch):
+    from deep_research.nodes.worker_tools import _mcp_call
+    from deep_research.tools.run_resources import RunResources
+
+    settings = SETTINGS.model_copy(update={"exclude_domains": ["blocked.example"]})
+    run = replies.runs.detached(settings)
+    dirty = SearchHit(url="mcp://docs/find?q=x", title="docs\x1b[0m", content="40\x07 archives")
+    monkeypatch.setattr(RunResources, "mcp_tools", Answers(dirty))
+    outcome = asyncio.run(_mcp_call(run, "docs", "find", {"q": "x"}))
+    (hit,) = outcome["hits"]
+    assert hit["title"] == "docs[0m" and hit["content"] == "40 archives"
+    assert "\x07" not in outcome["text"] and "\x1b" not in outcome["text"]
+    blocked_hit = SearchHit(url="https://blocked.example/a", content="40 archives")
+    monkeypatch.setattr(RunResources, "mcp_tools", Answers(blocked_hit))
+    blocked = asyncio.run(_mcp_call(run, "docs", "find", {"q": "y"}))
+    assert blocked["hits"] == [] and "blocked.example" in blocked["text"]
