@@ -47,7 +47,8 @@ CEILINGS: tuple[str, ...] = (
     "max_context_tokens",
 )
 """Settings that bound what a run costs: when the operator sets one, a caller may ask for less,
-never more (None, no limit, counts as more than any number)."""
+never more (None, no limit, counts as more than any number). The one list: the MCP server's
+ceilings (`server.arguments.CEILINGS`) are those of its options that are on it."""
 
 
 MODEL_SETTINGS = ("model", *(f"{role}_model" for role in ROLES))
