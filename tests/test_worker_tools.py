@@ -368,3 +368,32 @@ def test_an_mcp_answer_passes_the_door_and_the_source_filter(replies, monkeypatc
     monkeypatch.setattr(RunResources, "mcp_tools", Answers(blocked_hit))
     blocked = asyncio.run(_mcp_call(run, "docs", "find", {"q": "y"}))
     assert blocked["hits"] == [] and "blocked.example" in blocked["text"]
+
+
+def test_a_source_filter_leaves_the_workers_mcp_tools_and_documents_in_place(tmp_path):
+    """Before: the filter wrapped the MCP tools, so with any include/exclude/time range a
+    worker that acts had no MCP tool, no search_documents, and its web_search asked every MCP
+    tool of every server per query, outside its MCP budget."""
+    from deep_research.tools.local_search import HybridSearch
+    from deep_research.tools.run_resources import LiveRuns
+    from deep_research.tools.search.filtered import FilteredSearch
+
+    config = tmp_path / "mcp.json"
+    server = {"command": "true", "allowedTools": ["search_wiki"]}
+    config.write_text(json.dumps({"mcpServers": {"wiki": server}}))
+    for exclude in ([], ["blocked.example"]):
+        settings = SETTINGS.model_copy(
+            update={
+                "search_backend": "hybrid",
+                "web_backend": "duckduckgo",
+                "corpus_dir": str(tmp_path),
+                "mcp_config": str(config),
+                "exclude_domains": exclude,
+            }
+        )
+        run = LiveRuns().detached(settings)
+        assert run.mcp_tools is not None and run.documents_cache is not None
+        web = run.web_cache.backend
+        inner = web.inner if isinstance(web, FilteredSearch) else web
+        assert isinstance(inner, HybridSearch)  # the web and the folder, without the tools
+        assert isinstance(web, FilteredSearch) == bool(exclude)  # and still filtered
