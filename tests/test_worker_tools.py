@@ -397,3 +397,15 @@ def test_a_source_filter_leaves_the_workers_mcp_tools_and_documents_in_place(tmp
         inner = web.inner if isinstance(web, FilteredSearch) else web
         assert isinstance(inner, HybridSearch)  # the web and the folder, without the tools
         assert isinstance(web, FilteredSearch) == bool(exclude)  # and still filtered
+
+
+def test_thin_hits_pages_and_read_page_calls_share_one_reader_and_one_page_budget():
+    """Before: the search's WholePages had a page reader of its own, so a run could fetch
+    twice max_page_fetches pages, and the same page twice."""
+    from deep_research.tools.run_resources import LiveRuns
+    from deep_research.tools.search.pages import WholePages
+
+    settings = SETTINGS.model_copy(update={"search_backend": "duckduckgo", "fetch_pages": 2})
+    run = LiveRuns().detached(settings)
+    backend = run.search_cache.backend
+    assert isinstance(backend, WholePages) and backend._fetcher is run.pages

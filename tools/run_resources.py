@@ -67,7 +67,8 @@ class RunResources:
         """The run's cache in front of its search backend, built when a worker first searches
         (the backend is the run's; its HTTP clients are the process's)."""
         if self._search_cache is None:
-            backend = search_backend(self.settings, self.process.search_clients)
+            # one page reader, one page budget: thin hits' pages and workers' read_page calls
+            backend = search_backend(self.settings, self.process.search_clients, self.pages)
             self._search_cache = SearchCache(backend)
         return self._search_cache
 
