@@ -409,3 +409,24 @@ def test_thin_hits_pages_and_read_page_calls_share_one_reader_and_one_page_budge
     run = LiveRuns().detached(settings)
     backend = run.search_cache.backend
     assert isinstance(backend, WholePages) and backend._fetcher is run.pages
+
+
+def test_an_mcp_tools_schema_cannot_make_the_engine_fetch_a_remote_or_local_reference(
+    page_server, tmp_path
+):
+    """Before: jsonschema fetched a `$ref` with urllib (no guard, no timeout, file:// too)
+    when a model's arguments were checked against a (remote) MCP server's input schema."""
+    from deep_research.tools.toolbox import checked_call
+
+    page_server.pages["/schema.json"] = '{"type": "object"}'
+    (tmp_path / "local.json").write_text('{"type": "object"}')
+    inner = {"type": "object", "$defs": {"q": {"type": "string"}}}
+    fine = {**inner, "properties": {"query": {"$ref": "#/$defs/q"}}, "required": ["query"]}
+    box = toolbox(search=False, pages=False, documents=False, mcp=[("s", "t", "T", fine)])
+    assert checked_call("c1", "mcp_s_t", {"query": "x"}, box) is not None  # valid replies first
+    assert checked_call("c2", "mcp_s_t", {"query": 3}, box) is None
+    for ref in (f"{page_server.url}/schema.json", (tmp_path / "local.json").as_uri()):
+        schema = {"type": "object", "properties": {"query": {"$ref": ref}}}
+        box = toolbox(search=False, pages=False, documents=False, mcp=[("s", "t", "T", schema)])
+        assert checked_call("c3", "mcp_s_t", {"query": "x"}, box) is None
+    assert page_server.served == []

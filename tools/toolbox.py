@@ -99,16 +99,20 @@ def mcp_tool(server: str, tool: str, description: str, schema: dict) -> Tool:
 
 def _fits_schema(args: dict, schema: dict) -> bool:
     """True when the arguments are valid by the tool's JSON schema (jsonschema comes with the
-    MCP SDK, which any MCP tool needs)."""
+    MCP SDK, which any MCP tool needs). A `$ref` outside the schema is never retrieved (an empty
+    registry: jsonschema's default fetches it with urllib, file:// included, unguarded): such a
+    schema fits no arguments."""
     from jsonschema import ValidationError as SchemaError
     from jsonschema.exceptions import SchemaError as BadSchema
     from jsonschema.validators import validator_for
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
 
     try:
         validator = validator_for(schema)
         validator.check_schema(schema)
-        validator(schema).validate(args)
-    except (SchemaError, BadSchema):
+        validator(schema, registry=Registry()).validate(args)
+    except (SchemaError, BadSchema, Unresolvable):
         return False
     return True
 
