@@ -97,6 +97,15 @@ def test_the_parser_reads_every_valid_call_and_ignores_the_rest():
     assert parse_tool_calls("I would search the web.", box) == []
 
 
+def test_a_call_nested_too_deep_is_ignored_not_a_crash():
+    box = toolbox(search=True, pages=False, documents=False)
+    deep = "[" * 3000 + "]" * 3000
+    reply = tagged(("web_search", {"queries": ["fine"]}))
+    reply += '<tool_call>{"name": "web_search", "arguments": {"queries": ' + deep + "}}</tool_call>"
+    reply += '<tool_call>{"name": "web_search", "arguments": "' + deep + '"}</tool_call>'
+    assert [call.args for call in parse_tool_calls(reply, box)] == [{"queries": ["fine"]}]
+
+
 def test_a_tool_not_offered_is_not_a_usable_call():
     box = toolbox(search=False, pages=False, documents=False)
     assert box.names == ["finish"]

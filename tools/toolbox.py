@@ -196,7 +196,7 @@ def _json_object(text: str) -> dict | None:
         return None
     try:
         value = json.loads(text[start : end + 1])
-    except ValueError:
+    except (ValueError, RecursionError):  # invalid, or nested too deep for json.loads
         return None
     return value if isinstance(value, dict) else None
 
@@ -216,7 +216,7 @@ def parse_tool_calls(text: str, box: Toolbox, prefix: str = "call") -> list[Tool
         if isinstance(args, str):  # some models send the arguments as a JSON string
             try:
                 args = json.loads(args)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         call = checked_call(f"{prefix}_{number}", str(value.get("name", "")), args, box)
         if call is not None:
