@@ -439,3 +439,17 @@ def test_an_mcp_tools_schema_cannot_make_the_engine_fetch_a_remote_or_local_refe
         box = toolbox(search=False, pages=False, documents=False, mcp=[("s", "t", "T", schema)])
         assert checked_call("c3", "mcp_s_t", {"query": "x"}, box) is None
     assert page_server.served == []
+
+
+def test_an_mcp_tool_with_a_huge_schema_is_not_offered_and_descriptions_are_clean():
+    """Before: every allowed tool's schema (up to a 4 MB message) joined every decide prompt."""
+    small = {"type": "object", "properties": {"query": {"type": "string"}}}
+    huge = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(2000)}}
+    box = toolbox(
+        search=False,
+        pages=False,
+        documents=False,
+        mcp=[("s", "find", "Find\x1b[2J things", small), ("s", "all", "Everything", huge)],
+    )
+    assert box.names == ["mcp_s_find", "finish"]
+    assert box.tools[0].description == "Find[2J things (the MCP server s, tool find)"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
 
+from deep_research.domain.control_chars import without_any_controls
 from deep_research.domain.json_reply import strip_reasoning
 from deep_research.state import ToolCall
 
@@ -90,10 +91,21 @@ def _tool(name: str) -> Tool:
 MCP_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+MAX_SCHEMA_CHARS = 8000  # an MCP tool's argument schema, as JSON, at most (it joins every prompt)
+
+
+def schema_fits(schema: dict) -> bool:
+    """True when an MCP tool's argument schema is small enough to send with every decide call
+    (a server's list of tools may be megabytes; the prompt's budget is not)."""
+    return len(json.dumps(schema or {}, ensure_ascii=False)) <= MAX_SCHEMA_CHARS
+
+
 def mcp_tool(server: str, tool: str, description: str, schema: dict) -> Tool:
-    """An allowed MCP tool as the model sees it: `mcp_SERVER_TOOL`, with its own schema."""
+    """An allowed MCP tool as the model sees it: `mcp_SERVER_TOOL`, with its own schema; its
+    description (the server's words) bounded and without control characters."""
     name = MCP_NAME.sub("_", f"mcp_{server}_{tool}")[:64]
-    what = " ".join(f"{description} (the MCP server {server}, tool {tool})".split())[:500]
+    said = without_any_controls(f"{description} (the MCP server {server}, tool {tool})")
+    what = " ".join(said.split())[:500]
     return Tool(name, what, schema or {"type": "object", "properties": {}})
 
 
@@ -166,6 +178,8 @@ def toolbox(
     tools = [_tool(name) for name, offered in wanted if offered]
     named = {}
     for server, tool, description, schema in mcp:
+        if not schema_fits(schema):  # never offered: it would crowd the evidence out
+            continue
         spec = mcp_tool(server, tool, description, schema)
         if spec.name not in named and spec.name not in ARGUMENTS:
             named[spec.name] = (server, tool)
