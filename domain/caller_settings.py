@@ -25,6 +25,7 @@ CEILINGS: tuple[str, ...] = (
     "max_cycles",
     "max_results",
     "max_supplementary_tasks",
+    "max_pages",
     "fetch_pages",
     "max_page_fetches",
     "page_max_bytes",
@@ -47,8 +48,12 @@ CEILINGS: tuple[str, ...] = (
     "max_context_tokens",
 )
 """Settings that bound what a run costs: when the operator sets one, a caller may ask for less,
-never more (None, no limit, counts as more than any number)."""
+never more (None, no limit, counts as more than any number). The one list: the MCP server's
+ceilings (`server.arguments.CEILINGS`) are those of its options that are on it."""
 
+
+PRICES = TypeAdapter(Settings.model_fields["prices"].annotation)
+"""Model prices as settings hold them (a caller's and the operator's compared alike)."""
 
 MODEL_SETTINGS = ("model", *(f"{role}_model" for role in ROLES))
 """The settings that name a model (and so the provider, address and key a call goes to)."""
@@ -97,6 +102,7 @@ def for_remote_caller(
     *,
     ceilings: Mapping[str, Any] | None = None,
     model_allowed: Callable[[str], bool] | None = None,
+    prices: Mapping[str, Any] | None = None,
 ) -> tuple[Settings, list[str]]:
     """The settings a remote caller's run uses, and the server-only names it asked for in vain.
 
@@ -107,12 +113,21 @@ def for_remote_caller(
     `ceilings` (names in `CEILINGS`, the operator's values) are upper bounds: an unset one
     takes the operator's value, a wider one is refused with `CallerRefused` naming it.
     `model_allowed` says which model names a caller may give (e.g. only on the server's own
-    provider, `tools.model_names.on_the_servers_endpoint`); None: any.
+    provider, `tools.model_names.on_the_servers_endpoint`); None: any. `prices` are the
+    operator's model prices, taken whatever the caller sent; a `max_cost_usd` ceiling needs
+    them (a caller's own prices, at zero, would make any run cost nothing).
     """
     given = given_values(asked)
     dropped = sorted(
         name for name in SERVER_ONLY if name in given and given[name] != operator[name]
     )
+    if prices is not None:
+        priced = PRICES.validate_python(prices)
+        if "prices" in given and PRICES.validate_python(given["prices"]) != priced:
+            dropped = sorted([*dropped, "prices"])
+        given["prices"] = priced
+    elif "max_cost_usd" in (ceilings or {}):
+        raise ValueError("a max_cost_usd ceiling needs the operator's prices (`prices=`)")
     values = {name: value for name, value in given.items() if name not in SERVER_ONLY}
     values.update({name: operator[name] for name in SERVER_ONLY if name != "corpus_dir"})
     backend = values.get("search_backend")

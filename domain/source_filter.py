@@ -67,7 +67,8 @@ class SourceFilter:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             return None
-        host = (parts.hostname or "").lower().removeprefix("www.")
+        # a trailing dot (`blogs.example.com.`) names the same host, fully qualified
+        host = (parts.hostname or "").lower().rstrip(".").removeprefix("www.")
         if self.include and not any(_within(host, d) for d in self.include):
             return f"{host} is not on the included domains ({', '.join(self.include)})"
         if any(_within(host, d) for d in self.exclude):

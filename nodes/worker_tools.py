@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from datetime import UTC, datetime
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -26,10 +27,11 @@ from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import run_language
+from deep_research.domain.source_filter import SourceFilter
 from deep_research.domain.sources import normalize_url
 from deep_research.domain.verbatim import best_sentences, verbatim
 from deep_research.nodes import prompts
-from deep_research.nodes.worker_search import budget_use, search_once
+from deep_research.nodes.worker_search import admitted_hits, budget_use, search_once
 from deep_research.state import (
     PageQuote,
     PageQuotes,
@@ -428,6 +430,15 @@ async def _mcp_call(run: RunResources, server: str, tool: str, args: dict) -> di
     except (ToolFailed, TimeoutError) as error:
         why = redact(" ".join(f"{server}/{tool}: {type(error).__name__}: {error}".split()))[:300]
         return ToolOutcome(text=f"failed: {why}", errors=[why]).model_dump(mode="json")
+    # the door every search hit passes: no control characters, an address that parses, and
+    # a web address the run's source filter allows (`domain.source_filter`)
+    admitted = admitted_hits([hit], run.dropped_addresses)
+    kept = SourceFilter.of(run.settings).kept(admitted, datetime.now(UTC))
+    if not kept:
+        refused = SourceFilter.of(run.settings).refusal(hit.url) if admitted else None
+        why = f"not kept: {refused or 'its address does not parse'}"
+        return ToolOutcome(text=f"{server}/{tool}: {why}"[:RESULT_CHARS]).model_dump(mode="json")
+    (hit,) = kept
     text = f"{prompts.one_line(hit.title)} — {hit.url}\n{hit.content}"[:RESULT_CHARS]
     return ToolOutcome(text=text, hits=[hit] if hit.content else []).model_dump(mode="json")
 

@@ -11,16 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from deep_research.cli.setting_sources import FLAGS
+from deep_research.domain import caller_settings
 from deep_research.domain.language import LanguageCode
 from deep_research.settings import SearchBackendName, Settings
-
-CEILINGS = {
-    "max_iterations": "--max-iterations",
-    "max_workers": "--max-workers",
-    "max_total_tokens": "--max-tokens",
-    "max_search_calls": "--max-searches",
-}
-"""The server's settings a caller may lower but never raise, with the flag that sets each."""
 
 
 class ResearchOptions(BaseModel):
@@ -70,6 +64,20 @@ class ResearchOptions(BaseModel):
     def overrides(self) -> dict[str, Any]:
         """The settings the caller gave, by their `Settings` names."""
         return self.model_dump(exclude_none=True)
+
+
+def _flag(name: str) -> str:
+    """How the server's operator sets a setting: its flag, else `--set NAME=...`."""
+    return next((flag.option for flag in FLAGS if flag.field == name), f"--set {name}=...")
+
+
+CEILINGS = {
+    name: _flag(name)
+    for name in ResearchOptions.model_fields
+    if name in caller_settings.CEILINGS  # the one list of the settings that bound a run's cost
+}
+"""The server's settings a caller may lower but never raise (those of `ResearchOptions` that
+bound a run's cost), with the flag that sets each."""
 
 
 class CorpusOutside(ValueError):

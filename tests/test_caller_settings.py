@@ -95,3 +95,23 @@ def test_a_caller_names_models_of_the_servers_own_provider_only(monkeypatch):
             for_remote_caller({field: name}, NONE, model_allowed=on_the_servers_endpoint)
     monkeypatch.setenv("DEEP_RESEARCH_MODEL", "ollama:llama3")  # an operator who serves Ollama
     assert on_the_servers_endpoint("ollama:qwen3") and not on_the_servers_endpoint("gpt-4.1")
+
+
+def test_a_caller_cannot_price_its_run_under_the_operators_cost_ceiling():
+    real = {"fake": {"input_per_million": 3.0, "output_per_million": 15.0}}
+    free = {"fake": {"input_per_million": 0, "output_per_million": 0}}
+    asked = {"model": "fake", "prices": free, "max_cost_usd": 1.0}
+    ceilings = {"max_cost_usd": 1.0}
+    with pytest.raises(ValueError, match="needs the operator's prices"):
+        for_remote_caller(asked, NONE, ceilings=ceilings)  # before: the free prices were taken
+    settings, dropped = for_remote_caller(asked, NONE, ceilings=ceilings, prices=real)
+    assert settings.prices["fake"].input_per_million == 3.0 and dropped == ["prices"]
+    same, dropped = for_remote_caller({"model": "fake"}, NONE, ceilings=ceilings, prices=real)
+    assert (same.max_cost_usd, dropped) == (1.0, [])
+
+
+def test_a_workers_page_reads_are_a_ceiling_too():
+    settings, _ = for_remote_caller({"max_pages": 2}, NONE, ceilings={"max_pages": 3})
+    assert settings.max_pages == 2
+    with pytest.raises(CallerRefused, match="max_pages 50 is above"):
+        for_remote_caller({"max_pages": 50}, NONE, ceilings={"max_pages": 3})

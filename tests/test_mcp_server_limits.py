@@ -169,6 +169,19 @@ def test_a_setting_that_moves_a_ceiling_setting_is_refused_too():
     )
 
 
+def test_the_mcp_ceilings_are_the_options_on_the_one_list_of_cost_bounds():
+    from deep_research.domain import caller_settings
+    from deep_research.server.arguments import CEILINGS, ResearchOptions
+
+    assert CEILINGS == {  # what the server checked before the two lists became one
+        "max_iterations": "--max-iterations",
+        "max_workers": "--max-workers",
+        "max_total_tokens": "--max-tokens",
+        "max_search_calls": "--max-searches",
+    }
+    assert set(CEILINGS) == set(ResearchOptions.model_fields) & set(caller_settings.CEILINGS)
+
+
 def test_the_queue_is_capped_with_a_clear_error(chat_server, search_server, tmp_path):
     store = str(tmp_path / "runs.sqlite")
     release = threading.Event()

@@ -30,6 +30,8 @@ ALLOWED = SourceFilter(include=("nature.com", "arxiv.org"), exclude=("blogs.natu
         ("https://notnature.com/a", True),  # not a subdomain: a different name
         ("https://example.org/a", True),
         ("file:///home/me/notes.md", False),  # a local document: domains do not apply
+        ("https://blogs.nature.com./a", True),  # the same host, written fully qualified
+        ("https://nature.com./a", False),
     ],
 )
 def test_domains_cover_their_subdomains_only(url, refused):

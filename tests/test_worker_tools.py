@@ -97,6 +97,15 @@ def test_the_parser_reads_every_valid_call_and_ignores_the_rest():
     assert parse_tool_calls("I would search the web.", box) == []
 
 
+def test_a_call_nested_too_deep_is_ignored_not_a_crash():
+    box = toolbox(search=True, pages=False, documents=False)
+    deep = "[" * 3000 + "]" * 3000
+    reply = tagged(("web_search", {"queries": ["fine"]}))
+    reply += '<tool_call>{"name": "web_search", "arguments": {"queries": ' + deep + "}}</tool_call>"
+    reply += '<tool_call>{"name": "web_search", "arguments": "' + deep + '"}</tool_call>'
+    assert [call.args for call in parse_tool_calls(reply, box)] == [{"queries": ["fine"]}]
+
+
 def test_a_tool_not_offered_is_not_a_usable_call():
     box = toolbox(search=False, pages=False, documents=False)
     assert box.names == ["finish"]
@@ -310,3 +319,137 @@ def test_a_worker_that_finished_in_act_reports_each_page_once(replies):
     result = asyncio.run(report_findings(state, runs=replies.runs))["worker_results"][0]
     assert [s.excerpt for s in result.sources] == ["longer text"]
     assert replies.sent[0][1].content.count("https://a.example/x") == 1
+
+
+# ---------------------------------------------------------------- the door, for pages and tools
+
+DIRTY = """<html><head><title>Dirty\x1b[31m title\x07</title></head><body>
+<p>The survey\x1b[2J of 2024 measured 40 archives\x07 in total.</p>
+<p><a href="/deep">deep</a> <a href="https://blocked.example/x">off the allowed domains</a></p>
+</body></html>"""
+
+
+def test_a_page_read_keeps_no_control_character_and_no_link_the_run_may_not_follow(
+    replies, page_server
+):
+    page_server.pages["/dirty"] = DIRTY
+    replies.append({"quotes": []})  # the nearest sentences, from the page's own text
+    settings = SETTINGS.model_copy(update={"exclude_domains": ["blocked.example"]})
+    url = f"{page_server.url}/dirty"
+    state = worker(
+        page_server.url,
+        settings=settings,
+        hits=[SearchHit(url=url, title="Dirty")],
+        pending_round=read_round(url),
+    )
+    update = asyncio.run(act(state, runs=replies.runs))
+    (page,) = update["read_pages"]
+    assert page.quotes and page.title == "Dirty[31m title"
+    kept = " ".join([page.title, *(q.text for q in page.quotes), *page.links])
+    assert "measured 40 archives in total" in kept
+    assert not any((ord(c) < 32 and c not in "\n\t\r") or c == "\x7f" for c in kept)
+    assert page.links == [f"{page_server.url}/deep"]  # the excluded domain's link is gone
+
+
+class Answers:
+    """Stand-in MCP tools: one allowed tool whose answer is `hit`."""
+
+    def __init__(self, hit: SearchHit) -> None:
+        self.hit = hit
+
+    async def call(self, server: str, tool: str, args: dict) -> SearchHit:
+        return self.hit
+
+
+def test_an_mcp_answer_passes_the_door_and_the_source_filter(replies, monkeypatch):
+    from deep_research.nodes.worker_tools import _mcp_call
+    from deep_research.tools.run_resources import RunResources
+
+    settings = SETTINGS.model_copy(update={"exclude_domains": ["blocked.example"]})
+    run = replies.runs.detached(settings)
+    dirty = SearchHit(url="mcp://docs/find?q=x", title="docs\x1b[0m", content="40\x07 archives")
+    monkeypatch.setattr(RunResources, "mcp_tools", Answers(dirty))
+    outcome = asyncio.run(_mcp_call(run, "docs", "find", {"q": "x"}))
+    (hit,) = outcome["hits"]
+    assert hit["title"] == "docs[0m" and hit["content"] == "40 archives"
+    assert "\x07" not in outcome["text"] and "\x1b" not in outcome["text"]
+    blocked_hit = SearchHit(url="https://blocked.example/a", content="40 archives")
+    monkeypatch.setattr(RunResources, "mcp_tools", Answers(blocked_hit))
+    blocked = asyncio.run(_mcp_call(run, "docs", "find", {"q": "y"}))
+    assert blocked["hits"] == [] and "blocked.example" in blocked["text"]
+
+
+def test_a_source_filter_leaves_the_workers_mcp_tools_and_documents_in_place(tmp_path):
+    """Before: the filter wrapped the MCP tools, so with any include/exclude/time range a
+    worker that acts had no MCP tool, no search_documents, and its web_search asked every MCP
+    tool of every server per query, outside its MCP budget."""
+    from deep_research.tools.local_search import HybridSearch
+    from deep_research.tools.run_resources import LiveRuns
+    from deep_research.tools.search.filtered import FilteredSearch
+
+    config = tmp_path / "mcp.json"
+    server = {"command": "true", "allowedTools": ["search_wiki"]}
+    config.write_text(json.dumps({"mcpServers": {"wiki": server}}))
+    for exclude in ([], ["blocked.example"]):
+        settings = SETTINGS.model_copy(
+            update={
+                "search_backend": "hybrid",
+                "web_backend": "duckduckgo",
+                "corpus_dir": str(tmp_path),
+                "mcp_config": str(config),
+                "exclude_domains": exclude,
+            }
+        )
+        run = LiveRuns().detached(settings)
+        assert run.mcp_tools is not None and run.documents_cache is not None
+        web = run.web_cache.backend
+        inner = web.inner if isinstance(web, FilteredSearch) else web
+        assert isinstance(inner, HybridSearch)  # the web and the folder, without the tools
+        assert isinstance(web, FilteredSearch) == bool(exclude)  # and still filtered
+
+
+def test_thin_hits_pages_and_read_page_calls_share_one_reader_and_one_page_budget():
+    """Before: the search's WholePages had a page reader of its own, so a run could fetch
+    twice max_page_fetches pages, and the same page twice."""
+    from deep_research.tools.run_resources import LiveRuns
+    from deep_research.tools.search.pages import WholePages
+
+    settings = SETTINGS.model_copy(update={"search_backend": "duckduckgo", "fetch_pages": 2})
+    run = LiveRuns().detached(settings)
+    backend = run.search_cache.backend
+    assert isinstance(backend, WholePages) and backend._fetcher is run.pages
+
+
+def test_an_mcp_tools_schema_cannot_make_the_engine_fetch_a_remote_or_local_reference(
+    page_server, tmp_path
+):
+    """Before: jsonschema fetched a `$ref` with urllib (no guard, no timeout, file:// too)
+    when a model's arguments were checked against a (remote) MCP server's input schema."""
+    from deep_research.tools.toolbox import checked_call
+
+    page_server.pages["/schema.json"] = '{"type": "object"}'
+    (tmp_path / "local.json").write_text('{"type": "object"}')
+    inner = {"type": "object", "$defs": {"q": {"type": "string"}}}
+    fine = {**inner, "properties": {"query": {"$ref": "#/$defs/q"}}, "required": ["query"]}
+    box = toolbox(search=False, pages=False, documents=False, mcp=[("s", "t", "T", fine)])
+    assert checked_call("c1", "mcp_s_t", {"query": "x"}, box) is not None  # valid replies first
+    assert checked_call("c2", "mcp_s_t", {"query": 3}, box) is None
+    for ref in (f"{page_server.url}/schema.json", (tmp_path / "local.json").as_uri()):
+        schema = {"type": "object", "properties": {"query": {"$ref": ref}}}
+        box = toolbox(search=False, pages=False, documents=False, mcp=[("s", "t", "T", schema)])
+        assert checked_call("c3", "mcp_s_t", {"query": "x"}, box) is None
+    assert page_server.served == []
+
+
+def test_an_mcp_tool_with_a_huge_schema_is_not_offered_and_descriptions_are_clean():
+    """Before: every allowed tool's schema (up to a 4 MB message) joined every decide prompt."""
+    small = {"type": "object", "properties": {"query": {"type": "string"}}}
+    huge = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(2000)}}
+    box = toolbox(
+        search=False,
+        pages=False,
+        documents=False,
+        mcp=[("s", "find", "Find\x1b[2J things", small), ("s", "all", "Everything", huge)],
+    )
+    assert box.names == ["mcp_s_find", "finish"]
+    assert box.tools[0].description == "Find[2J things (the MCP server s, tool find)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
 
 from langchain_core.runnables import RunnableConfig
@@ -29,10 +29,19 @@ from deep_research.tools.local_search import HybridSearch
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
+from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.factory import search_backend, web_provider
+from deep_research.tools.search.filtered import FilteredSearch
 from deep_research.tools.search.pages import PageFetcher
 from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
 from deep_research.tools.search_cache import SearchCache
+
+Filtering = Callable[[SearchBackend], SearchBackend]
+
+
+def _as_is(backend: SearchBackend) -> SearchBackend:
+    """A backend left as it is (a run without a source filter)."""
+    return backend
 
 
 @dataclass
@@ -58,7 +67,8 @@ class RunResources:
         """The run's cache in front of its search backend, built when a worker first searches
         (the backend is the run's; its HTTP clients are the process's)."""
         if self._search_cache is None:
-            backend = search_backend(self.settings, self.process.search_clients)
+            # one page reader, one page budget: thin hits' pages and workers' read_page calls
+            backend = search_backend(self.settings, self.process.search_clients, self.pages)
             self._search_cache = SearchCache(backend)
         return self._search_cache
 
@@ -70,32 +80,41 @@ class RunResources:
             self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
         return self._pages
 
+    @staticmethod
+    def _unfiltered(backend: SearchBackend) -> tuple[SearchBackend, Filtering]:
+        """A backend under the run's source filter (if any), and how to put a part of it
+        back under the same filter."""
+        if isinstance(backend, FilteredSearch):
+            return backend.inner, backend.around
+        return backend, _as_is
+
     @property
     def mcp_tools(self) -> ToolSearch | None:
         """The run's MCP tools (`mcp_config`), for workers whose model calls them; None without."""
-        backend = self.search_cache.backend
+        backend, _ = self._unfiltered(self.search_cache.backend)
         return backend.tools if isinstance(backend, WithToolSources) else None
 
     @property
     def web_cache(self) -> SearchCache:
         """The cache a worker whose model acts searches through: the backend without its MCP
-        tools (which the model calls itself, within its budget), else the run's cache."""
-        backend = self.search_cache.backend
+        tools (which the model calls itself, within its budget), else the run's cache; under
+        the run's source filter either way."""
+        backend, filtered = self._unfiltered(self.search_cache.backend)
         if not isinstance(backend, WithToolSources):
             return self.search_cache
         if self._web_cache is None:
-            self._web_cache = SearchCache(backend.base)
+            self._web_cache = SearchCache(filtered(backend.base))
         return self._web_cache
 
     @property
     def documents_cache(self) -> SearchCache | None:
         """The user's folder searched alone, when the run searches it beside the web (hybrid):
         a worker's `search_documents` tool; None otherwise."""
-        backend = self.web_cache.backend
+        backend, filtered = self._unfiltered(self.web_cache.backend)
         if not isinstance(backend, HybridSearch):
             return None
         if self._documents_cache is None:
-            self._documents_cache = SearchCache(backend.local)
+            self._documents_cache = SearchCache(filtered(backend.local))
         return self._documents_cache
 
     def close(self) -> None:

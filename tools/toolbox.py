@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
 
+from deep_research.domain.control_chars import without_any_controls
 from deep_research.domain.json_reply import strip_reasoning
 from deep_research.state import ToolCall
 
@@ -90,25 +91,40 @@ def _tool(name: str) -> Tool:
 MCP_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+MAX_SCHEMA_CHARS = 8000  # an MCP tool's argument schema, as JSON, at most (it joins every prompt)
+
+
+def schema_fits(schema: dict) -> bool:
+    """True when an MCP tool's argument schema is small enough to send with every decide call
+    (a server's list of tools may be megabytes; the prompt's budget is not)."""
+    return len(json.dumps(schema or {}, ensure_ascii=False)) <= MAX_SCHEMA_CHARS
+
+
 def mcp_tool(server: str, tool: str, description: str, schema: dict) -> Tool:
-    """An allowed MCP tool as the model sees it: `mcp_SERVER_TOOL`, with its own schema."""
+    """An allowed MCP tool as the model sees it: `mcp_SERVER_TOOL`, with its own schema; its
+    description (the server's words) bounded and without control characters."""
     name = MCP_NAME.sub("_", f"mcp_{server}_{tool}")[:64]
-    what = " ".join(f"{description} (the MCP server {server}, tool {tool})".split())[:500]
+    said = without_any_controls(f"{description} (the MCP server {server}, tool {tool})")
+    what = " ".join(said.split())[:500]
     return Tool(name, what, schema or {"type": "object", "properties": {}})
 
 
 def _fits_schema(args: dict, schema: dict) -> bool:
     """True when the arguments are valid by the tool's JSON schema (jsonschema comes with the
-    MCP SDK, which any MCP tool needs)."""
+    MCP SDK, which any MCP tool needs). A `$ref` outside the schema is never retrieved (an empty
+    registry: jsonschema's default fetches it with urllib, file:// included, unguarded): such a
+    schema fits no arguments."""
     from jsonschema import ValidationError as SchemaError
     from jsonschema.exceptions import SchemaError as BadSchema
     from jsonschema.validators import validator_for
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
 
     try:
         validator = validator_for(schema)
         validator.check_schema(schema)
-        validator(schema).validate(args)
-    except (SchemaError, BadSchema):
+        validator(schema, registry=Registry()).validate(args)
+    except (SchemaError, BadSchema, Unresolvable):
         return False
     return True
 
@@ -162,6 +178,8 @@ def toolbox(
     tools = [_tool(name) for name, offered in wanted if offered]
     named = {}
     for server, tool, description, schema in mcp:
+        if not schema_fits(schema):  # never offered: it would crowd the evidence out
+            continue
         spec = mcp_tool(server, tool, description, schema)
         if spec.name not in named and spec.name not in ARGUMENTS:
             named[spec.name] = (server, tool)
@@ -192,7 +210,7 @@ def _json_object(text: str) -> dict | None:
         return None
     try:
         value = json.loads(text[start : end + 1])
-    except ValueError:
+    except (ValueError, RecursionError):  # invalid, or nested too deep for json.loads
         return None
     return value if isinstance(value, dict) else None
 
@@ -212,7 +230,7 @@ def parse_tool_calls(text: str, box: Toolbox, prefix: str = "call") -> list[Tool
         if isinstance(args, str):  # some models send the arguments as a JSON string
             try:
                 args = json.loads(args)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         call = checked_call(f"{prefix}_{number}", str(value.get("name", "")), args, box)
         if call is not None:

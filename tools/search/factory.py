@@ -34,22 +34,28 @@ def web_provider(settings: Settings) -> str | None:
     return settings.search_backend
 
 
-def web_search(settings: Settings, name: str, clients: SearchClients) -> SearchBackend:
+def web_search(
+    settings: Settings, name: str, clients: SearchClients, pages: PageFetcher | None = None
+) -> SearchBackend:
     """The named web provider, reading whole pages for thin snippets when `fetch_pages` > 0;
-    its client and TLS context are the process's (`clients`), its page budget the run's."""
+    its client and TLS context are the process's (`clients`), its page budget the run's
+    (`pages`: the run's page reader, which its workers' `read_page` calls share)."""
     provider = PROVIDERS[name](settings, clients)
     if settings.fetch_pages:
-        return WholePages(provider, PageFetcher(settings, clients.tls()), settings.fetch_pages)
+        fetcher = pages or PageFetcher(settings, clients.tls())
+        return WholePages(provider, fetcher, settings.fetch_pages)
     return provider
 
 
-def search_backend(settings: Settings, clients: SearchClients | None = None) -> SearchBackend:
+def search_backend(
+    settings: Settings, clients: SearchClients | None = None, pages: PageFetcher | None = None
+) -> SearchBackend:
     """The backend the settings choose (a web provider, the user's folder, or both), with the
     allowed tools of the MCP servers of `mcp_config` beside it, keeping only the sources the
-    settings allow (domains, time range). Built per run (it holds the
-    run's page budget); its clients are `clients`, by default the process's."""
+    settings allow (domains, time range). Built per run (it holds the run's page budget, in
+    `pages` when given); its clients are `clients`, by default the process's."""
     clients = clients or current().search_clients
-    backend = _with_tools(settings, _base_backend(settings, clients))
+    backend = _with_tools(settings, _base_backend(settings, clients, pages))
     allowed = SourceFilter.of(settings)
     return FilteredSearch(backend, allowed) if allowed.active else backend
 
@@ -68,14 +74,16 @@ def _with_tools(settings: Settings, backend: SearchBackend) -> SearchBackend:
     return WithToolSources(backend, ToolSearch(sources, settings.search_timeout))
 
 
-def _base_backend(settings: Settings, clients: SearchClients) -> SearchBackend:
+def _base_backend(
+    settings: Settings, clients: SearchClients, pages: PageFetcher | None
+) -> SearchBackend:
     """A web provider, the user's folder, or both."""
     if settings.search_backend == "local":
         return LocalSearch(settings.corpus_dir)
     if settings.search_backend == "hybrid":
-        web = web_search(settings, settings.web_backend, clients)
+        web = web_search(settings, settings.web_backend, clients, pages)
         return HybridSearch(web, LocalSearch(settings.corpus_dir))
-    return web_search(settings, settings.search_backend, clients)
+    return web_search(settings, settings.search_backend, clients, pages)
 
 
 def check_provider(settings: Settings) -> None:

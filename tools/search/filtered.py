@@ -15,6 +15,15 @@ class FilteredSearch:
     def __init__(self, backend: SearchBackend, allowed: SourceFilter) -> None:
         self._backend, self._allowed = backend, allowed
 
+    @property
+    def inner(self) -> SearchBackend:
+        """The backend this filter stands in front of."""
+        return self._backend
+
+    def around(self, backend: SearchBackend) -> FilteredSearch:
+        """The same filter in front of another backend (a part of the inner one)."""
+        return FilteredSearch(backend, self._allowed)
+
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """The inner backend's hits that the filter allows, in their order."""
         hits = await self._backend.search(query, max_results)

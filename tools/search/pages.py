@@ -20,6 +20,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import httpcore
 import httpx
 
+from deep_research.domain.control_chars import without_any_controls, without_controls
 from deep_research.domain.lexical import support_score
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
@@ -128,7 +129,7 @@ def page_links(document: Document, base: str) -> list[str]:
     seen: dict[str, None] = {}
     for href in document.links:
         try:
-            url = urldefrag(urljoin(base, href)).url
+            url = urldefrag(urljoin(base, without_any_controls(href))).url
         except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
             continue
         if urlsplit(url).scheme in ("http", "https"):
@@ -136,9 +137,14 @@ def page_links(document: Document, base: str) -> list[str]:
     return list(seen)
 
 
-def _split(document: Document, url: str) -> FetchedPage:
-    """A read document as passages, title and absolute links."""
-    return FetchedPage(page_passages(document), document.title, page_links(document, url))
+def _split(document: Document, url: str, allowed: SourceFilter) -> FetchedPage:
+    """A read document as passages, title and absolute links, as evidence may hold them (the
+    door every hit passes, `domain.sources.admitted`): no control characters, and only the
+    links the run's source filter lets it follow."""
+    passages = [text for text in map(without_controls, page_passages(document)) if text.strip()]
+    links = [link for link in page_links(document, url) if allowed.refusal(link) is None]
+    title = " ".join(without_any_controls(document.title).split())
+    return FetchedPage(passages, title, links)
 
 
 class PageFetcher:
@@ -184,7 +190,9 @@ class PageFetcher:
                 data, content_type, final_url = await self.fetch(url)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
             return await asyncio.to_thread(  # parsing a big page must not stall the others
-                lambda: _split(read_page(data, content_type, final_url, left), final_url)
+                lambda: _split(
+                    read_page(data, content_type, final_url, left), final_url, self._allowed
+                )
             )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
