@@ -8,6 +8,7 @@ search stand-ins; PostgreSQL is started from the system's binaries (tests/servic
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
+
+from stand_ins.loopback import Reply
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -150,3 +153,51 @@ def test_queue_mode_needs_a_postgresql_store(tmp_path, capsys):
     assert code == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 1 and "the job queue lives in PostgreSQL" in errors[0], errors
+
+
+def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
+    chat_server, search_server, empty_postgres, tmp_path
+):
+    failing = [True]
+
+    def prose_fails(number, body):  # the report writer fails until the test says otherwise
+        text = json.dumps(body["messages"])
+        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
+        if failing[0] and not structured:
+            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
+        return None
+
+    chat_server.fault = prose_fails
+    server = queue_server(empty_postgres)
+    server.args += ["--max-queued", "1"]
+
+    async def scenario():
+        async with Client(server) as client:
+            first = data(
+                await client.call_tool("start_research", {"question": "Compare zstd and xz"})
+            )
+            run_id = first["run_id"]
+            refused = await client.call_tool("start_research", {"question": "Compare lz4"})
+            worker = start_worker(empty_postgres, tmp_path / "worker.log")
+            try:
+                wait = {"run_id": run_id, "timeout_seconds": 120}
+                await client.call_tool("wait_for_research", wait)
+                failed = data(await client.call_tool("research_progress", {"run_id": run_id}))
+                searched = len(search_server.searches)
+                failing[0] = False
+                resumed = data(await client.call_tool("resume_research", {"run_id": run_id}))
+                done = data(await client.call_tool("wait_for_research", wait))
+            finally:
+                stop(worker)
+            return refused, failed, searched, resumed, done
+
+    refused, failed, searched, resumed, done = asyncio.run(scenario())
+
+    assert "1 runs already wait on the queue (--max-queued 1)" in error_text(refused)
+    assert failed["status"] == "failed" and "the worker's log says why" in failed["error"]
+    assert searched > 0  # it had researched before its writer failed
+    assert resumed["status"] in ("queued", "running")
+    assert done["status"] == "done", done
+    assert "## Sources" in done["report"]
+    assert len(search_server.searches) == searched  # the resumed run searched nothing again
+    assert len(job_arguments(empty_postgres)) == 2  # the failed job, and the one queued again
