@@ -56,6 +56,7 @@ class QueuedRuns(ResearchRuns):
 
     @property
     def _queue(self) -> RunQueue:
+        """The open queue (the server is inside `async with`)."""
         if self.queue is None:
             raise RuntimeError("the run queue is not open")
         return self.queue
