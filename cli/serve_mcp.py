@@ -68,7 +68,17 @@ def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
         "paid runs and read every run in the store: put authentication in front)",
     )
     sub.add_argument(
-        "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
+        "--queue",
+        action="store_true",
+        help="hand runs to `deep-research worker` processes through the job queue in the "
+        "postgresql:// store instead of running them in this process",
+    )
+    sub.add_argument(
+        "--max-runs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs researched at once (default 2; with --queue, the workers decide)",
     )
     sub.add_argument(
         "--max-queued",
@@ -113,7 +123,13 @@ async def serve(
     from deep_research.server.runs import ResearchRuns
 
     notes = StderrNotes()
-    async with ResearchRuns(target, defaults, args.max_runs, notes, args.max_queued) as runs:
+    if args.queue:
+        from deep_research.server.queued_runs import QueuedRuns
+
+        store: ResearchRuns = QueuedRuns(target, defaults, notes, args.max_queued)
+    else:
+        store = ResearchRuns(target, defaults, args.max_runs, notes, args.max_queued)
+    async with store as runs:
         if http is None:
             await build_server(runs).run_stdio_async()
             return
@@ -172,6 +188,10 @@ def command(args: argparse.Namespace, target: str) -> int:
             f"--http {args.http[0]} is reachable from other machines: serve on 127.0.0.1, or add "
             "--allow-remote (with --token-file) behind a proxy that checks who calls"
         )
+    if args.queue:
+        from deep_research.cli.worker import queue_store
+
+        target = queue_store(target)  # the queue lives in PostgreSQL: exit 2 otherwise
     settings = resolve_settings(args).settings
     if settings.approve_plan:
         raise BadInput("an MCP server runs unattended: approve_plan cannot be on")

@@ -100,6 +100,10 @@ class RunQueue:
             return False
         return True
 
+    async def waiting(self) -> int:
+        """How many runs wait on the queue for a worker (`--max-queued` bounds it)."""
+        return len(list(await self.app.job_manager.list_jobs_async(queue=QUEUE, status="todo")))
+
     async def status(self, thread_id: str) -> str | None:
         """The status of the thread's latest job (`todo`, `doing`, `failed`, ...), or None."""
         jobs = await self.jobs_of(thread_id)

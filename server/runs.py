@@ -41,6 +41,7 @@ from deep_research.server.arguments import (
     corpus_inside,
     over_a_ceiling,
 )
+from deep_research.settings import Settings
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.search.factory import web_provider
@@ -158,6 +159,23 @@ class ResearchRuns:
 
     async def start(self, question: str, options: ResearchOptions) -> str:
         """Check the request (no paid call), then start the run; returns its id at once."""
+        question, settings = await self.accept(question, options)
+        active = sum(1 for run in self.live.values() if run.running)
+        waiting = max(0, active - self.max_runs)  # every slot taken: the rest wait
+        if waiting >= self.max_queued and active >= self.max_runs:
+            raise BadInput(
+                f"{waiting} runs are already queued on this server (--max-queued "
+                f"{self.max_queued}): start this one when one of them has begun"
+            )
+        run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
+        accepted = {"question": question, "settings": settings}
+        await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
+        self._launch(run_id, None).question = question  # from the store: as after a restart
+        return run_id
+
+    async def accept(self, question: str, options: ResearchOptions) -> tuple[str, Settings]:
+        """The run's question and settings: the server's, narrowed by the caller's options
+        within its ceilings and guards; BadInput naming the cause (no paid call is made)."""
         question = check_question(question)
         overrides = options.overrides()
         try:
@@ -178,18 +196,7 @@ class ResearchRuns:
         if settings.corpus_dir:
             await asyncio.to_thread(check_corpus, settings, self.notes)
         check_mcp_config(settings)
-        active = sum(1 for run in self.live.values() if run.running)
-        waiting = max(0, active - self.max_runs)  # every slot taken: the rest wait
-        if waiting >= self.max_queued and active >= self.max_runs:
-            raise BadInput(
-                f"{waiting} runs are already queued on this server (--max-queued "
-                f"{self.max_queued}): start this one when one of them has begun"
-            )
-        run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
-        accepted = {"question": question, "settings": settings}
-        await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
-        self._launch(run_id, None).question = question  # from the store: as after a restart
-        return run_id
+        return question, settings
 
     async def resume(self, run_id: str) -> None:
         """Continue a run that stopped (failed, or left by a server that stopped)."""

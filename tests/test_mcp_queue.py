@@ -1,0 +1,203 @@
+"""`deep-research mcp --queue`: the MCP server hands runs to `deep-research worker` processes
+through the job queue in PostgreSQL, and reads them back from the store.
+
+Driven by the MCP SDK's own client over stdio, against a worker process and the model and
+search stand-ins; PostgreSQL is started from the system's binaries (tests/services.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
+
+from stand_ins.loopback import Reply
+
+mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CEILINGS = ("--max-iterations", "1", "--min-iterations", "1", "--max-searches", "4")
+
+
+def env_for(store: str) -> dict[str, str]:
+    return {**os.environ, "DEEP_RESEARCH_CHECKPOINT_DB": store, "PYTHONPATH": str(ROOT)}
+
+
+def queue_server(store: str) -> StdioServerParameters:
+    """`deep-research mcp --queue` as a desktop client spawns it."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "deep_research.cli", "mcp", "--queue", *CEILINGS],
+        env=env_for(store),
+        cwd=str(ROOT),
+    )
+
+
+def start_worker(store: str, log: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "deep_research.cli", "worker", "--concurrency", "1"]
+    return subprocess.Popen(command, env=env_for(store), cwd=ROOT, stderr=log.open("w"))
+
+
+def stop(worker: subprocess.Popen) -> None:
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+def data(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def error_text(result) -> str:
+    assert result.is_error, result.structured_content
+    return result.content[0].text
+
+
+def job_arguments(store: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(store) as connection:
+        rows = connection.execute("SELECT args::text FROM procrastinate_jobs").fetchall()
+    return [row[0] for row in rows]
+
+
+def test_a_queued_run_is_run_by_a_worker_and_read_back_by_the_server(
+    chat_server, search_server, empty_postgres, tmp_path
+):
+    log = tmp_path / "worker.log"
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async def scenario():
+        async with Client(queue_server(empty_postgres)) as client:
+            above = await client.call_tool(
+                "start_research",
+                {"question": "Compare zstd and xz", "options": {"max_iterations": 3}},
+            )
+            started = data(
+                await client.call_tool(
+                    "start_research",
+                    {"question": "Compare zstd and xz", "options": {"max_search_calls": 2}},
+                )
+            )
+            run_id = started["run_id"]
+            waiting = data(await client.call_tool("research_progress", {"run_id": run_id}))
+            early = data(await client.call_tool("research_result", {"run_id": run_id}))
+            listed = data(await client.call_tool("list_research", {"limit": 5}))
+            still = data(
+                await client.call_tool(
+                    "wait_for_research",
+                    {"run_id": run_id, "timeout_seconds": 1},
+                    progress_callback=on_progress,
+                )
+            )
+            worker = start_worker(empty_postgres, log)
+            try:
+                done = data(
+                    await client.call_tool(
+                        "wait_for_research",
+                        {"run_id": run_id, "timeout_seconds": 120},
+                        progress_callback=on_progress,
+                    )
+                )
+            finally:
+                stop(worker)
+            result = data(await client.call_tool("research_result", {"run_id": run_id}))
+            report = await client.read_resource(f"research://{run_id}/report")
+            again = data(await client.call_tool("list_research", {"limit": 5}))
+            return above, started, waiting, early, still, listed, done, result, report, again
+
+    above, started, waiting, early, still, listed, done, result, report, again = asyncio.run(
+        scenario()
+    )
+
+    assert "options.max_iterations 3 is above this server's ceiling 1" in error_text(above)
+    run_id = started["run_id"]
+    assert re.fullmatch(r"mcpq-[0-9a-f]{32}", run_id)
+    assert started["status"] == waiting["status"] == early["status"] == still["status"] == "queued"
+    assert waiting["question"] == "Compare zstd and xz" and early["report"] == ""
+    assert {"run_id": run_id, "status": "queued"}.items() <= listed["result"][0].items()
+    assert done["status"] == "done", done
+    assert "## Sources" in done["report"] and done["sources"]
+    assert done["usage"]["search_calls"] <= 2  # the caller's narrower budget reached the worker
+    assert result["report"] == done["report"] == report.contents[0].text
+    assert progress[0] == (1.0, "queued")  # before the worker started
+    assert any(re.fullmatch(r"round \d+: \w+.*", message or "") for _, message in progress)
+    assert [value for value, _ in progress] == sorted(value for value, _ in progress)
+    assert {"run_id": run_id, "status": "done"}.items() <= again["result"][0].items()
+    assert f"{run_id}: taken" in log.read_text() and f"{run_id}: done" in log.read_text()
+    arguments = job_arguments(empty_postgres)
+    assert len(arguments) == 1 and run_id in arguments[0]
+    assert SECRET_MODEL_KEY not in arguments[0] and SECRET_SEARCH_KEY not in arguments[0]
+
+
+def test_queue_mode_needs_a_postgresql_store(tmp_path, capsys):
+    from deep_research.cli.main import main
+
+    code = main(["mcp", "--queue", "--checkpoint-db", str(tmp_path / "runs.sqlite")])
+    assert code == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "the job queue lives in PostgreSQL" in errors[0], errors
+
+
+def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
+    chat_server, search_server, empty_postgres, tmp_path
+):
+    failing = [True]
+
+    def prose_fails(number, body):  # the report writer fails until the test says otherwise
+        text = json.dumps(body["messages"])
+        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
+        if failing[0] and not structured:
+            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
+        return None
+
+    chat_server.fault = prose_fails
+    server = queue_server(empty_postgres)
+    server.args += ["--max-queued", "1"]
+
+    async def scenario():
+        async with Client(server) as client:
+            first = data(
+                await client.call_tool("start_research", {"question": "Compare zstd and xz"})
+            )
+            run_id = first["run_id"]
+            refused = await client.call_tool("start_research", {"question": "Compare lz4"})
+            worker = start_worker(empty_postgres, tmp_path / "worker.log")
+            try:
+                wait = {"run_id": run_id, "timeout_seconds": 120}
+                await client.call_tool("wait_for_research", wait)
+                failed = data(await client.call_tool("research_progress", {"run_id": run_id}))
+                searched = len(search_server.searches)
+                failing[0] = False
+                resumed = data(await client.call_tool("resume_research", {"run_id": run_id}))
+                done = data(await client.call_tool("wait_for_research", wait))
+            finally:
+                stop(worker)
+            return refused, failed, searched, resumed, done
+
+    refused, failed, searched, resumed, done = asyncio.run(scenario())
+
+    assert "1 runs already wait on the queue (--max-queued 1)" in error_text(refused)
+    assert failed["status"] == "failed" and "the worker's log says why" in failed["error"]
+    assert searched > 0  # it had researched before its writer failed
+    assert resumed["status"] in ("queued", "running")
+    assert done["status"] == "done", done
+    assert "## Sources" in done["report"]
+    assert len(search_server.searches) == searched  # the resumed run searched nothing again
+    assert len(job_arguments(empty_postgres)) == 2  # the failed job, and the one queued again
