@@ -31,7 +31,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from deep_research.graph import build_graph  # noqa: E402
 from deep_research.graph.run_queue import QueuedRun, open_queue  # noqa: E402
-from deep_research.graph.threads import thread_config  # noqa: E402
+from deep_research.graph.threads import run_ended, thread_config  # noqa: E402
 from deep_research.settings import Settings  # noqa: E402
 from deep_research.tools.checkpoints import open_checkpointer  # noqa: E402
 
@@ -113,7 +113,7 @@ async def submit_and_wait(url: str, runs: int, settings: Settings) -> float:
             await asyncio.sleep(0.2)
             for thread_id in list(ids):
                 snapshot = await graph.aget_state(thread_config(thread_id))
-                if snapshot.values and not snapshot.next:
+                if run_ended(snapshot):
                     ids.remove(thread_id)
                 elif await queue.status(thread_id) == "failed":
                     raise RuntimeError(f"{thread_id} failed on its worker")

@@ -39,10 +39,10 @@ def add_queue_flags(sub: argparse.ArgumentParser) -> None:
 
 async def finished_values(graph: Any, thread_id: str) -> dict | None:
     """The thread's final state values when its run has ended, else None."""
-    from deep_research.graph.threads import thread_config
+    from deep_research.graph.threads import run_ended, thread_config
 
     snapshot = await graph.aget_state(thread_config(thread_id))
-    return snapshot.values if snapshot.values and not snapshot.next else None
+    return snapshot.values if run_ended(snapshot) else None
 
 
 def _gave_up(question: Any, seconds: float) -> dict:

@@ -18,7 +18,7 @@ from langgraph.types import Command
 
 from deep_research.domain.answering_settings import answered_otherwise
 from deep_research.graph import build_graph
-from deep_research.graph.threads import advance, thread_config
+from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.settings import Settings
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.events import ProgressEvent
@@ -55,7 +55,7 @@ async def drive(
 ) -> ThreadEnd:
     """Read back, resume or start one thread, to its end; raises if it stops before."""
     snapshot = await graph.aget_state(thread_config(job.thread_id))
-    if snapshot.values and not snapshot.next:
+    if run_ended(snapshot):
         return ThreadEnd(snapshot.values, ran=False, seconds=0.0)
     resumed = bool(snapshot.values)
     started(job, resumed)

@@ -17,6 +17,16 @@ from deep_research.tools.events import ProgressEvent, parse_event
 from deep_research.tools.run_resources import LiveRuns
 
 
+def run_ended(snapshot: StateSnapshot) -> bool:
+    """Whether a thread's run has ended: its state is saved and no task is left, done or not.
+
+    `next` alone is not enough: while another process runs the thread, a step whose tasks have
+    all saved their writes, but whose checkpoint is not written yet, has an empty `next` (seen:
+    a queued run collected as "done" with only its question and settings).
+    """
+    return bool(snapshot.values) and not snapshot.tasks
+
+
 def thread_config(thread_id: str) -> dict:
     """The LangGraph config that names a thread."""
     return {"configurable": {"thread_id": thread_id}}

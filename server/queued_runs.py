@@ -22,7 +22,7 @@ from deep_research.cli.bad_input import BadInput
 from deep_research.cli.inspect import thread_status
 from deep_research.graph import build_graph
 from deep_research.graph.run_queue import QueuedRun, RunQueue, open_queue
-from deep_research.graph.threads import thread_config
+from deep_research.graph.threads import run_ended, thread_config
 from deep_research.server.arguments import ResearchOptions
 from deep_research.server.runs import LiveRun, ResearchRuns, UnknownRun
 from deep_research.settings import settings_from
@@ -112,7 +112,7 @@ class QueuedRuns(ResearchRuns):
     @staticmethod
     def _status_of(snapshot: StateSnapshot, job_status: str | None) -> str:
         """A run's status from its latest checkpoint and the state of its latest job."""
-        if snapshot.values and not snapshot.next:
+        if run_ended(snapshot):
             return "done"
         if job_status == "todo":
             return "queued"

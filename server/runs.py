@@ -34,7 +34,7 @@ from deep_research.cli.preflight import (
 )
 from deep_research.cli.progress import describe
 from deep_research.graph import build_graph
-from deep_research.graph.threads import advance, thread_config
+from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.server.arguments import (
     CorpusOutside,
     ResearchOptions,
@@ -254,7 +254,7 @@ class ResearchRuns:
         live = self.live.get(run_id)
         if live and live.running:
             return ("queued" if live.queued else "running"), snapshot, live
-        if snapshot.values and not snapshot.next:
+        if run_ended(snapshot):
             return "done", snapshot, live
         if live and live.error:
             return "failed", snapshot, live

@@ -21,7 +21,7 @@ from langgraph.types import Command, StateSnapshot
 
 from deep_research.cli.inspect import recent_threads
 from deep_research.graph import build_graph
-from deep_research.graph.threads import advance, thread_config
+from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.state import PlanDecision
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.run_resources import LiveRuns
@@ -233,7 +233,7 @@ class WebRuns:
             return "queued" if live.queued else "running"
         if snapshot.interrupts:
             return "waiting"
-        if snapshot.values and not snapshot.next:
+        if run_ended(snapshot):
             return "done"
         if control == "stopped":
             return "stopped"
