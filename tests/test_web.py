@@ -3,8 +3,10 @@ own process against the model and search stand-ins. Skips only when Chromium is 
 (`.ci/browser.sh` installs it, and CI fails on a skip).
 
 Ask → watch → read; a reload mid-run; Stop then Resume; a plan edited in the form and researched
-as edited; the server SIGKILLed and started again under an open page; hostile text inert; the
-keyboard alone; axe-core on every page; desktop and phone widths; English and Chinese labels.
+as edited; source filters set in the form reaching the search and the report header, a bad
+domain refused beside its field; the server SIGKILLed and started again under an open page;
+hostile text inert; the keyboard alone; axe-core on every page; desktop and phone widths;
+English and Chinese labels.
 """
 
 from __future__ import annotations
