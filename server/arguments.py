@@ -14,7 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from deep_research.cli.setting_sources import FLAGS
 from deep_research.domain import caller_settings
 from deep_research.domain.language import LanguageCode
-from deep_research.settings import SearchBackendName, Settings
+from deep_research.settings import (
+    ReportLength,
+    SearchBackendName,
+    Settings,
+    TimeRange,
+    domain_name,
+)
+
+SPANS = ("day", "week", "month", "year")
+"""Time ranges, narrowest first: a caller may narrow the server's, never widen it."""
 
 
 class ResearchOptions(BaseModel):
@@ -51,6 +60,31 @@ class ResearchOptions(BaseModel):
         description="Folder of documents for local/hybrid search; must be the server's "
         "corpus folder or inside it.",
     )
+    include_domains: list[str] | None = Field(
+        None,
+        max_length=50,
+        description="Only sources on these domains (and their subdomains), e.g. ['nature.com'].",
+    )
+    exclude_domains: list[str] | None = Field(
+        None, max_length=50, description="Sources on these domains (and subdomains) are dropped."
+    )
+    time_range: TimeRange | None = Field(
+        None, description="Only sources from the last day, week, month or year (where known)."
+    )
+    report_length: ReportLength | None = Field(
+        None, description="How long the report is: brief, standard or long."
+    )
+
+    @field_validator("include_domains", "exclude_domains", mode="before")
+    @classmethod
+    def _domains(cls, value: object) -> object:
+        """Domains as people write them, a list or one text separated by commas or lines: each a
+        bare host name, a bad one refused here with its field named (before any paid call)."""
+        if isinstance(value, str):
+            value = value.replace("\n", ",").split(",")
+        if not isinstance(value, list):
+            return value
+        return [domain_name(str(item)) for item in value if str(item).strip()] or None
 
     @field_validator("corpus_dir")
     @classmethod
@@ -118,4 +152,35 @@ def over_a_ceiling(server: Settings, asked: Settings, given: set[str]) -> str | 
         shown = "unlimited" if value is None else value
         via = f"options.{name} {shown}" if name in given else f"options raise {name} to {shown}"
         return f"{via} is above this server's ceiling {ceiling} ({flag}); ask for {ceiling} or less"
+    return _wider_sources(server, asked)
+
+
+def _covered(domain: str, domains: list[str]) -> bool:
+    """True when `domain` is one of `domains` or a subdomain of one."""
+    return any(domain == d or domain.endswith("." + d) for d in domains)
+
+
+def _wider_sources(server: Settings, asked: Settings) -> str | None:
+    """Why a caller's source filters would let in sources the server's own filters keep out, or
+    None: the operator's include list, exclude list and time range are ceilings too."""
+    outside = [d for d in asked.include_domains if not _covered(d, server.include_domains)]
+    if server.include_domains and (outside or not asked.include_domains):
+        shown = ", ".join(outside) or "(none: every domain)"
+        return (
+            f"include_domains {shown} is outside this server's include_domains "
+            f"{', '.join(server.include_domains)} (--include-domains); name those or subdomains"
+        )
+    dropped = [d for d in server.exclude_domains if not _covered(d, asked.exclude_domains)]
+    if dropped:
+        return (
+            f"exclude_domains drops this server's {', '.join(dropped)} (--exclude-domains); "
+            "keep them in the list"
+        )
+    if server.time_range and (
+        asked.time_range is None or SPANS.index(asked.time_range) > SPANS.index(server.time_range)
+    ):
+        return (
+            f"time_range {asked.time_range or 'any'} is wider than this server's "
+            f"{server.time_range} (--time-range); ask for {server.time_range} or narrower"
+        )
     return None

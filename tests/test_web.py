@@ -3,8 +3,10 @@ own process against the model and search stand-ins. Skips only when Chromium is 
 (`.ci/browser.sh` installs it, and CI fails on a skip).
 
 Ask → watch → read; a reload mid-run; Stop then Resume; a plan edited in the form and researched
-as edited; the server SIGKILLed and started again under an open page; hostile text inert; the
-keyboard alone; axe-core on every page; desktop and phone widths; English and Chinese labels.
+as edited; source filters set in the form reaching the search and the report header, a bad
+domain refused beside its field; the server SIGKILLed and started again under an open page;
+hostile text inert; the keyboard alone; axe-core on every page; desktop and phone widths;
+English and Chinese labels.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ def thread_of(page) -> str:
     return found.group(1)
 
 
-def ask(page, web, question=QUESTION, preset="Quick", approve=False):
-    """Fill the ask form as a person does and start the run; returns its thread id."""
-    page.goto(web.url)
+def ask(page, web, question=QUESTION, preset="Quick", approve=False, keep_form=False):
+    """Fill the ask form as a person does and start the run; returns its thread id.
+    `keep_form`: the page is the ask form already, with options chosen."""
+    if not keep_form:
+        page.goto(web.url)
     page.get_by_label("Question").fill(question)
     page.get_by_label(re.compile(f"^{preset}")).check()
     if approve:
@@ -144,6 +148,43 @@ def test_preflight_errors_stand_beside_their_field_before_any_call(browser, web,
     expect(error).to_contain_text("greater than or equal to 1")
     expect(page.get_by_label("Token budget")).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_label("Question")).to_have_value("Compare zstd and xz")  # kept
+    no_serious_violations(page)
+    assert chat_server.brain.calls == {}  # nothing was paid for
+
+
+def test_source_filters_from_the_form_reach_the_search_and_the_report_header(
+    browser, web, search_server, tmp_path
+):
+    page = new_page(browser)
+    page.goto(web.url)
+    page.get_by_text("More options").click()
+    page.get_by_label("Only these sites").fill("https://www.Example.com/news")
+    page.get_by_label("Sources from").select_option(label="The last month")
+    page.get_by_label("Report length").select_option(label="Brief (about 600 words)")
+    no_serious_violations(page)
+    shot(page, "ask-options-desktop", tmp_path)
+    ask(page, web, keep_form=True)
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    sent = [r["body"] for r in search_server.searches]
+    assert sent and all(b["include_domains"] == ["example.com"] for b in sent)
+    assert all(b["time_range"] == "month" for b in sent)
+    page.get_by_role("link", name="Read the report").click()
+    expect(page.get_by_text("only example.com; from the last month")).to_be_visible()
+
+
+def test_a_bad_domain_stands_beside_its_field_before_any_call(browser, web, chat_server):
+    page = new_page(browser)
+    page.goto(web.url)
+    page.get_by_label("Question").fill("Compare zstd and xz")
+    page.get_by_text("More options").click()
+    page.get_by_label("Never these sites").fill("spam.example.com\nnot a domain")
+    page.get_by_role("button", name="Start research").click()
+    expect(page.locator("#exclude_domains-error")).to_contain_text(
+        "'not a domain' is not a domain name"
+    )
+    field = page.get_by_label("Never these sites")
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_have_value("spam.example.com\nnot a domain")  # kept to be corrected
     no_serious_violations(page)
     assert chat_server.brain.calls == {}  # nothing was paid for
 

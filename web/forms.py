@@ -1,7 +1,8 @@
 """The ask form and the plan form: what a person typed, checked before any paid call.
 
 A caller sets only what `server.arguments.ResearchOptions` allows (the same subset an MCP caller
-gets: rounds, budgets, language, where to search, a corpus inside the server's folder), plus
+gets: rounds, budgets, language, where to search, a corpus inside the server's folder, source
+filters, report length), plus
 plan approval, and never above the operator's settings (`over_a_ceiling`, as for MCP). Each
 problem is reported against the field it came from, so the page can show it beside that field.
 """
@@ -37,7 +38,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     "thorough": {"max_iterations": 5, "min_iterations": 2, "quality_threshold": 85},
 }
 """What each depth sets (docs/web.md lists them); the server's settings fill in the rest."""
-OPTION_FIELDS = ("language", "search_backend", "corpus_dir", "max_total_tokens", "max_search_calls")
+OPTION_FIELDS = (
+    "language",
+    "search_backend",
+    "corpus_dir",
+    "include_domains",
+    "exclude_domains",
+    "time_range",
+    "report_length",
+    "max_total_tokens",
+    "max_search_calls",
+)
 MAX_NEW_SUBTASKS = 3  # empty rows the plan form offers for new subtasks
 
 

@@ -109,6 +109,25 @@ def _number(name: str, label: str, form, errors) -> list:
     return [el("label", {"for": name}, label), el("input", attrs), _error(name, errors)]
 
 
+def _domains(name: str, label: str, hint: str, form, errors) -> list:
+    """A labelled text field for domains (commas or lines), with its hint and its error."""
+    attrs = {
+        "id": name,
+        "name": name,
+        "rows": "2",
+        "maxlength": "2000",
+        "spellcheck": "false",
+        "autocapitalize": "off",
+        **_described(name, errors, f"{name}-hint"),
+    }
+    return [
+        el("label", {"for": name}, label),
+        el("p", {"id": f"{name}-hint", "class": "hint"}, hint),
+        el("textarea", attrs, form.get(name, "")),
+        _error(name, errors),
+    ]
+
+
 def ask_page(
     lang: UiLanguage, csrf: str, form: dict[str, str], errors: dict[str, str], corpus: bool
 ) -> str:
@@ -137,9 +156,16 @@ def ask_page(
     ]
     languages = [("", w["auto"]), *((code, code) for code in LANGUAGES)]
     backends = [("", w["server_default"]), *((b, b) for b in BACKENDS)]
+    spans = [("", w["any_time"]), *((s, w[s]) for s in ("day", "week", "month", "year"))]
+    lengths = [("", w["server_default"]), ("brief", w["brief"])]
+    lengths += [("standard", w["standard_length"]), ("long", w["long"])]
     options = [
         *_select("language", w["language"], languages, form, errors),
         *_select("search_backend", w["search_backend"], backends, form, errors),
+        *_domains("include_domains", w["include_domains"], w["domains_hint"], form, errors),
+        *_domains("exclude_domains", w["exclude_domains"], w["domains_hint"], form, errors),
+        *_select("time_range", w["time_range"], spans, form, errors),
+        *_select("report_length", w["report_length"], lengths, form, errors),
         *_number("max_total_tokens", w["max_total_tokens"], form, errors),
         *_number("max_search_calls", w["max_search_calls"], form, errors),
     ]
