@@ -29,7 +29,8 @@ from web_harness import (
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = playwright_api.expect
-expect.set_options(timeout=30_000)
+STEP = 90_000  # ms a page step may take when a model on the same 2 cores takes them both
+expect.set_options(timeout=STEP)
 QUESTION = "Compare zstd and xz for log archives"
 HOSTILE = (
     'zstd <img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
@@ -59,7 +60,7 @@ def new_page(browser, viewport=DESKTOP, lang="en-US"):
     """A fresh page (no cookies) at a width, with a browser language."""
     context = browser.new_context(viewport=viewport, locale=lang, accept_downloads=True)
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(STEP)
     return page
 
 
