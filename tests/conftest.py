@@ -49,6 +49,18 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(autouse=True)
+def environment_restored():
+    """Each test leaves the process environment as it found it: the CLI run in-process loads a
+    `./.env` into `os.environ` (as it must for a user), which would leak into every later test
+    of the same worker and into the servers they start (seen: a `.env`'s max_iterations 1
+    became the web app's ceiling two tests later)."""
+    before = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(before)
+
+
+@pytest.fixture(autouse=True)
 def own_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
     """Each test gets its own data folder (capability memory, indexes, default checkpoints):
     no test reads or writes the developer's, nor another test's when tests run in parallel. It
