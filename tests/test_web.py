@@ -81,7 +81,10 @@ def ask(page, web, question=QUESTION, preset="Quick", approve=False, keep_form=F
     if approve:
         page.get_by_label("Review the plan first").check()
     page.get_by_role("button", name="Start research").click()
-    page.wait_for_url(re.compile(r"/runs/web-"))
+    try:
+        page.wait_for_url(re.compile(r"/runs/web-"))
+    except playwright_api.TimeoutError:  # say what the page says instead (a refused option?)
+        raise AssertionError(f"no run page; the page says: {page.inner_text('main')[:1500]}")
     return thread_of(page)
 
 
