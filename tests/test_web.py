@@ -84,7 +84,9 @@ def ask(page, web, question=QUESTION, preset="Quick", approve=False, keep_form=F
     try:
         page.wait_for_url(re.compile(r"/runs/web-"))
     except playwright_api.TimeoutError:  # say what the page says instead (a refused option?)
-        raise AssertionError(f"no run page; the page says: {page.inner_text('main')[:1500]}")
+        raise AssertionError(
+            f"no run page; the page says: {page.inner_text('main')[:1500]}"
+        ) from None
     return thread_of(page)
 
 
