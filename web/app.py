@@ -198,14 +198,7 @@ class WebApp:
             try:
                 plan = edited_plan(form, view.waiting_plan)
             except FormErrors as error:
-                text = message_page(
-                    words(_lang(request))["plan"],
-                    str(error),
-                    _lang(request),
-                    csrf_token(request),
-                    f"/runs/{thread_id}",
-                )
-                return _html(request, text, 400)
+                return _plan_refused(request, thread_id, str(error), 400)
             decision = PlanDecision(action="edit", plan=plan)
         elif action in ("approve", "reject"):
             decision = PlanDecision(action=action)
@@ -214,14 +207,7 @@ class WebApp:
         try:
             await self.runs.decide(thread_id, decision)
         except NotNow as error:
-            text = message_page(
-                words(_lang(request))["plan"],
-                str(error),
-                _lang(request),
-                csrf_token(request),
-                f"/runs/{thread_id}",
-            )
-            return _html(request, text, 409)
+            return _plan_refused(request, thread_id, str(error), 409)
         return RedirectResponse(f"/runs/{thread_id}", status_code=303)
 
     async def _rendering(self, request: Request) -> Rendering | None:
@@ -330,3 +316,10 @@ async def serving(target: str, defaults: dict[str, Any], guard: Guard, max_runs:
     """The app with its run manager open (runs resumed), closed (runs left resumable) after."""
     async with WebRuns(target, max_runs) as runs:
         yield build_app(runs, defaults, guard)
+
+
+def _plan_refused(request: Request, thread_id: str, why: str, status: int) -> Response:
+    """The page saying why a plan answer was not taken (unusable edit, or not waiting now)."""
+    lang = _lang(request)
+    text = message_page(words(lang)["plan"], why, lang, csrf_token(request), f"/runs/{thread_id}")
+    return _html(request, text, status)
