@@ -59,6 +59,9 @@ STATE_TYPES = (
 )
 
 
+SQLITE_BUSY_SECONDS = 30.0
+
+
 def serializer() -> JsonPlusSerializer:
     """The checkpoint serializer, limited to LangGraph's safe types and our contracts."""
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
@@ -146,7 +149,10 @@ async def open_checkpointer(
     if not create and not path.is_file():
         raise StoreMissing(f"no checkpoint store at {path}: no run has been saved there")
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with aiosqlite.connect(str(path)) as connection:
+    # Several doors share one SQLite store now (the CLI, `web`, `mcp`): a writer waits up to
+    # SQLITE_BUSY_SECONDS for another's transaction (sqlite3's default of 5 s gave "database is
+    # locked" to a resume right after a failed one under load).
+    async with aiosqlite.connect(str(path), timeout=SQLITE_BUSY_SECONDS) as connection:
         saver = AsyncSqliteSaver(connection, serde=serializer())
         try:
             await saver.setup()
