@@ -318,9 +318,11 @@ def worker_tools(
     *,
     language: str,
     tool_list: str = "",
+    earlier: Sequence[str] = (),
 ) -> list[BaseMessage]:
     """A worker's decide step when its model acts: the subtask, the evidence so far and what
-    budget is left (`tool_list`: the tools written out, for the prompt protocol)."""
+    budget is left (`tool_list`: the tools written out, for the prompt protocol; in a relay,
+    `earlier`: what the workers before it found)."""
     system = WORKER_TOOLS.format(
         write_in=write_in(language, "Write search queries"), untrusted=UNTRUSTED
     )
@@ -329,9 +331,10 @@ def worker_tools(
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
         + (f"Perspective: {subtask.perspective}\n" if subtask.perspective else "")
-        + f"Budget left: {budget}\n\nEvidence so far:\n"
+        + f"Budget left: {budget}\n\n"
     )
-    return assemble(limit, system, [head, Material(evidence or ["(none yet)"])])
+    evidence_so_far = ["Evidence so far:\n", Material(evidence or ["(none yet)"])]
+    return assemble(limit, system, [head, *_relayed(earlier), *evidence_so_far])
 
 
 def tool_results(results: list[tuple[str, str]]) -> str:

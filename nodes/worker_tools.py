@@ -198,6 +198,7 @@ def conversation(
         settings.max_context_tokens // 2,  # the rounds take the other half at most
         language=run_language(state["question"], settings.language),
         tool_list=box.prompt_text() if protocol == "prompt" else "",
+        earlier=state.get("earlier_findings", []),
     )
     room = settings.max_context_tokens - sum(estimate_tokens(m.text) for m in messages)
     reply = settings.max_tokens_for("researcher")

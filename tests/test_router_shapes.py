@@ -52,3 +52,27 @@ def test_straightforward_runs_one_worker(chat_server, search_server):
     chat_server.brain.query_type, chat_server.brain.subtasks = "straightforward", 3
     asyncio.run(graph.ainvoke({"question": "What is zstd?"}, context=ONE_ROUND))
     assert len(findings_prompts(chat_server)) == 1
+
+
+def decide_prompts(chat_server) -> list[str]:
+    """The messages of every decide request of a worker whose model chooses its tools."""
+    return [
+        json.dumps(r["body"]["messages"], ensure_ascii=False)
+        for r in chat_server.chat_requests
+        if r["body"].get("tool_choice") == "auto"
+    ]
+
+
+def test_a_relayed_worker_whose_model_chooses_its_tools_sees_the_legs_before_it(
+    chat_server, search_server
+):
+    """The relay reaches the model that decides what to search and read, not only the one that
+    summarizes afterwards (`worker_tools` on; "finish" reads no page of the stand-in's web)."""
+    chat_server.brain.query_type, chat_server.brain.subtasks = "depth_first", 3
+    chat_server.brain.tools.mode = "finish"
+    settings = {**ONE_ROUND, "worker_tools": "native"}
+    asyncio.run(graph.ainvoke({"question": "Why did zstd win?"}, context=settings))
+    decides = decide_prompts(chat_server)
+    assert len(decides) == 3
+    assert RELAYED not in decides[0]
+    assert RELAYED in decides[1] and RELAYED in decides[2]
