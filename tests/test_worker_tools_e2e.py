@@ -321,3 +321,14 @@ def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
     assert not again & {json.dumps(r["body"], sort_keys=True) for r in answered}
     assert page_server.served.count("/hub") == 1 and page_server.served.count("/slow") == 2
     assert json.loads((tmp_path / "r.json").read_text())["stop_reason"] == "max_iterations"
+
+
+def test_the_runs_search_budget_holds_across_workers_whose_models_search(
+    chat_server, search_server, site
+):
+    """Three workers whose models ask for more searches would send 7 without the run's budget."""
+    chat_server.brain.subtasks = 3
+    chat_server.brain.tools.mode = "search"
+    values, _ = run("How well do log archives compress?", max_search_calls=4, max_pages=1)
+    assert len(search_server.queries) <= 4  # counted at the search stand-in
+    assert values["usage"].search_calls <= 4
