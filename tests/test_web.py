@@ -90,6 +90,29 @@ def ask(page, web, question=QUESTION, preset="Quick", approve=False, keep_form=F
     return thread_of(page)
 
 
+BROKEN_WORDS = """() => {
+  const broken = [];
+  for (const cell of document.querySelectorAll("main th, main td")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.data.matchAll(/[A-Za-z]{2,}/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        if (range.getClientRects().length > 1) { broken.push(word[0]); }
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+def no_word_broken(page) -> None:
+    """No word in a table is split across lines ("Stat/us", "Finis/hed"): a table too wide for
+    the screen scrolls in its own box instead."""
+    assert page.evaluate(BROKEN_WORDS) == []
+
+
 def no_serious_violations(page) -> None:
     """axe-core finds nothing serious or critical on the page, and no content outside a
     landmark."""
@@ -352,6 +375,7 @@ def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, web
     assert any("CLI question about zstd" in t and "Finished" in t for t in texts)
     assert all(re.search(r"\d+(\.\d+)?\s", t) for t in texts)  # a score on each finished run
     no_serious_violations(page)
+    no_word_broken(page)
     shot(page, "history-desktop", tmp_path)
     with page.expect_download() as got:
         rows.filter(has_text="CLI question").get_by_role("link", name="Export").click()
@@ -382,7 +406,14 @@ def test_phone_width_in_chinese(browser, web, tmp_path):
     ).to_be_visible()
     expect(page.locator("#status-line")).to_have_text("Finished")
     page.set_viewport_size(PHONE)
+    no_word_broken(page)
     shot(page, "run-phone", tmp_path)
+    page.get_by_role("link", name="History").click()
+    expect(page.locator("table.history")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    no_word_broken(page)
+    no_serious_violations(page)
+    shot(page, "history-phone", tmp_path)
 
 
 def test_a_follow_up_is_answered_from_the_runs_evidence_as_a_linked_run(
