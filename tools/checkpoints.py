@@ -6,14 +6,12 @@ tampered database cannot make the loader build arbitrary objects.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import platformdirs
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -62,50 +60,6 @@ STATE_TYPES = (
 
 
 SQLITE_BUSY_SECONDS = 30.0
-
-
-def _sqlite_saver(connection: Any) -> BaseCheckpointSaver:
-    """LangGraph's SQLite saver that knows which of its writes are under way, so the store
-    is closed only after them (`settle`).
-
-    When a step fails, LangGraph cancels its sibling tasks and raises at once; a cancelled
-    task's done-callback then submits its error write, which nothing awaits. Closing the
-    connection under that write (its INSERT run, its commit not yet) left SQLite a "zombie"
-    connection holding the write lock for as long as the write's cursor lived: the next
-    command in the same process got "database is locked", whatever the busy timeout.
-    """
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    class SettlingSqliteSaver(AsyncSqliteSaver):
-        writing: set[asyncio.Task]
-
-        async def aput(self, *args: Any, **kwargs: Any) -> Any:
-            return await self._tracked(super().aput(*args, **kwargs))
-
-        async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
-            await self._tracked(super().aput_writes(*args, **kwargs))
-
-        async def _tracked(self, write: Any) -> Any:
-            task = asyncio.current_task()
-            if task is not None:
-                self.writing.add(task)
-            try:
-                return await write
-            finally:
-                self.writing.discard(task)  # type: ignore[arg-type]
-
-        async def settle(self, seconds: float) -> None:
-            """Wait (up to `seconds`) for the writes under way, those they let start too."""
-            deadline = asyncio.get_running_loop().time() + seconds
-            while pending := self.writing - {asyncio.current_task()}:
-                left = deadline - asyncio.get_running_loop().time()
-                if left <= 0:
-                    return
-                await asyncio.wait(pending, timeout=left)
-
-    saver = SettlingSqliteSaver(connection, serde=serializer())
-    saver.writing = set()
-    return saver
 
 
 def serializer() -> JsonPlusSerializer:
@@ -190,6 +144,8 @@ async def open_checkpointer(
         return
     import aiosqlite
 
+    from deep_research.tools.settling_sqlite import SettlingSqliteSaver
+
     path = Path(target).expanduser()
     if not create and not path.is_file():
         raise StoreMissing(f"no checkpoint store at {path}: no run has been saved there")
@@ -198,7 +154,7 @@ async def open_checkpointer(
     # SQLITE_BUSY_SECONDS for another's transaction (sqlite3's default of 5 s gave "database is
     # locked" to a resume right after a failed one under load).
     async with aiosqlite.connect(str(path), timeout=SQLITE_BUSY_SECONDS) as connection:
-        saver = _sqlite_saver(connection)
+        saver = SettlingSqliteSaver(connection, serde=serializer())
         try:
             await saver.setup()
         except sqlite3.DatabaseError as error:
@@ -214,4 +170,4 @@ async def open_checkpointer(
                     f"{path} is not a readable checkpoint store ({error})"
                 ) from None
         finally:  # no write is cut off by the close (it would leave the file locked)
-            await saver.settle(SQLITE_BUSY_SECONDS)  # type: ignore[attr-defined]
+            await saver.settle(SQLITE_BUSY_SECONDS)
