@@ -64,16 +64,17 @@ class QueuedRuns(ResearchRuns):
     async def start(self, question: str, options: ResearchOptions) -> str:
         """Check the request as an in-process server does, then submit it; its id at once."""
         question, settings = await self.accept(question, options)
-        waiting = await self._queue.waiting()
-        if waiting >= self.max_queued:
-            raise BadInput(
-                f"{waiting} runs already wait on the queue (--max-queued {self.max_queued}): "
-                "start this one when a worker has taken one of them"
-            )
-        run_id = f"{QUEUED_PREFIX}{uuid.uuid4().hex}"
-        accepted = {"question": question, "settings": settings}
-        await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
-        await self._queue.submit(QueuedRun(run_id, question, settings))
+        async with self.admitting:  # this server's calls at once count the queue one by one
+            waiting = await self._queue.waiting()
+            if waiting >= self.max_queued:
+                raise BadInput(
+                    f"{waiting} runs already wait on the queue (--max-queued {self.max_queued}): "
+                    "start this one when a worker has taken one of them"
+                )
+            run_id = f"{QUEUED_PREFIX}{uuid.uuid4().hex}"
+            accepted = {"question": question, "settings": settings}
+            await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
+            await self._queue.submit(QueuedRun(run_id, question, settings))
         return run_id
 
     async def resume(self, run_id: str) -> None:

@@ -119,6 +119,7 @@ class ResearchRuns:
         self.graph: Pregel | None = None
         self.saver: Any = None
         self.runs = LiveRuns()  # the live runs' in-memory resources (cache, limits, ledger)
+        self.admitting = asyncio.Lock()  # one start at a time from counting the queue to launch
 
     async def __aenter__(self) -> ResearchRuns:
         self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
@@ -160,17 +161,18 @@ class ResearchRuns:
     async def start(self, question: str, options: ResearchOptions) -> str:
         """Check the request (no paid call), then start the run; returns its id at once."""
         question, settings = await self.accept(question, options)
-        active = sum(1 for run in self.live.values() if run.running)
-        waiting = max(0, active - self.max_runs)  # every slot taken: the rest wait
-        if waiting >= self.max_queued and active >= self.max_runs:
-            raise BadInput(
-                f"{waiting} runs are already queued on this server (--max-queued "
-                f"{self.max_queued}): start this one when one of them has begun"
-            )
-        run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
-        accepted = {"question": question, "settings": settings}
-        await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
-        self._launch(run_id, None).question = question  # from the store: as after a restart
+        async with self.admitting:  # calls at once must not all count the same queue
+            active = sum(1 for run in self.live.values() if run.running)
+            waiting = max(0, active - self.max_runs)  # every slot taken: the rest wait
+            if waiting >= self.max_queued and active >= self.max_runs:
+                raise BadInput(
+                    f"{waiting} runs are already queued on this server (--max-queued "
+                    f"{self.max_queued}): start this one when one of them has begun"
+                )
+            run_id = f"{RUN_PREFIX}{uuid.uuid4().hex}"
+            accepted = {"question": question, "settings": settings}
+            await self._graph.aupdate_state(thread_config(run_id), accepted, as_node="__input__")
+            self._launch(run_id, None).question = question  # from the store: as after a restart
         return run_id
 
     async def accept(self, question: str, options: ResearchOptions) -> tuple[str, Settings]:

@@ -208,6 +208,36 @@ def test_the_queue_is_capped_with_a_clear_error(chat_server, search_server, tmp_
     assert "1 runs are already queued on this server (--max-queued 1)" in error_text(third)
 
 
+def test_calls_at_once_cannot_queue_more_than_the_cap(chat_server, search_server, tmp_path):
+    """Many `start_research` calls sent together each count the queue after the others: 30 at
+    once on `--max-runs 1 --max-queued 2` start 3 runs (17 did when they all counted at once)."""
+    store = str(tmp_path / "runs.sqlite")
+    release = threading.Event()
+    chat_server.fault = lambda number, body: release.wait(60) and None  # every call waits
+
+    async def scenario(url: str) -> list:
+        async with Client(url) as client:
+            return await asyncio.gather(
+                *(
+                    client.call_tool(
+                        "start_research", {"question": f"Compare zstd and xz {n}", "options": QUICK}
+                    )
+                    for n in range(30)
+                )
+            )
+
+    try:
+        flags = ("--max-runs", "1", "--max-queued", "2")
+        with http_server(store, tmp_path / "server.log", *flags) as (url, _):
+            answers = asyncio.run(scenario(url))
+    finally:
+        release.set()
+    accepted = [answer for answer in answers if not answer.is_error]
+    assert len(accepted) == 3, [error_text(a)[:80] for a in answers if a.is_error][:3]
+    cap = "2 runs are already queued on this server (--max-queued 2)"
+    assert all(cap in error_text(answer) for answer in answers if answer.is_error)
+
+
 def raw_post(url: str, **headers: str) -> httpx.Response:
     return httpx.post(url, json=INIT, headers={**MCP_HEADERS, **headers}, timeout=10)
 
