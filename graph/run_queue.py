@@ -125,7 +125,7 @@ class RunQueue:
         self, concurrency: int, stalled_after: float, say: Callable[[str], None]
     ) -> None:
         """Take runs from the queue until stopped (SIGINT or SIGTERM)."""
-        async with open_checkpointer(self.conninfo) as saver:
+        async with open_checkpointer(self.conninfo, pooled=True) as saver:
             runs = LiveRuns()
             graph = build_graph(checkpointer=saver, runs=runs)
 

@@ -49,7 +49,8 @@ class QueuedRuns(ResearchRuns):
         self.queue: RunQueue | None = None
 
     async def __aenter__(self) -> QueuedRuns:
-        self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
+        saver = open_checkpointer(self.target, pooled=True)  # it lives long: see the worker
+        self.saver = await self._stack.enter_async_context(saver)
         self.graph = build_graph(checkpointer=self.saver)  # read and accept only: workers run
         self.queue = await self._stack.enter_async_context(open_queue(self.target))
         return self

@@ -19,10 +19,11 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from deep_research import state
 from deep_research.settings import ModelPrice, Settings
-from deep_research.tools.pg_setup import checkpointer_ready, set_up_once
+from deep_research.tools.pg_setup import checkpointer_ready, saver_cursor, set_up_once
 from deep_research.tools.secrets import mask_url_passwords
 
 CHECKPOINT_DB_VARIABLE = "DEEP_RESEARCH_CHECKPOINT_DB"
+POOL_SIZE = 2  # a pooled checkpointer's connections (the saver uses one at a time)
 STATE_TYPES = (
     Settings,
     ModelPrice,
@@ -102,9 +103,40 @@ def store_target(target: str) -> str:
     return target
 
 
+@asynccontextmanager
+async def _postgres_saver(target: str, pooled: bool) -> AsyncIterator[BaseCheckpointSaver]:
+    """LangGraph's PostgreSQL checkpointer on one connection, or (`pooled`) on a small pool
+    that checks a connection before lending it. One connection dies with a PostgreSQL restart
+    or failover, or a backend killed by an operator, and every later run of a long-lived
+    process (`deep-research worker`) then failed at once with "the connection is closed"; the
+    pool hands out a fresh one instead (while PostgreSQL is down, a run fails as before)."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    if not pooled:
+        async with AsyncPostgresSaver.from_conn_string(target, serde=serializer()) as saver:
+            yield saver
+        return
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    pool = AsyncConnectionPool(
+        target,
+        min_size=1,
+        max_size=POOL_SIZE,
+        open=False,
+        check=AsyncConnectionPool.check_connection,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    await pool.open(wait=True)
+    try:
+        yield AsyncPostgresSaver(pool, serde=serializer())  # type: ignore[arg-type]
+    finally:
+        await pool.close()
+
+
 async def _has_checkpoint_table(saver: BaseCheckpointSaver) -> bool:
     """True when the PostgreSQL database already holds the checkpoint tables."""
-    async with saver.conn.cursor() as cursor:  # type: ignore[attr-defined]
+    async with saver_cursor(saver) as cursor:
         await cursor.execute("SELECT to_regclass('checkpoints') IS NOT NULL AS present")
         row = await cursor.fetchone()
     return bool(row and row["present"])
@@ -121,18 +153,17 @@ class StoreUnreadable(StoreMissing):
 
 @asynccontextmanager
 async def open_checkpointer(
-    target: str, *, create: bool = True
+    target: str, *, create: bool = True, pooled: bool = False
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """An async checkpointer for an SQLite path or a PostgreSQL URL, tables created if needed.
 
     With `create=False` nothing is made: an SQLite file (and its folder) or a PostgreSQL
     database without our tables raises `StoreMissing`, so that a mistyped name is reported.
+    `pooled` is for processes that live long (a worker, a server): see `_postgres_saver`.
     """
     target = store_target(target)
     if is_postgres(target):
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
-        async with AsyncPostgresSaver.from_conn_string(target, serde=serializer()) as saver:
+        async with _postgres_saver(target, pooled) as saver:
             if create:  # workers started at once on an empty store: one migrates
                 await set_up_once(target, lambda: checkpointer_ready(saver), saver.setup)
             elif not await _has_checkpoint_table(saver):

@@ -54,9 +54,22 @@ async def set_up_once(
             await setup()
 
 
+@asynccontextmanager
+async def saver_cursor(saver) -> AsyncIterator:
+    """A cursor on the PostgreSQL checkpointer's connection, or on one from its pool."""
+    from psycopg_pool import AsyncConnectionPool
+
+    if isinstance(saver.conn, AsyncConnectionPool):  # `open_checkpointer(pooled=True)`
+        async with saver.conn.connection() as connection, connection.cursor() as cursor:
+            yield cursor
+    else:
+        async with saver.conn.cursor() as cursor:
+            yield cursor
+
+
 async def checkpointer_ready(saver) -> bool:
     """True when the PostgreSQL checkpointer's migrations have all run."""
-    async with saver.conn.cursor() as cursor:
+    async with saver_cursor(saver) as cursor:
         await cursor.execute("SELECT to_regclass('checkpoint_migrations') IS NOT NULL AS present")
         row = await cursor.fetchone()
         if not (row and row["present"]):
