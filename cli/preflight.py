@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.summary import counted
+from deep_research.domain.extras import install_extra
 from deep_research.nodes.planning import BadQuestion, clean_question
 from deep_research.settings import GUARD_NOTE, ROLES, Settings
 from deep_research.tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
@@ -159,7 +160,7 @@ def check_mcp_config(settings: Settings) -> None:
     except McpConfigError as error:
         raise BadInput(str(error)) from None
     except ModuleNotFoundError:
-        raise BadInput("mcp_config needs the MCP extra: pip install 'deep-research[mcp]'") from None
+        raise BadInput(f"mcp_config needs the MCP extra: {install_extra('mcp')}") from None
 
 
 def _one_line(error: BaseException) -> str:
@@ -196,7 +197,7 @@ def check_store(target: str, *, create: bool = True) -> None:
             raise
         raise BadInput(
             "a postgresql:// checkpoint store needs the PostgreSQL extra "
-            f"(pip install 'deep-research[postgres]'; {error.name} is missing)"
+            f"({install_extra('postgres')}; {error.name} is missing)"
         ) from None
     except Exception as error:  # any failure to open it makes the store unusable: say which
         raise BadInput(

@@ -11,6 +11,7 @@ import argparse
 import os
 
 from deep_research.cli.bad_input import BadInput
+from deep_research.domain.extras import install_extra
 
 REDIS_URL_VARIABLE = "DEEP_RESEARCH_REDIS_URL"
 USES_LIMITS = ("run", "resume", "batch", "eval", "mcp", "worker")  # commands that make calls
@@ -46,7 +47,7 @@ def use_redis(args: argparse.Namespace) -> str | None:
         import redis
     except ModuleNotFoundError as error:
         raise BadInput(
-            f"shared limits in Redis need the queue extra (pip install 'deep-research[queue]'; "
+            f"shared limits in Redis need the queue extra ({install_extra('queue')}; "
             f"{error.name} is missing)"
         ) from None
     try:

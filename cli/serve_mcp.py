@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from deep_research.cli.bad_input import BadInput
+from deep_research.domain.extras import install_extra
 
-INSTALL_HINT = "`deep-research mcp` needs the MCP extra: pip install 'deep-research[mcp]'"
+INSTALL_HINT = f"`deep-research mcp` needs the MCP extra: {install_extra('mcp')}"
 
 
 class StderrNotes:

@@ -16,8 +16,9 @@ from typing import Any
 
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.redis_limits import add_redis_flag
+from deep_research.domain.extras import install_extra
 
-INSTALL_HINT = "the job queue needs the queue extra: pip install 'deep-research[queue]'"
+INSTALL_HINT = f"the job queue needs the queue extra: {install_extra('queue')}"
 
 
 def add_command(commands: Any, store_flag: Any) -> None:

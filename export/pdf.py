@@ -15,7 +15,9 @@ import re
 import shutil
 import subprocess
 
-PIP_INSTALL = "pip install 'deep-research[pdf]'"
+from deep_research.domain.extras import install_extra
+
+PIP_INSTALL = install_extra("pdf")
 APT_INSTALL = "apt-get install libpango-1.0-0 libpangoft2-1.0-0 (and fonts-noto-cjk for CJK)"
 
 

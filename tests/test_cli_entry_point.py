@@ -241,7 +241,10 @@ def test_a_missing_postgres_extra_exits_2_naming_the_extra(
         env={"PYTHONPATH": f"{blocked}{os.pathsep}{ROOT}"},
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
-    assert "needs the PostgreSQL extra" in done.stderr and "deep-research[postgres]" in done.stderr
+    assert (
+        "needs the PostgreSQL extra" in done.stderr
+        and 'pip install -e ".[postgres]"' in done.stderr
+    )
     assert "saved" not in done.stderr and "pw-3e" not in done.stderr
     assert chat_server.requests == []
 

@@ -249,7 +249,7 @@ def test_missing_pdf_renderer_exits_2_naming_the_fix_and_writes_the_rest(
     capsys.readouterr()
     code = main(["export", "t1", "--output", "e.pdf", "--output", "e.html", "--output", "e.docx"])
     err = capsys.readouterr().err
-    assert code == 2 and "pip install 'deep-research[pdf]'" in err
+    assert code == 2 and 'pip install -e ".[pdf]"' in err
     assert "written: e.html, e.docx" in err
     assert (store / "e.html").exists() and (store / "e.docx").exists()
     assert not (store / "e.pdf").exists()

@@ -315,7 +315,7 @@ def test_without_the_mcp_extra_the_command_says_how_to_install_it(monkeypatch, c
     for name in ("mcp", "mcp.server", "mcp.server.mcpserver"):
         monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
     assert main(["mcp"]) == 2
-    assert "pip install 'deep-research[mcp]'" in capsys.readouterr().err
+    assert 'pip install -e ".[mcp]"' in capsys.readouterr().err
 
 
 def test_runs_from_two_clients_share_the_servers_endpoint_limit(

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from deep_research.cli.bad_input import BadInput
+from deep_research.domain.extras import install_extra
 
-INSTALL_HINT = "`deep-research web` needs the web extra: pip install 'deep-research[web]'"
+INSTALL_HINT = f"`deep-research web` needs the web extra: {install_extra('web')}"
 
 
 def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
