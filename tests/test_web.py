@@ -61,6 +61,8 @@ def new_page(browser, viewport=DESKTOP, lang="en-US"):
     context = browser.new_context(viewport=viewport, locale=lang, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(STEP)
+    page.console_errors = []  # a CSP refusal or a missing file shows here
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
     return page
 
 
@@ -380,8 +382,15 @@ def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, web
     with page.expect_download() as got:
         rows.filter(has_text="CLI question").get_by_role("link", name="Export").click()
     assert b"CLI question about zstd" in got.value.path().read_bytes()
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    rows.filter(has_text=QUESTION).get_by_role("button", name="Delete").click()
+    assert asked and "cannot be undone" in asked[0]
+    expect(rows).to_have_count(2)  # dismissed: nothing deleted
+    page.once("dialog", lambda dialog: dialog.accept())
     rows.filter(has_text=QUESTION).get_by_role("button", name="Delete").click()
     expect(rows).to_have_count(1)
+    assert page.console_errors == []  # no CSP refusal (htmx's inline style), no favicon 404
     assert web.records(thread_id) == []
     page.goto(f"{web.url}/runs/{thread_id}")
     expect(page.locator("h1")).to_have_text("404")

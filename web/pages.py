@@ -17,6 +17,8 @@ LANGUAGES = ("en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt
 BACKENDS = ("tavily", "bocha", "searxng", "duckduckgo", "local", "hybrid")
 FORMATS = (("md", "Markdown"), ("html", "HTML"), ("docx", "Word"), ("pdf", "PDF"))
 LIVE = ("queued", "running")
+# htmx's own inline <style> and eval would break the page CSP (no inline style or script): off
+HTMX_CONFIG = '{"includeIndicatorStyles": false, "allowEval": false, "allowScriptTags": false}'
 
 
 def html_text(node: Any) -> str:
@@ -35,8 +37,10 @@ def page(title: str, body: list, lang: UiLanguage, csrf: str, path: str) -> str:
         el("meta", {"charset": "utf-8"}),
         el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
         el("meta", {"name": "csrf", "content": csrf}),
+        el("meta", {"name": "htmx-config", "content": HTMX_CONFIG}),
         el("title", {}, f"{title} · {w['app']}"),
         el("link", {"rel": "stylesheet", "href": "/static/web.css"}),
+        el("link", {"rel": "icon", "href": "/static/favicon.svg", "type": "image/svg+xml"}),
         el("script", {"src": "/static/htmx.min.js", "defer": "defer"}),
         el("script", {"src": "/static/sse.js", "defer": "defer"}),
         el("script", {"src": "/static/web.js", "defer": "defer"}),
@@ -226,11 +230,11 @@ def ask_page(
     return page(w["new"], body, lang, csrf, "/")
 
 
-def _post_button(action: str, label: str, csrf: str, kind: str = "") -> Any:
-    """A one-button form that POSTs to `action`."""
+def _post_button(action: str, label: str, csrf: str, kind: str = "", confirm: str = "") -> Any:
+    """A one-button form that POSTs to `action`; with `confirm`, web.js asks that first."""
     return el(
         "form",
-        {"method": "post", "action": action, "class": "inline"},
+        {"method": "post", "action": action, "class": "inline", "data-confirm": confirm or None},
         _csrf(csrf),
         el("button", {"type": "submit", "class": kind or None}, label),
     )
@@ -593,7 +597,9 @@ def history_page(rows: list[dict[str, Any]], lang: UiLanguage, csrf: str) -> str
             actions.append(el("a", {"href": f"{base}/export.html"}, w["export"]))
         if row["status"] in ("stopped", "failed", "unfinished"):
             actions.append(_post_button(f"{base}/resume", w["resume"], csrf))
-        actions.append(_post_button(f"{base}/delete", w["delete"], csrf, "danger"))
+        actions.append(
+            _post_button(f"{base}/delete", w["delete"], csrf, "danger", w["delete_confirm"])
+        )
         body_rows.append(
             el(
                 "tr",

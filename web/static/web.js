@@ -16,3 +16,8 @@ document.addEventListener("htmx:sseOpen", function () {
   var live = document.getElementById("live");
   if (live) { live.setAttribute("data-stream", "open"); }
 });
+/* A form that can't be undone (Delete) asks first; without script it posts as it is. */
+document.addEventListener("submit", function (event) {
+  var question = event.target.getAttribute && event.target.getAttribute("data-confirm");
+  if (question && !window.confirm(question)) { event.preventDefault(); }
+});
