@@ -3,6 +3,7 @@ budget figures every worker event carries."""
 
 from __future__ import annotations
 
+from deep_research.domain.budgets import tool_rounds_left
 from deep_research.domain.distinct import distinct
 from deep_research.domain.sources import admitted
 from deep_research.state import SearchHit, Usage, WorkerState
@@ -14,15 +15,18 @@ from deep_research.tools.secrets import redact
 
 
 def budget_use(state: WorkerState) -> dict:
-    """What every worker event carries: which subtask, and how much of its budget is used."""
+    """What every worker event carries: which subtask, and how much of its budget is used. Once
+    a worker's model has acted, its cycles are its decide-act rounds, against their own cap."""
+    budget, rounds = state["budget"], len(state.get("tool_rounds", []))
+    acting = rounds and state.get("tool_protocol") != "fixed"
     return {
         "round": state["round"],
         "subtask_id": state["subtask"].id,
         "description": state["subtask"].description,
         "queries_used": len(state.get("sent_queries", [])),
-        "max_queries": state["budget"].max_queries,
-        "cycles_used": state.get("cycles_used", 0),
-        "max_cycles": state["budget"].max_cycles,
+        "max_queries": budget.max_queries,
+        "cycles_used": rounds if acting else state.get("cycles_used", 0),
+        "max_cycles": tool_rounds_left(budget, 0) if acting else budget.max_cycles,
     }
 
 

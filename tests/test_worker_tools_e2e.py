@@ -109,8 +109,12 @@ def test_native_tools_read_pages_two_hops_deep_and_the_quotes_reach_the_writer(c
 def test_budgets_hold_whatever_the_model_asks_for(chat_server, search_server, site):
     chat_server.brain.tools.pages_per_round = 10
     chat_server.brain.tools.mode = "search"  # searches and reads every round
-    run("How well do log archives compress?", max_pages=2, max_queries=3)
+    _, events = run("How well do log archives compress?", max_pages=2, max_queries=3)
     assert len(site.served) == 2  # the worker's page reads, counted at the site
+    shown = [(e.cycles_used, e.max_cycles) for e in events if e.event == "worker"]
+    assert shown and all(used <= cap for used, cap in shown), shown  # never "cycles 3/1"
+    acted = [(e.cycles_used, e.max_cycles) for e in events if isinstance(e, WorkerActed)]
+    assert acted and acted == [(n + 1, 2) for n in range(len(acted))]  # rounds, max_cycles + 1
     assert len(search_server.queries) == 3  # the planner's 2, and 1 of the model's 4
     assert len(decide_requests(chat_server)) <= 2  # max_cycles (1) + 1 decide rounds
     skipped = chat_server.brain.tools.decisions
