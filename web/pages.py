@@ -367,7 +367,7 @@ def plan_form(view: RunView, lang: UiLanguage, csrf: str) -> Any:
 def _complexity(name: str, chosen: str, w: dict[str, str]) -> Any:
     """A subtask's complexity as a select."""
     options = [
-        el("option", {"value": c, "selected": "selected" if c == chosen else None}, c)
+        el("option", {"value": c, "selected": "selected" if c == chosen else None}, w[f"c_{c}"])
         for c in ("simple", "medium", "complex")
     ]
     return el(
@@ -422,7 +422,13 @@ def progress(view: RunView, lang: UiLanguage) -> Any:
     sections: list = []
     if view.plan is not None:
         tasks = [
-            el("li", {"dir": "auto"}, t.description, " ", el("small", {}, f"({t.complexity})"))
+            el(
+                "li",
+                {"dir": "auto"},
+                t.description,
+                " ",
+                el("small", {}, f"({w.get(f'c_{t.complexity}', t.complexity)})"),
+            )
             for t in view.plan.subtasks
         ]
         sections.append(
