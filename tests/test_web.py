@@ -235,10 +235,15 @@ def test_a_reload_and_a_killed_server_lose_and_repeat_nothing(browser, web, chat
     expect(page.locator("#progress section[aria-labelledby=h-workers]")).to_be_visible()
     page.reload()  # served with everything so far, then streamed again
     expect(page.locator("#live")).to_have_attribute("data-stream", "open")
+    lost = page.locator(".lost-note")
+    expect(lost).to_be_hidden()
     web.kill()  # under the open page, mid-run
     killed_at = web.records(thread_id)[-1][0]
+    expect(lost).to_be_visible()  # the page says the server is gone, not a frozen "running"
+    expect(lost).to_contain_text("connection to the server is lost")
     web.start()  # the server resumes the run; the page reconnects by itself
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    expect(lost).to_be_hidden()
     records = web.records(thread_id)
     assert [seq for seq, _, _ in records] == list(range(1, len(records) + 1))
     assert len(records) > killed_at  # the resumed run went on writing after the kill

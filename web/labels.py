@@ -78,6 +78,8 @@ EN: dict[str, str] = {
     "plan_waits": "The plan waits for you: approve it, change it, or reject it.",
     "nothing_yet": "Nothing yet.",
     "delete": "Delete",
+    "lost": "The connection to the server is lost; trying again. The run is kept and goes on "
+    "when the server is back.",
     "delete_confirm": "Delete this run, its report and its history? This cannot be undone.",
     "open": "Open",
     "export": "Export",
@@ -190,6 +192,7 @@ ZH: dict[str, str] = {
     "plan_waits": "计划等待您的决定：批准、修改或拒绝。",
     "nothing_yet": "暂无。",
     "delete": "删除",
+    "lost": "与服务器的连接已断开，正在重试。研究已保存，服务器恢复后会继续。",
     "delete_confirm": "删除这次研究、其报告和记录？此操作无法撤销。",
     "open": "打开",
     "export": "导出",

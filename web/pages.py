@@ -555,6 +555,7 @@ def run_page(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "")
         el(
             "div",
             {"id": "live", **stream},
+            el("p", {"class": "lost-note"}, w["lost"]) if stream else None,
             el(
                 "div",
                 {

@@ -12,6 +12,10 @@ document.addEventListener("htmx:sseClose", function () {
   var live = document.getElementById("live");
   if (live) { live.setAttribute("data-stream", "closed"); }
 });
+document.addEventListener("htmx:sseError", function () {
+  var live = document.getElementById("live");
+  if (live) { live.setAttribute("data-stream", "lost"); }  /* shows .lost-note until it opens */
+});
 document.addEventListener("htmx:sseOpen", function () {
   var live = document.getElementById("live");
   if (live) { live.setAttribute("data-stream", "open"); }
