@@ -58,7 +58,7 @@ def test_the_cli_runs_end_to_end_on_a_real_model(tmp_path: Path):
     assert re.search(method, done.stderr), "the progress names the method settled on"
     assert "local-model profile (loopback OPENAI_BASE_URL)" in done.stderr
     # Offered tools, the worker either called one or said it fell back to the fixed loop (seen
-    # with .ci/llama.sh's Gemma: "made no usable tool call (no usable tool call); fixed search loop").
+    # with .ci/llama.sh's Gemma: "made no usable tool call (...); fixed search loop").
     assert re.search(r"worker \d+ \(round \d+\) (acted \(|made no usable tool call)", done.stderr)
 
     output = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
