@@ -234,8 +234,9 @@ def test_mcp_tools_are_offered_with_their_schemas_and_called_within_the_budget(
     offered = {t["function"]["name"]: t["function"] for t in decides[0]["tools"]}
     assert offered["mcp_wiki_search_wiki"]["parameters"]["required"] == ["query"]
     assert "delete_page" not in json.dumps(decides)  # only allowed tools are offered
-    # The model's own arguments, twice (the budget), and never once per web search.
-    assert [c["argument"] for c in wiki_calls(log)] == [
+    # The model's own arguments, twice (the budget), and never once per web search; one
+    # round's calls run at once, so the server logs them in either order.
+    assert sorted(c["argument"] for c in wiki_calls(log)) == [
         "archive compression 0",
         "archive compression 1",
     ]
