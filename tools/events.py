@@ -242,6 +242,17 @@ class EarlierReportKept(_Event):
     last_score: float | None  # None: no review could score the last round's report
 
 
+class RunSpent(_Event):
+    """What the run has spent so far, from its live ledger (at most every few seconds): the
+    checkpoint's figures move per finished step, this moves while workers run."""
+
+    event: Literal["spent"] = "spent"
+    tokens: int
+    llm_calls: int
+    search_calls: int
+    cost_usd: float | None = None  # None: a model of the run has no price
+
+
 class RunDone(_Event):
     """The run has finished: why, after how many rounds, with how many sources cited."""
 
@@ -273,6 +284,7 @@ ProgressEvent = Annotated[
     | SourceFailed
     | ContextWindowFound
     | EarlierReportKept
+    | RunSpent
     | RunDone,
     Field(discriminator="event"),
 ]
@@ -300,6 +312,7 @@ KINDS: frozenset[str] = frozenset(
         SourceFailed,
         ContextWindowFound,
         EarlierReportKept,
+        RunSpent,
         RunDone,
     )
 )

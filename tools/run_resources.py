@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
@@ -20,11 +21,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
+from deep_research.domain.budgets import cost_usd
 from deep_research.domain.run_ledger import RunLedger
 from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
 from deep_research.tools.call_stats import CallStats
 from deep_research.tools.endpoint_limits import Endpoint
+from deep_research.tools.events import RunSpent, emit
 from deep_research.tools.local_search import HybridSearch
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
@@ -37,6 +40,9 @@ from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
 from deep_research.tools.search_cache import SearchCache
 
 Filtering = Callable[[SearchBackend], SearchBackend]
+
+
+SPENT_EVERY = 2.0  # seconds between two RunSpent events of one run
 
 
 def _as_is(backend: SearchBackend) -> SearchBackend:
@@ -61,6 +67,7 @@ class RunResources:
     _pages: PageFetcher | None = None
     _web_cache: SearchCache | None = None
     _documents_cache: SearchCache | None = None
+    _spent_told_at: float = float("-inf")  # when the last RunSpent event went out
 
     @property
     def search_cache(self) -> SearchCache:
@@ -133,15 +140,28 @@ class RunResources:
         return self.process.gates.get(f"search:{web_provider(self.settings) or 'local'}")
 
     def record(self, usage: Usage) -> None:
-        """Count calls as they are answered, so workers see the run's spending live."""
+        """Count calls as they are answered, so workers (and whoever streams the run) see the
+        run's spending live."""
         self.ledger.record(usage)
+        now = time.monotonic()
+        if now - self._spent_told_at >= SPENT_EVERY:
+            self._spent_told_at = now
+            spent = self.ledger.spent
+            emit(
+                RunSpent(
+                    tokens=spent.total_tokens,
+                    llm_calls=spent.llm_calls,
+                    search_calls=spent.search_calls,
+                    cost_usd=cost_usd(spent, self.settings),
+                )
+            )
 
     def model_client(self) -> ModelClient:
         """The run's model client: the run's call slots, its ledger and its call figures."""
         return ModelClient(
             self.settings,
             self.models,
-            book=self.ledger.record,
+            book=self.record,
             calls_in_flight=self.model_calls,
             stats=self.stats,
             process=self.process,

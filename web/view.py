@@ -17,6 +17,7 @@ from deep_research.tools.events import (
     PlanMade,
     QualityScored,
     RunDone,
+    RunSpent,
     WorkerDone,
     WorkerSearched,
     parse_event,
@@ -71,6 +72,7 @@ class RunView:
     last_seq: int = 0
     waiting_plan: dict[str, Any] | None = None
     parent: str = ""
+    live_spent: RunSpent | None = None  # the run's ledger, ahead of the checkpoint mid-step
 
 
 def _round(view: RunView, number: int) -> RoundRow:
@@ -102,6 +104,9 @@ def fold_event(view: RunView, event: Any) -> None:
             row.gaps, row.tasks = event.gaps, event.tasks
         case CitationsChecked():
             view.citations = event
+        case RunSpent():
+            view.live_spent = event
+            live_spending(view)
         case RunDone():
             view.stop_reason = event.stop_reason
 
@@ -152,6 +157,7 @@ def add_checkpoint(view: RunView, values: dict[str, Any]) -> None:
             "cost": settings.max_cost_usd,
         }
     view.cost_usd = values.get("cost_usd")
+    live_spending(view)
     view.stop_reason = values.get("stop_reason") or view.stop_reason
     if view.plan is None and values.get("plan") is not None:  # a run started elsewhere
         plan = values["plan"]
@@ -165,3 +171,15 @@ def add_checkpoint(view: RunView, values: dict[str, Any]) -> None:
     for number, score in enumerate(values.get("quality_history") or [], start=1):
         row = _round(view, number)
         row.score = score if row.score is None else row.score
+
+
+def live_spending(view: RunView) -> None:
+    """The spending shown: the checkpoint's or the live ledger's, whichever has counted more
+    (the ledger runs ahead while a round's workers call; the checkpoint catches up after)."""
+    live = view.live_spent
+    if live is None:
+        return
+    figures = {"tokens": live.tokens, "searches": live.search_calls, "llm_calls": live.llm_calls}
+    view.usage = {key: max(view.usage.get(key, 0), value) for key, value in figures.items()}
+    if live.cost_usd is not None and (view.cost_usd is None or live.cost_usd > view.cost_usd):
+        view.cost_usd = live.cost_usd
