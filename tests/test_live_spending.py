@@ -7,37 +7,23 @@ from __future__ import annotations
 import asyncio
 import time
 
-from deep_research.graph import graph
 from deep_research.state import Usage
 from deep_research.tools import run_resources
-from deep_research.tools.events import ReportWritten, RunSpent, WorkerSearched, parse_event
+from deep_research.tools.events import ReportWritten, RunSpent, WorkerSearched
 from deep_research.web.event_log import Record
 from deep_research.web.view import add_checkpoint, fold
 
+from graph_stream import streamed_run
+
+QUESTION = "Compare zstd and xz for log archives"
 ONE_ROUND = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0, "search_retries": 0}
-
-
-async def _run(settings: dict) -> tuple[dict, list]:
-    """The run's last state and its progress events, in order."""
-    events, values = [], {}
-    async for namespace, mode, chunk in graph.astream(
-        {"question": "Compare zstd and xz for log archives"},
-        context=settings,
-        stream_mode=["custom", "values"],
-        subgraphs=True,
-    ):
-        if mode == "custom":
-            events.append(parse_event(chunk))
-        elif not namespace:
-            values = chunk
-    return values, events
 
 
 def test_the_ledger_goes_out_while_workers_call_and_ends_at_the_runs_total(
     chat_server, search_server, monkeypatch
 ):
     monkeypatch.setattr(run_resources, "SPENT_EVERY", 0.0)  # every answered call: one event
-    values, events = asyncio.run(_run(ONE_ROUND))
+    values, events = asyncio.run(streamed_run(QUESTION, ONE_ROUND))
     kinds = [type(e) for e in events]
     spent = [e for e in events if isinstance(e, RunSpent)]
     first_worker, written = kinds.index(WorkerSearched), kinds.index(ReportWritten)
@@ -55,7 +41,7 @@ def test_the_ledger_goes_out_while_workers_call_and_ends_at_the_runs_total(
 
 def test_spending_events_are_spaced_out(chat_server, search_server):
     began = time.monotonic()
-    values, events = asyncio.run(_run(ONE_ROUND))
+    values, events = asyncio.run(streamed_run(QUESTION, ONE_ROUND))
     took = time.monotonic() - began
     spent = [e for e in events if isinstance(e, RunSpent)]
     assert spent and len(spent) <= 1 + took / run_resources.SPENT_EVERY

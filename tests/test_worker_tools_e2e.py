@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.graph import build_graph, graph
+from deep_research.graph import build_graph
 from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
-from deep_research.tools.events import WorkerActed, WorkerFellBack, parse_event
+from deep_research.tools.events import WorkerActed, WorkerFellBack
 from deep_research.tools.process_wide import current
 
 from checkpoint_probe import wait_until
+from graph_stream import streamed_run
 from stand_ins.search import slug
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,25 +55,8 @@ def site(page_server, search_server, chat_server):
     return page_server
 
 
-async def _run(question: str, settings: dict, config: dict | None = None, app=graph):
-    """The run's output and its progress events."""
-    events, values = [], {}
-    async for namespace, mode, chunk in app.astream(
-        {"question": question},
-        config,
-        context=settings,
-        stream_mode=["custom", "values"],
-        subgraphs=True,
-    ):
-        if mode == "custom":
-            events.append(parse_event(chunk))
-        elif not namespace:
-            values = chunk
-    return values, events
-
-
 def run(question: str, **settings):
-    return asyncio.run(_run(question, {**TOOLS, **settings}))
+    return asyncio.run(streamed_run(question, {**TOOLS, **settings}))
 
 
 def decide_requests(chat_server) -> list[dict]:
@@ -189,7 +173,7 @@ def test_a_run_broken_mid_act_resumes_without_sending_an_answered_call(
             store["saver"] = saver
             app = build_graph(checkpointer=saver)
             with pytest.raises(RuntimeError, match="broke mid-act"):
-                await _run("How well do log archives compress?", settings, config, app)
+                await streamed_run("How well do log archives compress?", settings, config, app)
             before = len(chat_server.chat_requests)
             async for _ in app.astream(None, config, context=settings):
                 pass
