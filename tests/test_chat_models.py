@@ -210,3 +210,19 @@ def test_many_threads_use_the_live_runs_they_are_handed(no_http, tmp_path):
     )
     assert failures == [] and ended == ["max_iterations"]
     assert model.brain.calls["TaskPlan"] == 1 and runs.last_released is not None
+
+
+def test_the_openai_client_gets_timeouts_every_httpx_takes():
+    """The openai SDK builds its own clients on httpx2, whose Timeout refuses an httpx.Timeout
+    (httpx2 2.17.0: "Invalid timeout ... got <class 'httpx.Timeout'>"): plain seconds only."""
+    from deep_research.tools.model_names import Endpoint
+    from deep_research.tools.models import openai_model
+    from deep_research.tools.process_wide import ProcessWide
+
+    async def build():
+        endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", api_key="k")
+        return openai_model("m", endpoint, 600.0, ProcessWide())
+
+    model = asyncio.run(build())
+    assert model.request_timeout == (30.0, 600.0, 600.0, 600.0)  # connect, read, write, pool
+    assert model.http_async_client.timeout == httpx.Timeout(600.0, connect=30.0)

@@ -44,7 +44,9 @@ def openai_model(
     if key not in per_loop:
         # Waiting for the first byte is prompt processing, which a cold local model may spend
         # minutes on: every socket wait is bounded by the idle timeout, the whole call by none.
-        timeout = httpx.Timeout(idle_timeout, connect=min(idle_timeout, CONNECT_TIMEOUT))
+        # A (connect, read, write, pool) tuple, not an `httpx.Timeout`: the openai SDK builds its
+        # own clients on httpx2, whose Timeout refuses httpx's (seen with httpx2 2.17.0).
+        timeout = (min(idle_timeout, CONNECT_TIMEOUT), idle_timeout, idle_timeout, idle_timeout)
         per_loop[key] = init_chat_model(
             name,
             model_provider="openai",
