@@ -8,18 +8,17 @@ document.addEventListener("htmx:sseMessage", function (event) {
   live.setAttribute("sse-connect", live.getAttribute("sse-connect").replace(/after=\d+/, "after=" + id));
   live.setAttribute("data-last-event", id);
 });
-document.addEventListener("htmx:sseClose", function () {
-  var live = document.getElementById("live");
-  if (live) { live.setAttribute("data-stream", "closed"); }
-});
-document.addEventListener("htmx:sseError", function () {
-  var live = document.getElementById("live");
-  if (live) { live.setAttribute("data-stream", "lost"); }  /* shows .lost-note until it opens */
-});
-document.addEventListener("htmx:sseOpen", function () {
-  var live = document.getElementById("live");
-  if (live) { live.setAttribute("data-stream", "open"); }
-});
+/* The stream's state on #live: "open", "closed" (the run ended), or "lost" (the server is away;
+   web.css then shows .lost-note until the stream opens again). */
+function streamIs(state) {
+  return function () {
+    var live = document.getElementById("live");
+    if (live) { live.setAttribute("data-stream", state); }
+  };
+}
+document.addEventListener("htmx:sseOpen", streamIs("open"));
+document.addEventListener("htmx:sseClose", streamIs("closed"));
+document.addEventListener("htmx:sseError", streamIs("lost"));
 /* A form that can't be undone (Delete) asks first; without script it posts as it is. */
 document.addEventListener("submit", function (event) {
   var question = event.target.getAttribute && event.target.getAttribute("data-confirm");
