@@ -129,6 +129,11 @@ class Source(BaseModel):
         None,
         description="The number the final report cites it by: 1..N in order of first citation.",
     )
+    published: str = Field(
+        "",
+        description="When the source says it was published or last updated, as an ISO 8601 "
+        "date (YYYY-MM-DD, or YYYY-MM / YYYY when that is all it says); '' when unknown.",
+    )
 
 
 class SourceEvidence(Source):
