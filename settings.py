@@ -137,6 +137,13 @@ class Settings(BaseModel):
         2_000_000, ge=10_000, le=50_000_000, description="Bytes read of one page at most."
     )
     page_timeout: float = Field(15, gt=0, le=300, description="Seconds per page fetch.")
+    evidence_max_bytes: int = Field(
+        4_000_000,
+        ge=0,
+        le=1_000_000_000,
+        description="Bytes of cited pages' text a finished run keeps in the store at most "
+        "(0: none, only their hashes); a page cut to fit says so in a line.",
+    )
     fetch_private_addresses: bool = Field(
         False, description="Let page fetches reach loopback, private and link-local addresses."
     )

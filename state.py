@@ -134,6 +134,14 @@ class Source(BaseModel):
         description="When the source says it was published or last updated, as an ISO 8601 "
         "date (YYYY-MM-DD, or YYYY-MM / YYYY when that is all it says); '' when unknown.",
     )
+    fetched: str = Field(
+        "",
+        description="When the run read the text its citations rest on, ISO 8601 UTC; '' when "
+        "unknown (a search snippet).",
+    )
+    sha256: str = Field(
+        "", description="The SHA-256 of that text as read (kept with the run); '' when none."
+    )
 
 
 class SourceEvidence(Source):
@@ -431,6 +439,136 @@ def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
     return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
 
 
+# ---------------------------------------------------------------- keeping reports true
+
+SourceState = Literal["unchanged", "changed", "moved", "gone", "unreachable", "not_rechecked"]
+"""How a cited source stood when read again (`domain.recheck_rules`)."""
+ClaimState = Literal[
+    "unchanged", "quote_kept", "quote_gone", "page_gone", "unreachable", "not_rechecked"
+]
+"""How a cited claim stood when its source was read again (`domain.recheck_rules`)."""
+
+
+class SourceRecheck(BaseModel):
+    """One cited source read again: how it stands, and what its server answered."""
+
+    number: int  # the number the report cites it by
+    url: str
+    title: str = ""
+    kind: str = "page"  # page, document, tool or snippet: what the run kept of it
+    state: SourceState
+    status: int | None = None  # the HTTP status of the answer (None: no answer)
+    final_url: str = ""  # where it answered from, after redirects
+    conditional: bool = False  # the request carried the stored validators
+    fetched: str = ""  # when the run read it (ISO 8601 UTC)
+    sha256: str = ""  # the hash of the text the run read
+    new_sha256: str = ""  # the hash of the text read now ("" when none was read)
+    note: str = ""  # why it is unreachable, where it moved, ...
+
+
+class ClaimRecheck(BaseModel):
+    """One cited claim (a statement and one source it cites) after its source was read again."""
+
+    statement: str
+    number: int  # the source's number in the report
+    quote: str = ""  # the words of the source the citation check kept
+    state: ClaimState
+    verdict: Verdict | None = None  # quote_gone: the citation check against the new text
+    new_quote: str = ""  # quote_gone: the new text's words that decide it
+
+
+class Recheck(BaseModel):
+    """A finished report's citations checked against their sources as they are now."""
+
+    thread_id: str
+    checked: str  # when (ISO 8601 UTC)
+    sources: list[SourceRecheck]
+    claims: list[ClaimRecheck]
+    model_calls: int = 0
+    requests: int = 0  # requests sent to sources' servers
+    not_modified: int = 0  # of which answered 304 Not Modified
+    seconds: float = 0.0
+
+    def count(self, state: ClaimState) -> int:
+        """How many claims stand so."""
+        return sum(claim.state == state for claim in self.claims)
+
+
+class ClaimMatch(BaseModel):
+    """The model's reading of one claim of a report's new version against the earlier one."""
+
+    new: int = Field(description="The number of the new claim (N1 is 1).")
+    old: int | None = Field(
+        None, description="The number of the earlier claim it restates or updates (O2 is 2)."
+    )
+    relation: Literal["same", "figure_changed", "new"] = Field(
+        description="same: the earlier claim says the same; figure_changed: it is about the "
+        "same thing with a different number; new: no earlier claim is about it."
+    )
+    old_value: str = Field("", description="figure_changed: the earlier figure, as written.")
+    new_value: str = Field("", description="figure_changed: the new figure, as written.")
+
+
+class ClaimMatches(BaseModel):
+    """The model's reading of a new version's claims against the earlier version's."""
+
+    matches: list[ClaimMatch]
+
+
+class CitedClaim(BaseModel):
+    """A claim of a report with the sources it cites (number, address)."""
+
+    claim: str
+    sources: list[tuple[int, str]] = Field(default_factory=list)
+
+
+class FigureChange(BaseModel):
+    """A figure that changed between two versions, each value with its citations."""
+
+    old: CitedClaim
+    new: CitedClaim
+    old_value: str
+    new_value: str
+
+
+class DroppedClaim(BaseModel):
+    """A claim of the earlier version the new one no longer makes, and why."""
+
+    claim: CitedClaim
+    why: str
+
+
+class ChangeList(BaseModel):
+    """What changed, claim by claim, from one version of a watched report to the next."""
+
+    watch_id: str
+    version: int
+    thread_id: str
+    previous: str  # the earlier version's thread
+    made: str  # when (ISO 8601 UTC)
+    new_findings: list[CitedClaim] = Field(default_factory=list)
+    changed_figures: list[FigureChange] = Field(default_factory=list)
+    no_longer_supported: list[DroppedClaim] = Field(default_factory=list)
+    sources_gone: list[SourceRecheck] = Field(default_factory=list)
+    left_out: list[CitedClaim] = Field(
+        default_factory=list, description="Earlier claims still supported, not made any more."
+    )
+    unresolved: list[CitedClaim] = Field(
+        default_factory=list, description="New claims the model gave no valid reading of."
+    )
+    model_calls: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing changed."""
+        return not (
+            self.new_findings
+            or self.changed_figures
+            or self.no_longer_supported
+            or self.sources_gone
+        )
+
+
 # ---------------------------------------------------------------- research graph
 
 
@@ -450,6 +588,10 @@ class ResearchInput(TypedDict):
     # A follow-up question: an earlier run's results, written from first; only what they leave
     # missing is researched (`nodes.follow_up`). Ignored from callers of LangGraph's server.
     prior_results: NotRequired[list[WorkerResult]]
+    # Whose kept evidence the carried results rest on: the earlier run's thread, and (a watched
+    # question's next version) the re-check whose fresh pages refreshed them.
+    follow_up_of: NotRequired[str]
+    refreshed_by: NotRequired[str]
 
 
 class ResearchOutput(TypedDict):

@@ -43,4 +43,9 @@ def follow_up_from(snapshot: StateSnapshot, parent: str, question: str) -> dict[
     if not results:
         raise BadInput(f"the run {parent!r} found no evidence to start a follow-up from")
     settings = values["settings"].model_copy(update={"language": None, "approve_plan": False})
-    return {"question": question, "settings": settings, "prior_results": results}
+    return {
+        "question": question,
+        "settings": settings,
+        "prior_results": results,
+        "follow_up_of": parent,  # what its carried evidence rests on is that run's
+    }

@@ -455,6 +455,18 @@ def _worker(args: argparse.Namespace, target: str) -> int:
         return exit_codes.BAD_INPUT
 
 
+def _keeping(args: argparse.Namespace, target: str) -> int:
+    """`evidence`, `recheck` and `watch`: what a finished run rests on, checked and watched."""
+    from deep_research.cli import evidence, recheck, watch
+
+    commands = {"evidence": evidence, "recheck": recheck, "watch": watch}
+    try:
+        return commands[args.command].command(args, target)
+    except BadInput as error:
+        _error(str(error))
+        return exit_codes.BAD_INPUT
+
+
 def _serve_web(args: argparse.Namespace, target: str) -> int:
     """`web`: serve the web app until stopped; 2 when it cannot start."""
     from deep_research.web import command
@@ -509,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
         return _worker(args, target)
     if args.command == "web":
         return _serve_web(args, target)
+    if args.command in ("evidence", "recheck", "watch"):
+        return _keeping(args, target)
     return _inspect(args, target)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from deep_research.cli import eval_parser, serve_mcp, worker
+from deep_research.cli import eval_parser, evidence, recheck, serve_mcp, watch, worker
 from deep_research.cli.queue import add_queue_flags
 from deep_research.cli.redis_limits import add_redis_flag
 from deep_research.cli.resume_settings import add_resume_flags
@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="list at most N runs, newest first (0: all; default 20)",
     )
     _store_flag(threads)
+    evidence.add_command(commands, _store_flag)
+    recheck.add_command(commands, _store_flag)
+    watch.add_command(commands, _store_flag)
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     worker.add_command(commands, _store_flag)

@@ -32,6 +32,7 @@ from deep_research.settings import Settings, settings_from
 from deep_research.state import output_of
 from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from deep_research.tools.events import ProgressEvent
+from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import mask_url_passwords
 
@@ -117,8 +118,8 @@ async def execute(
     """Run (or, with no input, resume) a thread to its end; returns the output and the state
     values (settings, question) it ended with. A resume with `new_settings` (another model,
     say: `cli.resume_settings`) saves them with the run before its next step."""
-    async with open_checkpointer(target) as saver:
-        runs = LiveRuns()
+    async with open_checkpointer(target) as saver, EvidenceStore(target) as evidence:
+        runs = LiveRuns(evidence=evidence)
         graph = build_graph(checkpointer=saver, runs=runs)
         config = thread_config(thread_id)
         existing = (await graph.aget_state(config)).values

@@ -39,6 +39,13 @@ def add_command(commands: Any, store_flag: Any) -> None:
         metavar="SECONDS",
         help="a worker silent this long counts as dead; its run is taken up again (60)",
     )
+    sub.add_argument(
+        "--watch-tick",
+        default="* * * * *",
+        metavar="CRON",
+        help="how often the workers look for due versions of watched questions "
+        "(a cron line; a sixth field counts seconds; default once a minute)",
+    )
     store_flag(sub)
     add_redis_flag(sub)
 
@@ -90,10 +97,16 @@ def command(args: argparse.Namespace, target: str) -> int:
     from deep_research.graph.run_queue import open_queue
 
     conninfo = queue_store(target)
+    from croniter import croniter
+
+    if not croniter.is_valid(args.watch_tick):
+        raise BadInput(f"--watch-tick {args.watch_tick!r} is not a cron line (e.g. '*/5 * * * *')")
     check_store(conninfo)  # unreachable: one line, exit 2
 
     async def work() -> None:
-        async with open_queue(conninfo, connections=args.concurrency + 3) as queue:
+        async with open_queue(
+            conninfo, connections=args.concurrency + 3, watch_tick=args.watch_tick
+        ) as queue:
             say(f"worker ready: {args.concurrency} at once")
             await queue.work(args.concurrency, args.stalled_after, say)
 

@@ -43,16 +43,25 @@ def verbatim(quote: str, page: str) -> str | None:
     """The page's own words for `quote` when the page holds it (whitespace, letter case and
     quotation-mark style aside), as the page writes them with its whitespace flattened; None
     when it does not, or when the quote is too short or too long to be one."""
+    if not MIN_QUOTE_CHARS <= len(_flat(quote).strip(_TRIM)) <= MAX_QUOTE_CHARS:
+        return None
+    span = locate(quote, page)
+    return None if span is None else " ".join(page[span[0] : span[1]].split())
+
+
+def locate(quote: str, page: str) -> tuple[int, int] | None:
+    """Where the page holds `quote` (whitespace, letter case and quotation-mark style aside):
+    its start and end offsets in `page`; None when it does not, or the quote has no words."""
     wanted = _flat(quote).strip(_TRIM)
-    if not MIN_QUOTE_CHARS <= len(wanted) <= MAX_QUOTE_CHARS:
+    if not wanted:
         return None
     flat, where = _flat_map(page)
     for candidate in dict.fromkeys((wanted, wanted.rstrip(".。"))):  # a full stop it added
         at = flat.find(candidate)
         if at < 0 and len(flat.casefold()) == len(flat):  # else folding moves the offsets
             at = flat.casefold().find(candidate.casefold())
-        if at >= 0:
-            return " ".join(page[where[at] : where[at + len(candidate) - 1] + 1].split())
+        if at >= 0 and candidate:
+            return where[at], where[at + len(candidate) - 1] + 1
     return None
 
 

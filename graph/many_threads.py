@@ -22,6 +22,7 @@ from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.settings import Settings
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.events import ProgressEvent
+from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.run_resources import LiveRuns
 
 Item = TypeVar("Item")
@@ -90,8 +91,8 @@ async def run_threads(
     runs' resources (one is made when not given).
     """
     slots = asyncio.Semaphore(concurrency)
-    async with open_checkpointer(checkpoint_db) as saver:
-        runs = LiveRuns() if runs is None else runs
+    async with open_checkpointer(checkpoint_db) as saver, EvidenceStore(checkpoint_db) as evidence:
+        runs = LiveRuns(evidence=evidence) if runs is None else runs
         graph = build_graph(checkpointer=saver, runs=runs)
 
         async def one(job: ThreadJob[Item]) -> None:

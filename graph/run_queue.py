@@ -22,12 +22,14 @@ from typing import Any
 from procrastinate import App, JobContext, PsycopgConnector
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
 
-from deep_research.graph import build_graph
+from deep_research.graph import build_graph, watch_queue
 from deep_research.graph.many_threads import ThreadJob, drive
 from deep_research.settings import Settings, settings_from
 from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.pg_setup import set_up_once
 from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.watches import WatchStore
 
 QUEUE = "deep-research"
 TASK = "deep_research.research"
@@ -67,11 +69,14 @@ async def research(context: JobContext, thread_id: str, question: str, settings:
 class RunQueue:
     """The queue in one PostgreSQL store: submit runs, read their jobs, run a worker."""
 
-    def __init__(self, conninfo: str, connections: int = 4) -> None:
+    def __init__(
+        self, conninfo: str, connections: int = 4, watch_tick: str = watch_queue.DEFAULT_TICK
+    ) -> None:
         self.conninfo = conninfo
         connector = PsycopgConnector(conninfo=conninfo, min_size=1, max_size=connections)
         self.app = App(connector=connector)
         self.task = self.app.task(name=TASK, queue=QUEUE, pass_context=True)(research)
+        self.watch_version = watch_queue.register(self.app, QUEUE, watch_tick)
 
     async def _ready(self) -> bool:
         """True when the queue's tables are in the store."""
@@ -125,8 +130,12 @@ class RunQueue:
         self, concurrency: int, stalled_after: float, say: Callable[[str], None]
     ) -> None:
         """Take runs from the queue until stopped (SIGINT or SIGTERM)."""
-        async with open_checkpointer(self.conninfo, pooled=True) as saver:
-            runs = LiveRuns()
+        async with (
+            open_checkpointer(self.conninfo, pooled=True) as saver,
+            EvidenceStore(self.conninfo) as evidence,
+            WatchStore(self.conninfo) as watches,
+        ):
+            runs = LiveRuns(evidence=evidence)
             graph = build_graph(checkpointer=saver, runs=runs)
 
             async def rescue() -> None:
@@ -142,7 +151,13 @@ class RunQueue:
                     concurrency=concurrency,
                     update_heartbeat_interval=stalled_after / 4,
                     stalled_worker_timeout=stalled_after,
-                    additional_context={"graph": graph, "runs": runs, "say": say},
+                    additional_context={
+                        "graph": graph,
+                        "runs": runs,
+                        "say": say,
+                        "evidence": evidence,
+                        "watches": watches,
+                    },
                     fetch_job_polling_interval=1.0,
                 )
             finally:
@@ -150,9 +165,11 @@ class RunQueue:
 
 
 @asynccontextmanager
-async def open_queue(conninfo: str, connections: int = 4) -> AsyncIterator[RunQueue]:
+async def open_queue(
+    conninfo: str, connections: int = 4, watch_tick: str = watch_queue.DEFAULT_TICK
+) -> AsyncIterator[RunQueue]:
     """The run queue of a PostgreSQL store, its tables made if needed."""
-    queue = RunQueue(conninfo, connections)
+    queue = RunQueue(conninfo, connections, watch_tick)
     async with queue.app.open_async():
         await queue.set_up()
         yield queue

@@ -532,6 +532,38 @@ def gaps(
     return assemble(limit, system, [*parts, "Report:\n", Material([report])])
 
 
+# ---------------------------------------------------------------- keeping reports true
+
+CLAIM_CHANGES = (
+    "You compare two versions of a research report, claim by claim. For every new claim "
+    "(N1, N2, ...) say which earlier claim (O1, O2, ...) it corresponds to:\n"
+    "- same: the earlier claim says the same thing (other words, another language, more or "
+    "less detail);\n"
+    "- figure_changed: it is about the same quantity, thing and conditions, but gives a "
+    "different number, date or amount; give old_value and new_value copied exactly as the "
+    "two claims write them (for example 7,301 and 7,350);\n"
+    "- new: no earlier claim is about it (leave old empty).\n"
+    "Answer once for every new claim listed. A changed negation or comparison is not the "
+    "same. {untrusted}"
+)
+
+
+def claim_changes(earlier: Sequence[str], new: Sequence[str], limit: int) -> list[BaseMessage]:
+    """Match a new version's claims with the earlier version's (numbered O1.. and N1..)."""
+    old_lines = "\n".join(f"O{n}: {claim}" for n, claim in enumerate(earlier, 1))
+    new_lines = "\n".join(f"N{n}: {claim}" for n, claim in enumerate(new, 1))
+    return assemble(
+        limit,
+        CLAIM_CHANGES.format(untrusted=UNTRUSTED),
+        [
+            "Earlier claims:\n",
+            Material([old_lines], share=0.5),
+            "\n\nNew claims:\n",
+            Material([new_lines]),
+        ],
+    )
+
+
 # ---------------------------------------------------------------- citation checks
 
 

@@ -10,6 +10,7 @@ from deep_research.domain.language import is_cjk, run_language, words_for
 from deep_research.domain.markup import markers
 from deep_research.domain.plain_text import one_line
 from deep_research.domain.sources import SourceRegistry
+from deep_research.nodes.keeping import keep_evidence
 from deep_research.nodes.sections import Written, desk_for, first_report, revised_report
 from deep_research.state import ResearchState, Source, Usage, WorkerResult
 from deep_research.tools.events import ReportWritten, RunDone, emit
@@ -171,6 +172,7 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
     sources = [
         Source(id=i, number=numbers[i], url=by_id[i].url, title=by_id[i].title) for i in cited
     ]
+    sources = await keep_evidence(state, sources, runs.for_step(state), runs.evidence)
     limits = limitations(registry.results, language) if sources else ""
     report = text + (f"\n\n{limits}" if limits else "")
     report += f"\n\n{sources_section(sources, language)}\n" if sources else "\n"

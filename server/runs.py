@@ -43,6 +43,7 @@ from deep_research.server.arguments import (
 )
 from deep_research.settings import Settings
 from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.search.factory import web_provider
 from deep_research.tools.secrets import redact
@@ -123,6 +124,7 @@ class ResearchRuns:
 
     async def __aenter__(self) -> ResearchRuns:
         self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
+        self.runs.evidence = await self._stack.enter_async_context(EvidenceStore(self.target))
         self.graph = build_graph(checkpointer=self.saver, runs=self.runs)
         for run_id in reversed(await self.unfinished_own_runs()):  # oldest first, as queued
             self.notes.note(f"resuming run {run_id}")

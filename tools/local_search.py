@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from email.utils import formatdate
 from itertools import zip_longest
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from deep_research.domain.sources import normalize_url
 from deep_research.state import SearchHit
 from deep_research.tools.checkpoints import data_dir
 from deep_research.tools.corpus import LocalCorpus
 from deep_research.tools.corpus.index import named_folder
+from deep_research.tools.evidence.reads import Capture, PageRead
 from deep_research.tools.search.base import SearchBackend, rank_score
 
 
@@ -37,17 +41,45 @@ class LocalSearch:
     the first search, never on the event loop (where `langgraph dev` refuses blocking calls).
     """
 
-    def __init__(self, corpus_dir: str | Path | None) -> None:
+    def __init__(self, corpus_dir: str | Path | None, on_read: Capture | None = None) -> None:
         self._folder = named_folder(corpus_dir)
         self._corpus: LocalCorpus | None = None
         self._opening = asyncio.Lock()
+        self._on_read = on_read  # told of every passage found (the run's evidence)
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """The best passages for a query, one per document section."""
         async with self._opening:
             if self._corpus is None:
                 self._corpus = await asyncio.to_thread(open_corpus, self._folder)
-        return await self._corpus.asearch(query, max_results)
+        hits = await self._corpus.asearch(query, max_results)
+        if self._on_read is not None:
+            for hit in hits:
+                await self._on_read(await asyncio.to_thread(document_read, hit))
+        return hits
+
+
+def file_validators(path: Path) -> tuple[str, str]:
+    """A file's stand-ins for HTTP validators: an ETag of its size and modification time, and
+    that time as an HTTP date; empty when the file cannot be read now."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return "", ""
+    return f'"{stat.st_size}-{stat.st_mtime_ns}"', formatdate(stat.st_mtime, usegmt=True)
+
+
+def document_read(hit: SearchHit) -> PageRead:
+    """A local passage as the run read it, with its file's validators."""
+    etag, modified = file_validators(path_of(hit.url))
+    return PageRead(
+        url=hit.url, kind="document", text=hit.content, etag=etag, last_modified=modified
+    )
+
+
+def path_of(url: str) -> Path:
+    """The file a `file://` source names (its section anchor dropped)."""
+    return Path(url2pathname(urlsplit(url).path))
 
 
 class HybridSearch:

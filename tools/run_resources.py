@@ -28,6 +28,8 @@ from deep_research.state import Usage
 from deep_research.tools.call_stats import CallStats
 from deep_research.tools.endpoint_limits import Endpoint
 from deep_research.tools.events import RunSpent, emit
+from deep_research.tools.evidence.reads import PageRead, RunReads
+from deep_research.tools.evidence.store import EvidenceStore, store_errors
 from deep_research.tools.local_search import HybridSearch
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
@@ -35,7 +37,7 @@ from deep_research.tools.process_wide import ProcessWide, current
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.factory import search_backend, web_provider
 from deep_research.tools.search.filtered import FilteredSearch
-from deep_research.tools.search.pages import PageFetcher
+from deep_research.tools.search.pages import Answer, PageFetcher
 from deep_research.tools.search.tool_sources import ToolSearch, WithToolSources
 from deep_research.tools.search_cache import SearchCache
 
@@ -63,6 +65,9 @@ class RunResources:
     models: ModelSource = chat_model  # where the run's model client gets each role's model
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     dropped_addresses: set[str] = field(default_factory=set)  # said once a run, not per search
+    reads: RunReads | None = (
+        None  # what the run read that a citation may rest on (once it has an id)
+    )
     _search_cache: SearchCache | None = None
     _pages: PageFetcher | None = None
     _web_cache: SearchCache | None = None
@@ -75,7 +80,9 @@ class RunResources:
         (the backend is the run's; its HTTP clients are the process's)."""
         if self._search_cache is None:
             # one page reader, one page budget: thin hits' pages and workers' read_page calls
-            backend = search_backend(self.settings, self.process.search_clients, self.pages)
+            backend = search_backend(
+                self.settings, self.process.search_clients, self.pages, self.keep_read
+            )
             self._search_cache = SearchCache(backend)
         return self._search_cache
 
@@ -84,8 +91,29 @@ class RunResources:
         """The run's guarded page reader for workers' `read_page` calls (each URL once, within
         `max_page_fetches`; no private address unless allowed), built when first asked."""
         if self._pages is None:
-            self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
+            self._pages = PageFetcher(
+                self.settings, self.process.search_clients.tls(), on_read=self._keep_page
+            )
         return self._pages
+
+    async def keep_read(self, read: PageRead) -> None:
+        """Hand a read (a page, a passage, a tool answer) to the run's evidence."""
+        if self.reads is not None:
+            await self.reads.read(read)
+
+    async def _keep_page(self, url: str, answer: Answer, text: str) -> None:
+        """A page the run's reader read, with what its server said, to the run's evidence."""
+        await self.keep_read(
+            PageRead(
+                url=url,
+                kind="page",
+                text=text,
+                final_url=answer.url,
+                status=answer.status,
+                etag=answer.header(b"etag"),
+                last_modified=answer.header(b"last-modified"),
+            )
+        )
 
     @staticmethod
     def _unfiltered(backend: SearchBackend) -> tuple[SearchBackend, Filtering]:
@@ -208,9 +236,15 @@ class LiveRuns:
     a cancelled caller) or when the run's last node has finished.
     """
 
-    def __init__(self, models: ModelSource = chat_model, process: ProcessWide | None = None):
+    def __init__(
+        self,
+        models: ModelSource = chat_model,
+        process: ProcessWide | None = None,
+        evidence: EvidenceStore | None = None,
+    ):
         self.models = models
         self._process = process
+        self.evidence = evidence  # the store a run's reads are written through to, if any
         self._runs: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, RunResources]
         ] = weakref.WeakKeyDictionary()  # a loop that is gone takes its runs with it
@@ -243,14 +277,15 @@ class LiveRuns:
 
     def adopt(self, run_id: str, run: RunResources) -> None:
         """Keep `run` as the live run `run_id` (once its id is in state), unless one is kept."""
-        self._here().setdefault(run_id, run)
+        kept = self._here().setdefault(run_id, run)
+        if kept.reads is None:
+            kept.reads = RunReads(run_id, self.evidence, store_errors())
 
     def open(self, run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
         """The live run's resources; created (its ledger starting at `spent`) if it has none."""
-        runs = self._here()
-        if run_id not in runs:
-            runs[run_id] = self.detached(settings, spent)
-        return runs[run_id]
+        if run_id not in self._here():
+            self.adopt(run_id, self.detached(settings, spent))
+        return self._here()[run_id]
 
     def for_step(self, state: dict) -> RunResources:
         """The run's resources at an orchestrator step: its ledger set to the checkpointed

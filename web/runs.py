@@ -21,9 +21,11 @@ from langgraph.types import Command, StateSnapshot
 
 from deep_research.cli.inspect import recent_threads
 from deep_research.graph import build_graph
+from deep_research.graph.keeping import forget_thread
 from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.state import PlanDecision
 from deep_research.tools.checkpoints import open_checkpointer
+from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
 from deep_research.web.event_log import EventLog
@@ -72,11 +74,14 @@ class WebRuns:
         self._stack = contextlib.AsyncExitStack()
         self.graph: Pregel | None = None
         self.saver: Any = None
+        self.evidence: Any = None
         self.runs = LiveRuns()
 
     async def __aenter__(self) -> WebRuns:
         """Open the store and the event log; resume the web runs a stopped server left going."""
         self.saver = await self._stack.enter_async_context(open_checkpointer(self.target))
+        self.evidence = await self._stack.enter_async_context(EvidenceStore(self.target))
+        self.runs.evidence = self.evidence
         self.graph = build_graph(checkpointer=self.saver, runs=self.runs)
         self.log = await EventLog(self.target).open()
         for thread_id in await self.events.threads():
@@ -159,6 +164,7 @@ class WebRuns:
         if live and live.running and live.task:
             live.task.cancel()
             await asyncio.gather(live.task, return_exceptions=True)
+        await forget_thread(self._graph, self.evidence, thread_id)
         await self.saver.adelete_thread(thread_id)
         await self.events.forget(thread_id)
 

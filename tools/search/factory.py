@@ -5,6 +5,7 @@ from __future__ import annotations
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
 from deep_research.tools.events import SourceFailed, emit
+from deep_research.tools.evidence.reads import Capture
 from deep_research.tools.local_search import HybridSearch, LocalSearch
 from deep_research.tools.mcp_config import McpConfigError, read_mcp_config
 from deep_research.tools.process_wide import current
@@ -48,19 +49,25 @@ def web_search(
 
 
 def search_backend(
-    settings: Settings, clients: SearchClients | None = None, pages: PageFetcher | None = None
+    settings: Settings,
+    clients: SearchClients | None = None,
+    pages: PageFetcher | None = None,
+    on_read: Capture | None = None,
 ) -> SearchBackend:
     """The backend the settings choose (a web provider, the user's folder, or both), with the
     allowed tools of the MCP servers of `mcp_config` beside it, keeping only the sources the
     settings allow (domains, time range). Built per run (it holds the run's page budget, in
-    `pages` when given); its clients are `clients`, by default the process's."""
+    `pages` when given); its clients are `clients`, by default the process's. `on_read` is told
+    of every document passage and tool answer (the run's evidence; pages tell `pages`')."""
     clients = clients or current().search_clients
-    backend = _with_tools(settings, _base_backend(settings, clients, pages))
+    backend = _with_tools(settings, _base_backend(settings, clients, pages, on_read), on_read)
     allowed = SourceFilter.of(settings)
     return FilteredSearch(backend, allowed) if allowed.active else backend
 
 
-def _with_tools(settings: Settings, backend: SearchBackend) -> SearchBackend:
+def _with_tools(
+    settings: Settings, backend: SearchBackend, on_read: Capture | None = None
+) -> SearchBackend:
     """The backend with the allowed tools of `mcp_config`'s servers beside it, if any."""
     if not settings.mcp_config:
         return backend
@@ -71,18 +78,21 @@ def _with_tools(settings: Settings, backend: SearchBackend) -> SearchBackend:
     except McpConfigError as error:  # unreadable since the run started: a failed source
         emit(SourceFailed(source="mcp", error=str(error)))
         return backend
-    return WithToolSources(backend, ToolSearch(sources, settings.search_timeout))
+    return WithToolSources(backend, ToolSearch(sources, settings.search_timeout, on_read))
 
 
 def _base_backend(
-    settings: Settings, clients: SearchClients, pages: PageFetcher | None
+    settings: Settings,
+    clients: SearchClients,
+    pages: PageFetcher | None,
+    on_read: Capture | None = None,
 ) -> SearchBackend:
     """A web provider, the user's folder, or both."""
     if settings.search_backend == "local":
-        return LocalSearch(settings.corpus_dir)
+        return LocalSearch(settings.corpus_dir, on_read)
     if settings.search_backend == "hybrid":
         web = web_search(settings, settings.web_backend, clients, pages)
-        return HybridSearch(web, LocalSearch(settings.corpus_dir))
+        return HybridSearch(web, LocalSearch(settings.corpus_dir, on_read))
     return web_search(settings, settings.search_backend, clients, pages)
 
 

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import ssl
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -137,21 +138,32 @@ def page_links(document: Document, base: str) -> list[str]:
     return list(seen)
 
 
+def clean_passages(document: Document) -> list[str]:
+    """A read document's passages as evidence holds them: no control characters, none empty."""
+    return [text for text in map(without_controls, page_passages(document)) if text.strip()]
+
+
 def _split(document: Document, url: str, allowed: SourceFilter) -> FetchedPage:
     """A read document as passages, title and absolute links, as evidence may hold them (the
     door every hit passes, `domain.sources.admitted`): no control characters, and only the
     links the run's source filter lets it follow."""
-    passages = [text for text in map(without_controls, page_passages(document)) if text.strip()]
+    passages = clean_passages(document)
     links = [link for link in page_links(document, url) if allowed.refusal(link) is None]
     title = " ".join(without_any_controls(document.title).split())
     return FetchedPage(passages, title, links)
 
 
+OnRead = Callable[[str, "Answer", str], Awaitable[None]]
+
+
 class PageFetcher:
     """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
 
-    def __init__(self, settings: Settings, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, settings: Settings, tls: ssl.SSLContext | None = None, on_read: OnRead | None = None
+    ) -> None:
         self._settings = settings
+        self._on_read = on_read  # told of every page read: the address asked, answer, text
         self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
@@ -164,7 +176,7 @@ class PageFetcher:
     async def whole(self, url: str) -> str:
         """The page's whole text, every passage in page order (no `PAGE_CHARS` cut); empty
         when refused, unreadable or over budget."""
-        return "\n\n".join(await self.passages(url))
+        return page_text(await self.page(url))
 
     async def passages(self, url: str) -> list[str]:
         """The page's passages, fetched once per URL; none when refused, unreadable or over
@@ -182,14 +194,16 @@ class PageFetcher:
         return await asyncio.shield(self._pages[url])
 
     async def _read(self, url: str) -> FetchedPage:
-        """Fetch and split, turning every failure into no passages (and a log line)."""
+        """Fetch and split, turning every failure into no passages (and a log line); a page
+        read is handed to `on_read` (the run's evidence)."""
         try:
             seconds = self._settings.page_timeout
             deadline = time.monotonic() + seconds
             async with asyncio.timeout(seconds):
-                data, content_type, final_url = await self.fetch(url)
+                answer = await self.answer(url)
+            data, content_type, final_url = _readable(answer)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
-            return await asyncio.to_thread(  # parsing a big page must not stall the others
+            page = await asyncio.to_thread(  # parsing a big page must not stall the others
                 lambda: _split(
                     read_page(data, content_type, final_url, left), final_url, self._allowed
                 )
@@ -197,9 +211,17 @@ class PageFetcher:
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
             return FetchedPage([], error=f"{type(error).__name__}: {error}"[:300])
+        if self._on_read is not None and page.passages:
+            await self._on_read(url, answer, page_text(page))
+        return page
 
     async def fetch(self, url: str) -> tuple[bytes, str, str]:
         """The body (at most `page_max_bytes`), its content type and the URL it came from."""
+        return _readable(await self.answer(url))
+
+    async def answer(self, url: str, extra: tuple[tuple[bytes, bytes], ...] = ()) -> Answer:
+        """The last answer to a GET of `url` (redirects followed, each hop checked), whatever
+        its status; `extra` headers go with every hop (a re-check's validators)."""
         backend = GuardedBackend(allow_private=self._settings.fetch_private_addresses)
         pool = httpcore.AsyncConnectionPool(network_backend=backend, ssl_context=self._tls)
         async with pool:
@@ -208,28 +230,23 @@ class PageFetcher:
                     raise FetchRefused(f"{url}: only http and https pages are fetched")
                 if refused := self._allowed.refusal(url):  # every hop: redirects too
                     raise FetchRefused(f"{url}: {refused}")
-                status, headers, data = await self._get(pool, url)
+                status, headers, data = await self._get(pool, url, extra)
                 location = _header(headers, b"location")
                 if status in REDIRECTS and location:
                     url = urljoin(url, location)
                     continue
-                if status != 200:
-                    raise SkippedFile(f"{url} answered HTTP {status}")
-                encoding = _header(headers, b"content-encoding").strip().lower()
-                if encoding not in ("", "identity"):
-                    raise SkippedFile(f"{url} came {encoding}-encoded though we asked for none")
-                return data, _header(headers, b"content-type"), url
+                return Answer(status, headers, data, url)
         raise SkippedFile(f"{url}: more than {MAX_REDIRECTS} redirects")
 
     async def _get(
-        self, pool: httpcore.AsyncConnectionPool, url: str
+        self, pool: httpcore.AsyncConnectionPool, url: str, extra: tuple = ()
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """One GET: status, headers and up to `page_max_bytes` of the body."""
         cap, seconds = self._settings.page_max_bytes, self._settings.page_timeout
         timeouts = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
         wire = str(httpx.URL(url))  # an IRI (例え.jp/パス) as the URI it names: IDNA, %-encoded
         async with pool.stream(
-            "GET", wire, headers=HEADERS, extensions={"timeout": timeouts}
+            "GET", wire, headers=[*HEADERS, *extra], extensions={"timeout": timeouts}
         ) as response:
             if response.status in REDIRECTS:
                 return response.status, response.headers, b""
@@ -243,6 +260,43 @@ class PageFetcher:
         if size >= cap and data.startswith(b"%PDF-"):
             raise PageTooLarge(f"{url} is a PDF over page_max_bytes ({cap})")
         return response.status, response.headers, data
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A server's last answer to a GET (redirects followed): status, headers, body, address."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    data: bytes
+    url: str
+
+    def header(self, name: bytes) -> str:
+        """One header's value (case-insensitive), "" when absent."""
+        return _header(self.headers, name)
+
+
+def _readable(answer: Answer) -> tuple[bytes, str, str]:
+    """An answer's body, content type and address when it is a page we read; else SkippedFile
+    naming why (a status other than 200, an encoding we did not ask for)."""
+    if answer.status != 200:
+        raise SkippedFile(f"{answer.url} answered HTTP {answer.status}")
+    encoding = answer.header(b"content-encoding").strip().lower()
+    if encoding not in ("", "identity"):
+        raise SkippedFile(f"{answer.url} came {encoding}-encoded though we asked for none")
+    return answer.data, answer.header(b"content-type"), answer.url
+
+
+def answer_text(answer: Answer, seconds: float) -> str:
+    """An answer's text as a run keeps a page's (its passages in page order); SkippedFile when
+    it is no page we read (another status, an image)."""
+    data, content_type, url = _readable(answer)
+    return "\n\n".join(clean_passages(read_page(data, content_type, url, seconds)))
+
+
+def page_text(page: FetchedPage) -> str:
+    """A read page's whole text as kept with a run's evidence: its passages in page order."""
+    return "\n\n".join(page.passages)
 
 
 class WholePages:

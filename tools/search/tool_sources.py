@@ -26,6 +26,7 @@ from urllib.parse import urlencode, urlsplit
 from deep_research.domain.sources import normalize_url
 from deep_research.state import SearchHit
 from deep_research.tools.events import SourceFailed, emit
+from deep_research.tools.evidence.reads import Capture, PageRead
 from deep_research.tools.mcp_config import McpServerEntry, McpSources
 from deep_research.tools.search.base import SearchBackend, compact, rank_score
 from deep_research.tools.secrets import redact
@@ -118,8 +119,9 @@ def digest(text: str) -> str:
 class ServerConnection:
     """One MCP server held open on the running loop by its own task, until told to stop."""
 
-    def __init__(self, name: str, entry: McpServerEntry) -> None:
+    def __init__(self, name: str, entry: McpServerEntry, on_read: Capture | None = None) -> None:
         self.name, self.entry = name, entry
+        self.on_read = on_read  # told of every answer (the run's evidence)
         self.client: Any = None
         self.tools: dict[str, str] = {}  # allowed tool -> the argument it takes the query in
         self.allowed: dict[str, tuple[str, dict]] = {}  # allowed tool -> description, schema
@@ -274,6 +276,8 @@ class ServerConnection:
         first = self.documents.setdefault(
             (tool, digest(text)), answer_url(result, text) or fallback
         )
+        if self.on_read is not None:
+            await self.on_read(PageRead(url=first, kind="tool", text=text))
         return SearchHit(
             url=first,
             title=f"{self.name} · {tool}: {title}"[:200],
@@ -297,9 +301,9 @@ def _stop_all(connections: list[ServerConnection]) -> None:
 class ToolSearch:
     """Every allowed tool of every configured server, asked each query at once."""
 
-    def __init__(self, sources: McpSources, timeout: float) -> None:
+    def __init__(self, sources: McpSources, timeout: float, on_read: Capture | None = None) -> None:
         self.timeout = timeout
-        self.connections = [ServerConnection(n, e) for n, e in sources.servers.items()]
+        self.connections = [ServerConnection(n, e, on_read) for n, e in sources.servers.items()]
         weakref.finalize(self, _stop_all, self.connections)
 
     def close(self) -> None:

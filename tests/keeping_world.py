@@ -1,0 +1,50 @@
+"""The changing world wired for the CLI: its pages, its search and its brain on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from stand_ins.changing_world import ChangingPages, ChangingSearch, FaithfulBrain
+from stand_ins.chat import ChatServer
+
+QUESTION = "What is measured about these materials?"
+RUN_FLAGS = [
+    "--max-iterations", "1", "--min-iterations", "1", "--fetch-pages", "1",
+    "--search", "tavily", "--set", "fetch_private_addresses=true", "--quiet",
+]  # fmt: skip
+
+
+class World:
+    """The pages, the search, the model: started, and stopped together."""
+
+    def __init__(self, topics: int) -> None:
+        self.pages = ChangingPages(topics).start()
+        self.search = ChangingSearch(self.pages).start()
+        self.brain = FaithfulBrain(topic_count=topics)
+        self.chat = ChatServer(self.brain).start()
+
+    def stop(self) -> None:
+        for server in (self.chat, self.search, self.pages):
+            server.stop()
+
+    @property
+    def model_calls(self) -> int:
+        return len(self.chat.chat_requests)
+
+
+@contextmanager
+def world_on(monkeypatch: pytest.MonkeyPatch, topics: int = 3) -> Iterator[World]:
+    """A world whose servers the process's environment points at."""
+    world = World(topics)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{world.chat.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-keeping")
+    monkeypatch.setenv("DEEP_RESEARCH_MODEL", "stand-in-model")
+    monkeypatch.setenv("TAVILY_API_BASE_URL", world.search.url)
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test-keeping")
+    try:
+        yield world
+    finally:
+        world.stop()
