@@ -43,6 +43,7 @@ class Labels:
     none_checked: str
     footer: str
     source_filter: str  # the run header's row naming the sources a run kept to
+    read_at: str  # when the text a citation rests on was read (evidence lines)
 
     def verdict_name(self, verdict: str | None) -> str:
         """A citation check's verdict as a reader reads it (None: not checked)."""
@@ -85,6 +86,7 @@ ENGLISH = Labels(
     "Written by deep-research. Each citation links to the passage its check kept; marked "
     "statements found no support in the sources.",
     source_filter="sources kept to",
+    read_at="read",
 )
 
 LABELS: dict[str, Labels] = {
@@ -119,6 +121,7 @@ LABELS: dict[str, Labels] = {
         "由 deep-research 撰写。每个引用都链接到核查时保留的原文段落；"
         "被标记的陈述在来源中找不到支持。",
         source_filter="来源限定",
+        read_at="读取于",
     ),
     "zh-Hant": Labels(
         "研究報告",
@@ -150,6 +153,7 @@ LABELS: dict[str, Labels] = {
         "由 deep-research 撰寫。每個引用都連結到核查時保留的原文段落；"
         "被標記的陳述在來源中找不到支持。",
         source_filter="來源限定",
+        read_at="讀取於",
     ),
     "ja": Labels(
         "調査レポート",
@@ -181,6 +185,7 @@ LABELS: dict[str, Labels] = {
         "deep-research が作成。各引用は検証で確認した箇所にリンクしています。"
         "印の付いた記述は出典で裏付けられませんでした。",
         source_filter="情報源の絞り込み",
+        read_at="取得日時",
     ),
     "ko": Labels(
         "조사 보고서",
@@ -212,6 +217,7 @@ LABELS: dict[str, Labels] = {
         "deep-research가 작성했습니다. 각 인용은 검증에서 확인한 구절로 연결됩니다. "
         "표시된 진술은 출처에서 뒷받침되지 않았습니다.",
         source_filter="출처 제한",
+        read_at="읽은 시각",
     ),
     "de": Labels(
         "Recherchebericht",
@@ -243,6 +249,7 @@ LABELS: dict[str, Labels] = {
         "Geschrieben von deep-research. Jedes Zitat verweist auf die Stelle, die seine Prüfung "
         "gefunden hat; markierte Aussagen fanden in den Quellen keinen Beleg.",
         source_filter="Quellenauswahl",
+        read_at="gelesen",
     ),
     "fr": Labels(
         "Rapport de recherche",
@@ -274,6 +281,7 @@ LABELS: dict[str, Labels] = {
         "Rédigé par deep-research. Chaque citation renvoie au passage retenu par sa vérification ; "
         "les affirmations marquées ne sont pas étayées par les sources.",
         source_filter="sources retenues",
+        read_at="lu le",
     ),
     "es": Labels(
         "Informe de investigación",
@@ -305,6 +313,7 @@ LABELS: dict[str, Labels] = {
         "Escrito por deep-research. Cada cita enlaza con el pasaje que conservó su comprobación; "
         "las afirmaciones marcadas no encontraron respaldo en las fuentes.",
         source_filter="fuentes admitidas",
+        read_at="leído",
     ),
     "it": Labels(
         "Rapporto di ricerca",
@@ -336,6 +345,7 @@ LABELS: dict[str, Labels] = {
         "Scritto da deep-research. Ogni citazione rimanda al passo conservato dalla sua verifica; "
         "le affermazioni segnate non hanno trovato supporto nelle fonti.",
         source_filter="fonti ammesse",
+        read_at="letto",
     ),
     "pt": Labels(
         "Relatório de pesquisa",
@@ -367,6 +377,7 @@ LABELS: dict[str, Labels] = {
         "Escrito por deep-research. Cada citação leva ao trecho que a sua verificação guardou; "
         "as afirmações marcadas não encontraram sustentação nas fontes.",
         source_filter="fontes admitidas",
+        read_at="lido",
     ),
     "nl": Labels(
         "Onderzoeksrapport",
@@ -398,6 +409,7 @@ LABELS: dict[str, Labels] = {
         "Geschreven door deep-research. Elke bronvermelding verwijst naar de passage die de "
         "controle bewaarde; gemarkeerde beweringen vonden geen steun in de bronnen.",
         source_filter="toegelaten bronnen",
+        read_at="gelezen",
     ),
     "ru": Labels(
         "Исследовательский отчёт",
@@ -429,6 +441,7 @@ LABELS: dict[str, Labels] = {
         "Написано deep-research. Каждая ссылка ведёт к фрагменту, сохранённому при проверке; "
         "отмеченные утверждения не нашли подтверждения в источниках.",
         source_filter="отбор источников",
+        read_at="прочитано",
     ),
 }
 

@@ -176,6 +176,13 @@ class Rule:
 Block = Heading | Paragraph | ListBlock | Table | CodeBlock | Quote | Rule
 
 
+def read_when(source: Source | None) -> str:
+    """When the text a source's citations rest on was read, as `2026-12-05 03:26 UTC`; "" when
+    unknown (a search snippet, or a run that kept no evidence)."""
+    fetched = source.fetched if source else ""
+    return fetched.replace("T", " ")[:16] + " UTC" if len(fetched) >= 16 else ""
+
+
 def plain(inlines: list[Inline]) -> str:
     """The text of inlines, without citations and marks."""
     out = []

@@ -41,6 +41,7 @@ from deep_research.export.document import (
     Text,
     flagged,
     plain,
+    read_when,
 )
 
 _E = ElementMaker(makeelement=html_parser.makeelement)
@@ -245,10 +246,24 @@ def _evidence_line(citation: Citation, words: Labels):
         parts.append(f" ({words.method_name(check.method)}{rewrite})")
     if check and check.evidence:
         parts += [" ", el("q", {"dir": "auto"}, check.evidence)]
+    parts += _read(citation, words)
     if citation.statement:
         parts += [" — ", el("span", {"class": "statement", "dir": "auto"}, citation.statement)]
     attrs = {"id": f"ev-{citation.key}", "class": verdict_of(citation)}
     return el("li", attrs, *parts)
+
+
+def _read(citation: Citation, words: Labels) -> list:
+    """When the source's text was read and its hash, as the run kept it (none when unknown)."""
+    source, parts = citation.source, []
+    if when := read_when(source):
+        parts.append(el("span", {"class": "read"}, f" · {words.read_at} {when}"))
+    if source and source.sha256:
+        parts += [
+            el("span", {"class": "read"}, " · SHA-256 "),
+            el("code", {"class": "sha256"}, source.sha256),
+        ]
+    return parts
 
 
 def _source(entry: SourceEntry, words: Labels):

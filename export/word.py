@@ -17,10 +17,12 @@ from docx.oxml.ns import qn
 from docx.shared import Cm, Pt, RGBColor
 from docx.text.paragraph import Paragraph as DocxParagraph
 
+from deep_research.domain.labels import Labels
 from deep_research.domain.language import is_cjk, words_for
 from deep_research.export.document import (
     Block,
     Break,
+    Citation,
     Cite,
     Code,
     CodeBlock,
@@ -38,6 +40,7 @@ from deep_research.export.document import (
     Text,
     direction_of,
     plain,
+    read_when,
 )
 from deep_research.export.html_page import clean
 
@@ -238,11 +241,20 @@ class _Writer:
                 f"[{citation.number}]",
                 citation.statement,
                 verdict + (f" ({words.method_name(check.method)})" if check else ""),
-                check.evidence if check else "",
+                "\n".join(filter(None, [check.evidence if check else "", _read(citation, words)])),
             )
             for cell, text in zip(table.add_row().cells, values, strict=True):
                 self._run(cell.paragraphs[0], text)
         _widths(table, EVIDENCE_COLUMNS)
+
+
+def _read(citation: Citation, words: Labels) -> str:
+    """When the source's text was read and its hash, on one line ("" when unknown)."""
+    source = citation.source
+    parts = [f"{words.read_at} {when}"] if (when := read_when(source)) else []
+    if source and source.sha256:
+        parts.append(f"SHA-256 {source.sha256}")
+    return " · ".join(parts)
 
 
 def _widths(table, widths) -> None:
