@@ -20,8 +20,8 @@ RUN_FLAGS = [
 class World:
     """The pages, the search, the model: started, and stopped together."""
 
-    def __init__(self, topics: int) -> None:
-        self.pages = ChangingPages(topics).start()
+    def __init__(self, topics: int, filler: int = 0) -> None:
+        self.pages = ChangingPages(topics, filler).start()
         self.search = ChangingSearch(self.pages).start()
         self.brain = FaithfulBrain(topic_count=topics)
         self.chat = ChatServer(self.brain).start()
@@ -36,9 +36,9 @@ class World:
 
 
 @contextmanager
-def world_on(monkeypatch: pytest.MonkeyPatch, topics: int = 3) -> Iterator[World]:
+def world_on(monkeypatch: pytest.MonkeyPatch, topics: int = 3, filler: int = 0) -> Iterator[World]:
     """A world whose servers the process's environment points at."""
-    world = World(topics)
+    world = World(topics, filler)
     monkeypatch.setenv("OPENAI_BASE_URL", f"{world.chat.url}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-keeping")
     monkeypatch.setenv("DEEP_RESEARCH_MODEL", "stand-in-model")

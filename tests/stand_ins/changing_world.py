@@ -64,14 +64,29 @@ class Page:
         return f"<html>{head}<body><h1>{title}</h1>{body}</body></html>".encode()
 
 
-class ChangingPages(StandIn):
-    """The topics' pages, served as a static web server serves files."""
+TAIL = "The archive keeps a sealed ledger of amber and slate."
+"""The last sentence of a page with filler: past what a hit's evidence keeps of a page."""
 
-    def __init__(self, topics: int) -> None:
+
+def filler(count: int) -> list[str]:
+    """Paragraphs that say nothing a writer would cite (no figure, no topic's name)."""
+    return [
+        f"Part {chr(65 + n // 26)}{chr(65 + n % 26)} of the survey describes how samples were prepared, stored and "
+        f"handled by the technicians of team {chr(90 - n % 26)}, in words that say nothing new."
+        for n in range(count)
+    ]
+
+
+class ChangingPages(StandIn):
+    """The topics' pages, served as a static web server serves files; with `filler`, each
+    page goes on past its figures with that many paragraphs, then `TAIL`."""
+
+    def __init__(self, topics: int, filler_paragraphs: int = 0) -> None:
         super().__init__()
         self.topics = topics
+        tail = [*filler(filler_paragraphs), TAIL] if filler_paragraphs else []
         self.pages = {
-            f"/t{k}": Page([opening(k), zeta(k), melting(k), "Cookie settings and a newsletter."])
+            f"/t{k}": Page([opening(k), zeta(k), melting(k), *tail, "Cookie settings."])
             for k in range(topics)
         }
         self.clock = 1_767_225_600.0
