@@ -71,8 +71,9 @@ TAIL = "The archive keeps a sealed ledger of amber and slate."
 def filler(count: int) -> list[str]:
     """Paragraphs that say nothing a writer would cite (no figure, no topic's name)."""
     return [
-        f"Part {chr(65 + n // 26)}{chr(65 + n % 26)} of the survey describes how samples were prepared, stored and "
-        f"handled by the technicians of team {chr(90 - n % 26)}, in words that say nothing new."
+        f"Part {chr(65 + n // 26)}{chr(65 + n % 26)} of the survey describes how samples were "
+        f"prepared, stored and handled by the technicians of team {chr(90 - n % 26)}, in "
+        "words that say nothing new."
         for n in range(count)
     ]
 
