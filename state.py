@@ -485,6 +485,7 @@ class Recheck(BaseModel):
     sources: list[SourceRecheck]
     claims: list[ClaimRecheck]
     model_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)  # what those model calls cost
     requests: int = 0  # requests sent to sources' servers
     not_modified: int = 0  # of which answered 304 Not Modified
     seconds: float = 0.0
@@ -557,6 +558,7 @@ class ChangeList(BaseModel):
         default_factory=list, description="New claims the model gave no valid reading of."
     )
     model_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)  # what those model calls cost
 
     @property
     def empty(self) -> bool:

@@ -9,6 +9,8 @@ else is compared by the model. A figure the model says changed must be written i
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from deep_research.domain.statements import cited_statements
 from deep_research.state import CitedClaim, Source
@@ -37,3 +39,36 @@ def figure_in(value: str, claim: str) -> bool:
     7350 is 7 350)."""
     wanted = _NOT_IN_FIGURES.sub("", value.casefold())
     return bool(wanted) and wanted in _NOT_IN_FIGURES.sub("", claim.casefold())
+
+
+@dataclass(frozen=True)
+class CitedPair:
+    """One cited claim: a statement, the number of one source it cites, the quote it rests on
+    ("" when the run kept none: its citations were not checked)."""
+
+    statement: str
+    number: int
+    quote: str
+
+
+def cited_pairs(values: dict[str, Any]) -> list[CitedPair]:
+    """A finished run's cited claims, each statement and source once, in report order: its
+    kept citation checks (with their quotes); or, when the run checked none, the report's cited
+    statements."""
+    numbers = {source.id: source.number for source in values.get("sources") or [] if source.number}
+    pairs: dict[tuple[str, int], CitedPair] = {}
+    for check in values.get("citations") or []:
+        if check.verdict != "unsupported" and check.source_id in numbers:
+            number = numbers[check.source_id]
+            pairs.setdefault(
+                (check.statement, number), CitedPair(check.statement, number, check.evidence)
+            )
+    if not pairs:
+        cited = set(numbers.values())
+        for statement in cited_statements(values.get("report") or ""):
+            for number in statement.source_ids:
+                if number in cited:
+                    pairs.setdefault(
+                        (statement.text, number), CitedPair(statement.text, number, "")
+                    )
+    return list(pairs.values())

@@ -12,8 +12,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from deep_research.domain.claims import cited_pairs
 from deep_research.domain.evidence_text import around
-from deep_research.graph.recheck import finished_values, kept_claims
+from deep_research.graph.recheck import finished_values
 from deep_research.graph.research import build_graph
 from deep_research.graph.threads import thread_config
 from deep_research.state import Source
@@ -73,9 +74,9 @@ async def evidence_of(
     row = next((r for r in await evidence.kept(thread_id) if r.number == number), None)
     text = (await evidence.text(row.stored_sha256) or "") if row and row.stored_sha256 else ""
     quotes = [
-        QuoteInText(check.statement, check.evidence, around(text, check.evidence, chars))
-        for check in kept_claims(values)
-        if check.source_id == source.id
+        QuoteInText(pair.statement, pair.quote, around(text, pair.quote, chars))
+        for pair in cited_pairs(values)
+        if pair.number == number and pair.quote
     ]
     return EvidenceView(source, row, text, quotes)
 

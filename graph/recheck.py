@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from deep_research.domain.claims import cited_pairs
 from deep_research.domain.evidence_text import content_hash
 from deep_research.domain.recheck_rules import claim_state, source_state
 from deep_research.domain.sources import normalize_url
@@ -25,12 +26,12 @@ from deep_research.graph.threads import run_ended, thread_config
 from deep_research.nodes.verifying import check_claims
 from deep_research.settings import settings_from
 from deep_research.state import (
-    CitationCheck,
     ClaimRecheck,
     Recheck,
     Source,
     SourceEvidence,
     SourceRecheck,
+    Usage,
 )
 from deep_research.tools.evidence.reads import PageRead
 from deep_research.tools.evidence.reread import Reread, reread
@@ -58,15 +59,6 @@ class RecheckDone:
 def now_iso() -> str:
     """The time now, ISO 8601 UTC to the second."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def kept_claims(values: dict[str, Any]) -> list[CitationCheck]:
-    """A finished run's kept citations (each statement and source once, in report order)."""
-    seen: dict[tuple[str, int], CitationCheck] = {}
-    for check in values.get("citations") or []:
-        if check.verdict != "unsupported":
-            seen.setdefault((check.statement, check.source_id), check)
-    return list(seen.values())
 
 
 async def finished_values(graph: Any, thread_id: str) -> dict[str, Any]:
@@ -144,14 +136,15 @@ async def recheck_thread(
     rechecked = {
         s.number: _sorted_source(s, *befores[s.number], answers[s.number]) for s in sources
     }
-    claims, calls = await _sorted_claims(values, sources, rechecked, answers, settings, models)
+    claims, usage = await _sorted_claims(values, sources, rechecked, answers, settings, models)
     web = [s for s in sources if befores[s.number][0].url.startswith(("http:", "https:"))]
     result = Recheck(
         thread_id=thread_id,
         checked=now_iso(),
         sources=list(rechecked.values()),
         claims=claims,
-        model_calls=calls,
+        model_calls=usage.llm_calls,
+        usage=usage,
         requests=len(web),
         not_modified=sum(answers[s.number].status == 304 for s in web),
         seconds=round(time.monotonic() - began, 3),
@@ -172,24 +165,22 @@ async def _sorted_claims(
     answers: dict[int, Reread],
     settings: Any,
     models: ModelSource,
-) -> tuple[list[ClaimRecheck], int]:
-    """Every kept citation sorted by its source's state; those whose quote is gone checked
-    again by the citation check against the new text. Returns them and the model calls made."""
-    number_of = {s.id: s.number for s in sources}
-    claims = []
-    for check in kept_claims(values):
-        number = number_of.get(check.source_id)
-        if number is None:
-            continue
-        state = claim_state(rechecked[number].state, check.evidence, answers[number].text)
-        claims.append(
-            ClaimRecheck(
-                statement=check.statement, number=number, quote=check.evidence, state=state
-            )
+) -> tuple[list[ClaimRecheck], Usage]:
+    """Every cited claim sorted by its source's state; those whose quote is gone checked again
+    by the citation check against the new text. Returns them and what the model calls cost."""
+    claims = [
+        ClaimRecheck(
+            statement=pair.statement,
+            number=pair.number,
+            quote=pair.quote,
+            state=claim_state(rechecked[pair.number].state, pair.quote, answers[pair.number].text),
         )
+        for pair in cited_pairs(values)
+        if pair.number in rechecked
+    ]
     gone = [c for c in claims if c.state == "quote_gone"]
     if not gone:
-        return claims, 0
+        return claims, Usage()
     by_number = {s.number: s for s in sources}
     evidence = {}
     for claim in gone:  # each pair sees the new text nearest its claim and its old quote
@@ -205,7 +196,7 @@ async def _sorted_claims(
     )
     for claim, check in zip(gone, checks, strict=True):
         claim.verdict, claim.new_quote = check.verdict, check.evidence
-    return claims, usage.llm_calls
+    return claims, usage
 
 
 async def _keep(

@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from deep_research.domain.budgets import cost_usd
 from deep_research.domain.claims import report_claims
 from deep_research.domain.sources import normalize_url
 from deep_research.graph.recheck import finished_values, now_iso, recheck_thread
@@ -28,7 +29,7 @@ from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.nodes.change_list import compare, dropped_claims, figure_changes
 from deep_research.nodes.follow_up import refreshed
 from deep_research.settings import settings_from
-from deep_research.state import ChangeList, Recheck
+from deep_research.state import ChangeList, Recheck, Usage
 from deep_research.tools.evidence.store import RECHECK_READER, EvidenceStore
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.watches import LEASE_SECONDS, Claim, Limits, Watch, WatchStore
@@ -195,6 +196,7 @@ async def changes_between(
         left_out=left_out,
         unresolved=[c for c, r in readings if r.relation == "unresolved"],
         model_calls=comparison.usage.llm_calls,
+        usage=comparison.usage,
     )
 
 
@@ -233,10 +235,8 @@ async def make_version(
     rechecks = await evidence.rechecks(claim.previous)
     recheck = Recheck.model_validate_json(rechecks[-1]) if rechecks else None
     changes = await changes_between(claim, old, new, recheck, runs)
-    usage = new.get("usage")
-    await watches.finish(
-        claim, usage.total_tokens if usage else 0, new.get("cost_usd"), changes.model_dump_json()
-    )
+    spent = version_spending(new, recheck, changes)
+    await watches.finish(claim, spent.total_tokens, _cost(spent, new), changes.model_dump_json())
     say(f"{claim.thread_id}: done; {summary(changes)}")
     if claim.watch.webhook:
         secret = os.environ.get(claim.watch.secret_env, "")
@@ -253,6 +253,16 @@ async def make_version(
         await watches.delivered(claim, outcome)
         say(f"{claim.thread_id}: webhook {outcome}")
     return changes
+
+
+def version_spending(new: dict[str, Any], recheck: Recheck | None, changes: ChangeList) -> Usage:
+    """What a version cost: its run, the re-check it started from, its change list."""
+    return (new.get("usage") or Usage()) + (recheck.usage if recheck else Usage()) + changes.usage
+
+
+def _cost(spent: Usage, new: dict[str, Any]) -> float | None:
+    """A version's spending in dollars (None: a model has no price)."""
+    return cost_usd(spent, settings_from(new["settings"]))
 
 
 def summary(changes: ChangeList) -> str:

@@ -144,6 +144,11 @@ GAPS = (
     "report needs no more research. {write_in} The report is built from web pages: "
     "{untrusted}"
 )
+AN_UPDATE = (
+    "\n\nThis report is a scheduled update of an earlier version, written from that "
+    "version's evidence: plan at least one subtask that looks for what is new since then "
+    "(new figures, events, publications, revisions), besides the gaps."
+)
 VERIFY_SYSTEM = (
     "You check citations. For each numbered pair, decide from the source text alone whether "
     "it supports the statement: supported (it states it), partial (it states part of it, or "
@@ -511,14 +516,16 @@ def gaps(
     *,
     language: str,
     claims: Sequence[str] = (),
+    update: bool = False,
 ) -> list[BaseMessage]:
     """Gap analysis: what the report lacks (first the claims the review found without
-    evidence) and the new subtasks that would fill it."""
+    evidence) and the new subtasks that would fill it; for a scheduled update (`update`),
+    what is new since the earlier version too."""
     system = GAPS.format(
         max_tasks=max_tasks,
         write_in=write_in(language, "Write gaps and descriptions"),
         untrusted=UNTRUSTED,
-    )
+    ) + (AN_UPDATE if update else "")
     issues = "\n".join(f"- {issue}" for issue in assessment.issues) if assessment else ""
     done = "\n".join(f"- {item}" for item in researched)
     head = (

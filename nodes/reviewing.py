@@ -139,6 +139,7 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
         settings.max_context_tokens,
         language=run_language(state["question"], settings.language),
         claims=state.get("claims_needing_evidence", []),
+        update=bool(state.get("refreshed_by")),  # a watched question's next version
     )
     client = runs.for_step(state).model_client()
     try:

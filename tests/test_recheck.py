@@ -160,3 +160,21 @@ def test_an_unknown_or_unfinished_run_is_refused(monkeypatch: pytest.MonkeyPatch
         assert main(["run", QUESTION, *RUN_FLAGS, "--checkpoint-db", db, "--thread-id", "a"]) == 0
     assert main(["recheck", "other", "--checkpoint-db", db]) == 2
     assert "no run with thread id 'other'" in capsys.readouterr().err
+
+
+def test_a_run_whose_citations_were_not_checked_is_rechecked_by_its_reports_statements(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+):
+    def change(world) -> None:
+        world.pages.edit(0, "7301", "7350")
+
+    monkeypatch.setenv("DEEP_RESEARCH_VERIFY_CITATIONS", "false")
+    result, cost = run_and_recheck(monkeypatch, tmp_path, change)
+    found = states(result)
+    assert len(found) == 12 and {c.quote for c in result.claims} == {""}
+    assert {found[s] for s in (opening(0), zeta(0), melting(0))} == {"quote_gone"}  # no quote
+    assert found[zeta(1)] == "unchanged"
+    assert cost["model_calls"] == 1 and {c.verdict for c in result.claims if c.verdict} == {
+        "supported",
+        "unsupported",
+    }

@@ -73,8 +73,11 @@ def test_a_second_version_names_exactly_the_figures_that_changed_with_both_value
         world.pages.edit(0, "7301", "7350")
         world.pages.edit(2, "1220 kelvin", "1225 kelvin")
         due_now(db)
+        asked = len(world.chat.requests)
         assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0
         pages = [world.pages.page_url(k) for k in range(3)]
+        gaps = [r for r in world.chat.requests[asked:] if "GapAnalysis" in json.dumps(r["body"])]
+    assert gaps and all("scheduled update" in json.dumps(r["body"]) for r in gaps)
     changes = changes_of(db)
     assert figures(changes) == {
         ("7301", "7350", pages[0], pages[0]),
