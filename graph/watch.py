@@ -27,7 +27,7 @@ from deep_research.domain.sources import normalize_url
 from deep_research.graph.recheck import finished_values, now_iso, recheck_thread
 from deep_research.graph.threads import advance, run_ended, thread_config
 from deep_research.nodes.change_list import compare, dropped_claims, figure_changes
-from deep_research.nodes.follow_up import refreshed
+from deep_research.nodes.follow_up import Stale, refreshed
 from deep_research.settings import settings_from
 from deep_research.state import ChangeList, Recheck, Usage
 from deep_research.tools.evidence.store import RECHECK_READER, EvidenceStore
@@ -102,18 +102,19 @@ async def start_watching(
     return watch
 
 
-def stale_sources(recheck: Recheck, fresh: dict[str, Any]) -> dict[str, str | None]:
-    """The sources whose earlier evidence no longer holds, by normalised URL: their new text,
-    or None when they are gone. A page that changed while every quote on it stayed is not
-    stale (what it was cited for still stands)."""
-    stale: dict[str, str | None] = {}
+def stale_sources(recheck: Recheck, fresh: dict[str, Any]) -> dict[str, Stale]:
+    """The sources whose earlier evidence no longer holds, by normalised URL: their new text
+    (None when they are gone) and their old quotes. A page that changed while every quote on
+    it stayed is not stale (what it was cited for still stands)."""
+    stale: dict[str, Stale] = {}
     for source in recheck.sources:
-        states = {c.state for c in recheck.claims if c.number == source.number}
+        claims = [c for c in recheck.claims if c.number == source.number]
+        states = {c.state for c in claims}
         key = normalize_url(source.url)
         if source.state == "gone" or "page_gone" in states:
-            stale[key] = None
+            stale[key] = Stale(None)
         elif "quote_gone" in states and key in fresh:
-            stale[key] = fresh[key].text
+            stale[key] = Stale(fresh[key].text, tuple(c.quote for c in claims if c.quote))
     return stale
 
 

@@ -259,3 +259,35 @@ def test_a_run_due_killed_mid_version_is_resumed_and_nothing_answered_is_sent_tw
     }
     versions = asyncio.run(_sql(db, "SELECT version FROM watch_versions"))
     assert versions == [(2,)]  # made once, never twice
+
+
+def test_a_changed_pages_new_evidence_is_where_its_old_quotes_stood():
+    from deep_research.nodes.follow_up import Stale, new_evidence, refreshed
+    from deep_research.state import Finding, Quote, SourceEvidence, WorkerResult
+
+    filler = [
+        f"Part {chr(65 + n)} of the survey says nothing new about the samples." * 6
+        for n in range(20)
+    ]
+    text = "\n\n".join(
+        [*filler[:10], "The melting point of Quillon alloy is 1205 kelvin.", *filler[10:]]
+    )
+    stale = Stale(text, ("The melting point of Quillon alloy is 1200 kelvin.",))
+    old_excerpt = "\n\n".join(filler)  # the old evidence mostly filler: the quote must still win
+    assert "1205 kelvin" in new_evidence(stale, old_excerpt)
+    page = SourceEvidence(id=1, url="https://a.example/p", excerpt="old", read=True)
+    other = SourceEvidence(id=2, url="https://b.example/q", excerpt="kept")
+    gone = SourceEvidence(id=3, url="https://c.example/r", excerpt="gone")
+    result = WorkerResult(
+        subtask_id=1,
+        sources=[page, other, gone],
+        findings=[Finding(claim="a", source_ids=[1]), Finding(claim="b", source_ids=[2, 3])],
+        quotes=[Quote(source_id=1, text="old quote"), Quote(source_id=2, text="kept quote")],
+    )
+    [fresh] = refreshed(
+        [result], {"https://a.example/p": stale, "https://c.example/r": Stale(None)}
+    )
+    assert [s.id for s in fresh.sources] == [1, 2] and not fresh.sources[0].read
+    assert "1205 kelvin" in fresh.sources[0].excerpt and fresh.sources[1].excerpt == "kept"
+    assert [(f.claim, f.source_ids) for f in fresh.findings] == [("b", [2])]
+    assert [q.source_id for q in fresh.quotes] == [2]

@@ -28,7 +28,10 @@ from stand_ins.chat import Brain, ChatCall
 from stand_ins.depth_world import numbered_sentences
 from stand_ins.loopback import Reply, StandIn
 
-TOPICS = ("Quillon alloy", "Veltrane polymer", "Mortisk ceramic", "Zerapine resin", "Ostrel glass")
+_ROOTS = ("Quillon", "Veltrane", "Mortisk", "Zerapine", "Ostrel", "Pandrel", "Corvine", "Talmesh")
+_KINDS = ("alloy", "polymer", "ceramic", "resin", "glass")
+TOPICS = tuple(f"{_ROOTS[n % 8]} {_KINDS[(n + n // 8) % 5]}" for n in range(40))
+"""Forty materials, no two alike, no figure in a name: Quillon alloy, Veltrane polymer, ..."""
 _SOURCE = re.compile(r"^\[(\d+)\] .*? — (\S+)\n(.*?)(?=\n\n\[\d+\] |\n</data>|\Z)", re.M | re.S)
 _FIGURE = re.compile(r"\d[\d,.]*")
 _CLAIM = re.compile(r"^([ON])(\d+): (.*)$", re.M)
@@ -57,6 +60,7 @@ class Page:
     modified: float = 1_767_225_600.0  # 2026-01-01
     status: int = 200  # 404, 410, 503: answered instead of the page
     moved_to: str = ""  # a 301 to this address
+    validators: bool = True  # False: a dynamic page, sent with neither ETag nor Last-Modified
 
     def html(self, title: str) -> bytes:
         body = "".join(f"<p>{p}</p>" for p in self.paragraphs)
@@ -138,6 +142,8 @@ class ChangingPages(StandIn):
         data = page.html(TOPICS[k])
         etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
         modified = formatdate(page.modified, usegmt=True)
+        if not page.validators:
+            return Reply(200, raw=data)
         validators = {"ETag": etag, "Last-Modified": modified}
         if _not_modified(headers, etag, page.modified):
             return Reply(304, raw=b"", headers=validators)
