@@ -12,9 +12,10 @@ with its headers, `conditional` those that carried a validator.
 
 The brain is faithful: one subtask per topic, every numbered sentence of its evidence a finding,
 every section the numbered sentences of its sources, each cited; the citation check's model
-calls say `supported` only for a statement its source text holds word for word; the change
-list's model pairs two claims about the same thing (the same words once figures are removed)
-and reports the figures that differ.
+calls say `supported` only for a statement its source text holds word for word (quoting the
+source's sentence nearest it); the change list's model pairs two claims about the same thing
+(the same words once figures are removed) and reports the figures that differ. The search is an
+index that has caught up: a page gone for good (404, 410) is no longer found.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
 
-from stand_ins.chat import Brain, ChatCall
+from stand_ins.chat import _PAIR, Brain, ChatCall
 from stand_ins.depth_world import numbered_sentences
 from stand_ins.loopback import Reply, StandIn
 
@@ -181,6 +182,11 @@ class ChangingSearch(StandIn):
         query = body.get("query", "")
         self.queries.append(query)
         named = [k for k in range(self.pages.topics) if TOPICS[k].lower() in query.lower()]
+        listed = [  # an index that has caught up: a page gone for good is no longer found
+            k
+            for k in named or range(self.pages.topics)
+            if self.pages.pages[self.pages.path(k)].status not in (404, 410)
+        ]
         results = [
             {
                 "url": self.pages.page_url(k),
@@ -188,7 +194,7 @@ class ChangingSearch(StandIn):
                 "content": opening(k),
                 "score": 0.9,
             }
-            for k in named or range(self.pages.topics)
+            for k in listed
         ]
         return Reply(200, {"query": query, "results": results, "response_time": 0.01})
 
@@ -205,8 +211,18 @@ class FaithfulBrain(Brain):
     compared: list[tuple[list[str], list[str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.judge = lambda statement, source: None  # supported only word for word
         self.gap_tasks = 1
+
+    def on_PairVerdicts(self, call: ChatCall) -> dict:
+        """Supported only word for word; the quote is the source's sentence nearest the claim."""
+        verdicts = []
+        for number, statement, source in _PAIR.findall(call.user):
+            words = set(statement.casefold().split())
+            sentences = re.split(r"(?<=[.!?])\s+", " ".join(source.split()))
+            nearest = max(sentences, key=lambda s: len(words & set(s.casefold().split())))
+            verdict = "supported" if statement.rstrip(".") in source else "unsupported"
+            verdicts.append({"pair": int(number), "verdict": verdict, "quote": nearest})
+        return {"verdicts": verdicts}
 
     def on_TaskPlan(self, call: ChatCall) -> dict:
         return {
