@@ -152,6 +152,7 @@ async def run_due(target: str, lease: float) -> tuple[list[Any], list[str]]:
     """Make every version due now in this process."""
     from deep_research.cli.worker import say
     from deep_research.graph import build_graph
+    from deep_research.graph.watch import Watching
     from deep_research.graph.watch import run_due as make_due
     from deep_research.tools.checkpoints import open_checkpointer
     from deep_research.tools.evidence.store import EvidenceStore
@@ -165,7 +166,7 @@ async def run_due(target: str, lease: float) -> tuple[list[Any], list[str]]:
     ):
         runs = LiveRuns(evidence=evidence)
         graph = build_graph(checkpointer=saver, runs=runs)
-        return await make_due(graph, runs, evidence, watches, say, lease)
+        return await make_due(Watching(graph, runs, evidence, watches), say, lease)
 
 
 def command(args: argparse.Namespace, target: str) -> int:

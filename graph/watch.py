@@ -19,6 +19,7 @@ import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from deep_research.domain.budgets import cost_usd
@@ -201,17 +202,23 @@ async def changes_between(
     )
 
 
+@dataclass(frozen=True)
+class Watching:
+    """What making versions needs: a graph over the store, its live runs (which keep the
+    evidence of what they read), the evidence tables and the watch tables."""
+
+    graph: Any
+    runs: LiveRuns
+    evidence: EvidenceStore
+    watches: WatchStore
+
+
 async def make_version(
-    graph: Any,
-    runs: LiveRuns,
-    evidence: EvidenceStore,
-    watches: WatchStore,
-    claim: Claim,
-    say: Say = lambda text: None,
-    lease: float = LEASE_SECONDS,
+    parts: Watching, claim: Claim, say: Say = lambda text: None, lease: float = LEASE_SECONDS
 ) -> ChangeList:
     """Make one claimed version to its end (or finish one a killed process left), keep its
     change list, and post it to the watch's webhook; a version already finished is read back."""
+    graph, runs, evidence, watches = parts.graph, parts.runs, parts.evidence, parts.watches
     recorded = next(
         (v for v in await watches.versions(claim.watch.watch_id) if v.version == claim.version),
         None,
@@ -276,22 +283,17 @@ def summary(changes: ChangeList) -> str:
 
 
 async def run_due(
-    graph: Any,
-    runs: LiveRuns,
-    evidence: EvidenceStore,
-    watches: WatchStore,
-    say: Say = lambda text: None,
-    lease: float = LEASE_SECONDS,
+    parts: Watching, say: Say = lambda text: None, lease: float = LEASE_SECONDS
 ) -> tuple[list[ChangeList], list[str]]:
     """Make every version due now, one after another (what a system timer calls). A version
     that fails is said and given back (the next call resumes it from its checkpoint); the
     others go on. Returns the change lists made and the versions that failed."""
     made, failed = [], []
-    for claim in await watches.claim_due(lease=lease):
+    for claim in await parts.watches.claim_due(lease=lease):
         try:
-            made.append(await make_version(graph, runs, evidence, watches, claim, say, lease))
+            made.append(await make_version(parts, claim, say, lease))
         except Exception as error:  # this version failed (said, counted); the others go on
             say(f"{claim.thread_id}: failed ({type(error).__name__}: {error}); it resumes later")
-            await watches.release(claim)
+            await parts.watches.release(claim)
             failed.append(claim.thread_id)
     return made, failed

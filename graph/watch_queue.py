@@ -16,7 +16,7 @@ from typing import Any
 from procrastinate import App, JobContext
 from procrastinate.exceptions import AlreadyEnqueued
 
-from deep_research.graph.watch import make_version
+from deep_research.graph.watch import Watching, make_version
 from deep_research.tools.watches import Claim, WatchStore
 
 TICK_TASK = "deep_research.watch_tick"
@@ -56,9 +56,8 @@ def register(app: App, queue: str, tick_cron: str = DEFAULT_TICK) -> Any:
             claimed["max_tokens"],
             claimed["max_cost_usd"],
         )
-        await make_version(
-            parts["graph"], parts["runs"], parts["evidence"], watches, claim, parts["say"]
-        )
+        watching = Watching(parts["graph"], parts["runs"], parts["evidence"], watches)
+        await make_version(watching, claim, parts["say"])
 
     @app.periodic(cron=tick_cron, periodic_id="watch-tick")
     @app.task(name=TICK_TASK, queue=queue, pass_context=True)

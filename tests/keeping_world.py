@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -9,6 +11,7 @@ import pytest
 
 from stand_ins.changing_world import ChangingPages, ChangingSearch, FaithfulBrain
 from stand_ins.chat import ChatServer
+from stand_ins.loopback import Reply
 
 QUESTION = "What is measured about these materials?"
 RUN_FLAGS = [
@@ -48,3 +51,19 @@ def world_on(monkeypatch: pytest.MonkeyPatch, topics: int = 3, filler: int = 0) 
         yield world
     finally:
         world.stop()
+
+
+def hold_first(chat: ChatServer, contract: str) -> tuple[threading.Event, threading.Event]:
+    """Hold the first request for `contract` (`held` is set) until `hold` is set, then answer
+    it 503: its sender is killed meanwhile, so nothing answered it."""
+    hold, held = threading.Event(), threading.Event()
+
+    def fault(number: int, body: dict) -> Reply | None:
+        if contract in json.dumps(body) and not held.is_set():
+            held.set()
+            hold.wait(60)
+            return Reply(503, {"error": {"message": "gone"}})
+        return None
+
+    chat.fault = fault
+    return hold, held

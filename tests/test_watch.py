@@ -12,12 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from keeping_world import QUESTION, RUN_FLAGS, world_on
+from keeping_world import QUESTION, RUN_FLAGS, hold_first, world_on
 
 from deep_research.cli.main import main
 from deep_research.state import ChangeList
@@ -25,7 +24,6 @@ from deep_research.tools.watches import Limits, Watch, WatchStore, month_start, 
 from deep_research.tools.webhook import SIGNATURE_HEADER, signed_by
 
 from stand_ins.changing_world import melting, zeta
-from stand_ins.loopback import Reply
 from stand_ins.webhook import WebhookReceiver
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,16 +221,7 @@ def test_a_run_due_killed_mid_version_is_resumed_and_nothing_answered_is_sent_tw
         assert main(["watch", "first", "--every", "1d", "--checkpoint-db", db]) == 0
         world.pages.edit(0, "7301", "7350")
         due_now(db)
-        hold, held = threading.Event(), threading.Event()
-
-        def hold_first_findings(number, body):  # the version's gap round, being answered
-            if "WorkerFindings" in json.dumps(body) and not held.is_set():
-                held.set()
-                hold.wait(60)
-                return Reply(503, {"error": {"message": "gone"}})
-            return None
-
-        world.chat.fault = hold_first_findings
+        hold, held = hold_first(world.chat, "WorkerFindings")  # the version's gap round
         searched_before, asked_before = len(world.search.queries), len(world.chat.requests)
         env = {**os.environ}
         due = cli("watch", "--run-due", "--checkpoint-db", db, "--lease", "600")

@@ -12,12 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from keeping_world import QUESTION, RUN_FLAGS, world_on
+from keeping_world import QUESTION, RUN_FLAGS, hold_first, world_on
 
 from deep_research.cli.main import main
 from deep_research.state import ChangeList, Recheck
@@ -25,7 +24,6 @@ from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.watches import WatchStore
 
 from stand_ins.changing_world import zeta
-from stand_ins.loopback import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 TICK = "*/1 * * * * *"  # every second
@@ -137,16 +135,7 @@ def test_a_worker_killed_mid_version_has_it_finished_by_another_and_nothing_sent
     with world_on(monkeypatch, topics=3) as world:
         watched(empty_postgres)
         world.pages.edit(0, "7301", "7350")
-        hold, held = threading.Event(), threading.Event()
-
-        def hold_first_findings(number, body):  # being answered when its worker is killed
-            if "WorkerFindings" in json.dumps(body) and not held.is_set():
-                held.set()
-                hold.wait(60)
-                return Reply(503, {"error": {"message": "gone"}})
-            return None
-
-        world.chat.fault = hold_first_findings
+        hold, held = hold_first(world.chat, "WorkerFindings")  # the version's gap round
         searched_before, asked_before = len(world.search.queries), len(world.chat.requests)
         env = {**os.environ, "DEEP_RESEARCH_CHECKPOINT_DB": empty_postgres}
         first = start_worker(0, env, tmp_path / "worker-0.log")

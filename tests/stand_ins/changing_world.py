@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 
-from stand_ins.chat import _PAIR, Brain, ChatCall
-from stand_ins.depth_world import numbered_sentences
+from stand_ins.chat import _PAIR, ChatCall
+from stand_ins.depth_world import DepthBrain
 from stand_ins.loopback import Reply, StandIn
 
 _ROOTS = ("Quillon", "Veltrane", "Mortisk", "Zerapine", "Ostrel", "Pandrel", "Corvine", "Talmesh")
@@ -203,15 +203,14 @@ def _without_figures(claim: str) -> str:
     return " ".join(_FIGURE.sub("#", claim.casefold()).split()).rstrip(".")
 
 
-@dataclass
-class FaithfulBrain(Brain):
-    """One subtask per topic; findings and sections faithful to the numbered evidence."""
+class FaithfulBrain(DepthBrain):
+    """The depth world's faithful researcher and writer over this world's topics, a literal
+    citation checker, and a change-list reader that pairs claims by their words."""
 
-    topic_count: int = 3
-    compared: list[tuple[list[str], list[str]]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(self, topic_count: int = 3) -> None:
+        super().__init__(topic_count)
         self.gap_tasks = 1
+        self.compared: list[tuple[list[str], list[str]]] = []
 
     def on_PairVerdicts(self, call: ChatCall) -> dict:
         """Supported only word for word; the quote is the source's sentence nearest the claim."""
@@ -237,29 +236,6 @@ class FaithfulBrain(Brain):
             ],
             "recommended_worker_count": self.topic_count,
         }
-
-    def on_WorkerFindings(self, call: ChatCall) -> dict:
-        findings = [
-            {"claim": sentence, "source_ids": [int(n)]}
-            for n, _, text in _SOURCE.findall(call.user)
-            for sentence in numbered_sentences(text)
-        ]
-        ids = call.evidence_ids()
-        if not findings and ids:
-            findings = [{"claim": "Nothing measured", "source_ids": [ids[0]]}]
-        return {"findings": findings, "summary": "Summary.", "gaps": [], "confidence": 0.8}
-
-    def on_prose(self, call: ChatCall) -> str:
-        section = re.search(r"^Section: (.*)$", call.user, re.M)
-        if section is None:
-            return super().on_prose(call)
-        lines = [
-            f"{sentence} [{n}]"
-            for n, _, text in _SOURCE.findall(call.user.split("\nSources:\n", 1)[-1])
-            for sentence in numbered_sentences(text)
-        ]
-        body = "\n".join(dict.fromkeys(lines)) or "Nothing measured was found."
-        return f"## {section.group(1)}\n\n{body}"
 
     def on_ClaimMatches(self, call: ChatCall) -> dict:
         olds = {int(n): text for side, n, text in _CLAIM.findall(call.user) if side == "O"}

@@ -81,6 +81,19 @@ class Kept:
         return self.stored_sha256 != self.sha256
 
 
+def _read_values(read: PageRead) -> tuple:
+    """A read's values for the columns `_READ_COLUMNS` names, in that order."""
+    return (
+        read.url,
+        read.kind,
+        read.final_url,
+        read.status,
+        read.fetched_at,
+        read.etag,
+        read.last_modified,
+    )
+
+
 def _read(row: tuple, text: str = "") -> PageRead:
     """A PageRead from the columns `_READ_COLUMNS` names, in that order."""
     url, kind, final_url, status, fetched_at, etag, last_modified = row
@@ -128,18 +141,7 @@ class EvidenceStore:
             await statements.run(
                 f"INSERT INTO evidence_reads (reader, url_key, {_READ_COLUMNS}, text)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    reader,
-                    read.key,
-                    read.url,
-                    read.kind,
-                    read.final_url,
-                    read.status,
-                    read.fetched_at,
-                    read.etag,
-                    read.last_modified,
-                    read.text,
-                ),
+                (reader, read.key, *_read_values(read), read.text),
             )
 
     async def reads(self, reader: str) -> dict[str, PageRead]:
@@ -191,13 +193,7 @@ class EvidenceStore:
                 row.number,
                 run_id,
                 read.key,
-                read.url,
-                read.kind,
-                read.final_url,
-                read.status,
-                read.fetched_at,
-                read.etag,
-                read.last_modified,
+                *_read_values(read),
                 row.sha256,
                 row.stored_sha256,
                 row.read_bytes,
