@@ -75,31 +75,51 @@ def english_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Item:
-    """A figure to write: the sentence stating it, the ids it cites, their dates."""
+    """A figure to write: the sentence stating it, the ids it cites, their dates and titles."""
 
     sentence: str
     ids: tuple[int, ...]
     dates: tuple[str, ...] = ()
+    titles: tuple[str, ...] = ()
+
+    def names(self, subject: str) -> bool:
+        """Its sentence or its sources' titles name `subject` itself (not a namesake)."""
+        return entity_named(" ".join((self.sentence, *self.titles)), subject)
 
     @property
     def measured(self) -> list[tuple[str, str]]:
         return measurements(self.sentence)
 
 
-def same_quantity(a: Item, b: Item) -> bool:
+def same_quantity(a: Item, b: Item, names: list[str]) -> bool:
     """Two figures of one quantity: the same unit, other figures, and the same quantity words
-    (two content words in a row that both sentences share, besides the names)."""
+    (two words in a row that both sentences share, names and the asked subjects' words aside:
+    "tensile strength" is one quantity, "yield strength" another)."""
     if not a.measured or not b.measured or a.measured[0][1] != b.measured[0][1]:
         return False
     if {f for f, _ in a.measured} & {f for f, _ in b.measured}:
         return False
+    asked = {w.lower() for name in names for w in name.split()}
 
     def pairs(text: str) -> set[tuple[str, str]]:
-        words = [w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3]
-        return set(itertools.pairwise(words))
+        words = re.findall(r"(?<![\w'-])[a-z]{4,}(?![\w-])", text)  # names are capitalised
+        return set(itertools.pairwise(w for w in words if w not in asked))
 
-    shared = pairs(a.sentence) & pairs(b.sentence)
-    return any(not w[0][0].isupper() for w in shared)
+    return bool(pairs(a.sentence) & pairs(b.sentence))
+
+
+def rival(items: list[Item], n: int, subjects_asked: list[str]) -> int | None:
+    """The one other item that gives another figure for item `n`'s quantity, about the same
+    asked subject; None when there is none, or more than one (then the figures are a series,
+    such as one figure per laboratory of a trial, not a disagreement)."""
+    same = [
+        m for m in range(len(items)) if m != n and same_quantity(items[n], items[m], subjects_asked)
+    ]
+    if len(same) != 1:
+        return None
+    pair = (items[n], items[same[0]])
+    about = [name for name in subjects_asked if all(item.names(name) for item in pair)]
+    return same[0] if about or not subjects_asked else None
 
 
 @dataclass
@@ -310,21 +330,21 @@ class WorldBrain:
 
     def _items(self, call: ChatCall, about: str) -> list[Item]:
         """The figures a writing prompt shows: its sources' sentences first, then its notes'."""
-        blocks = source_blocks(section_of(call.user, "\n\nSources:\n"))
-        dates = {b.id: b.date for b in blocks}
+        blocks = {b.id: b for b in source_blocks(section_of(call.user, "\n\nSources:\n"))}
         items: list[Item] = []
         covered: set[str] = set()
-        for block in blocks:
+        for block in blocks.values():
             for sentence in self._figure_sentences(block.text, about):
                 if sentence not in covered:
                     covered.add(sentence)
-                    items.append(Item(sentence, (block.id,), (block.date,)))
+                    items.append(Item(sentence, (block.id,), (block.date,), (block.title,)))
         said = {f for item in items for f in figures(item.sentence)}
         for claim, ids in notes(section_of(call.user, "notes:\n")):
-            known = [i for i in ids if i in dates]
+            known = [blocks[i] for i in ids if i in blocks]
             if known and measurements(claim) and not set(figures(claim)) <= said:
                 said |= set(figures(claim))
-                items.append(Item(claim, tuple(known), tuple(dates[i] for i in known)))
+                ids, dates = tuple(b.id for b in known), tuple(b.date for b in known)
+                items.append(Item(claim, ids, dates, tuple(b.title for b in known)))
         return items
 
     @staticmethod
@@ -338,25 +358,22 @@ class WorldBrain:
                 return True
         return all(a.dates) and all(b.dates)
 
-    def _written(self, call: ChatCall, items: list[Item]) -> list[str]:
+    def _written(self, call: ChatCall, items: list[Item], about: str) -> list[str]:
         """Each item as a cited sentence; two marked figures of one quantity as one sentence
         that says they disagree (and which is current, when dated)."""
         cjk = is_cjk(call.question)
+        asked = subjects(about)
         used: set[int] = set()
         lines = []
         for n, item in enumerate(items):
             if n in used:
                 continue
-            rival = next(
-                (m for m in range(n + 1, len(items)) if m not in used
-                 and same_quantity(item, items[m]) and self._marked(call, item, items[m])),
-                None,
-            )  # fmt: skip
-            if rival is None:
+            other = rival(items, n, asked)
+            if other is None or other in used or not self._marked(call, item, items[other]):
                 lines.append(self._cited(item.sentence, item.ids, cjk))
                 continue
-            used.add(rival)
-            lines.append(self._disagreement(item, items[rival], cjk))
+            used.add(other)
+            lines.append(self._disagreement(item, items[other], cjk))
         return lines
 
     @staticmethod
@@ -391,7 +408,7 @@ class WorldBrain:
     def write_section(self, call: ChatCall) -> str:
         title = re.search(r"^Section: (.*)$", call.user, re.M).group(1)
         about = re.search(r"^Section question: (.*)$", call.user, re.M).group(1)
-        lines = self._written(call, self._items(call, f"{about} {call.question}"))
+        lines = self._written(call, self._items(call, f"{about} {call.question}"), about)
         head = f"## {title}\n\n"
         kept = within(lines, reply_cap(call.body) - len(head) // 4)
         if not kept:
@@ -407,7 +424,7 @@ class WorldBrain:
         said = set(figures(current))
         new = [
             line
-            for line in self._written(call, self._items(call, f"{about} {call.question}"))
+            for line in self._written(call, self._items(call, f"{about} {call.question}"), about)
             if not set(figures(re.sub(r"\[\d+\]", "", line))) <= said
         ]
         cap = reply_cap(call.body) - len(current) // 4

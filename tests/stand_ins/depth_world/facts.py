@@ -139,7 +139,7 @@ DISAGREEMENTS = (
         ("/polymer-review/veltrane-polymer", "83.9"),
     ),
     (
-        "Zerapine resin", "cure time at 80 °C", "min",
+        "Zerapine resin", "gel time", "min",
         ("/resin-lab/zerapine-cure-study", "37.5"),
         ("/coatings-digest/zerapine-resin-review", "44.2"),
     ),

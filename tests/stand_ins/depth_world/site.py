@@ -339,7 +339,7 @@ def disagreement_pages() -> list[Page]:
         _simple(
             path_a,
             "A cure study of the Zerapine resin",
-            f"In our study the Zerapine resin cured in {fig_a} {unit.split()[0]} at 80 °C.",
+            f"In our study the {quantity} of the Zerapine resin was {fig_a} {unit}.",
             paragraphs(9, 3, name, "resin"),
             dated="2025-03-08",
         ),
