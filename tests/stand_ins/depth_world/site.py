@@ -1,13 +1,15 @@
 """The depth world's pages, built as real sites build them.
 
-Each page has a site menu in `<nav>`, and most have a "Related pages" list of 20-odd links in an
-`<aside>` placed before the article (page order puts it first, as a sidebar written before the
-content does); the links that lead to the deeper pages stand in the article's text, with anchor
-words that say what they lead to. Dates come the ways the web gives them: `<time datetime>`,
-`article:published_time` meta, JSON-LD `dateModified`, a `Last-Modified` header, a date in the
-text, and the search provider's `published_date` on some hits; the 2021 page's footer says
-"© 2024", as old pages with a current copyright line do. Deep pages (methods, annexes, the PDF)
-are in no search index: only links lead there.
+Each page has a site menu in `<nav>`. The survey articles have a "Related pages" list of 24 links
+in an `<aside>` placed before the article (page order puts it first, as a left sidebar written
+before the content does); the methods pages have their sidebar in `<nav>`, as documentation
+sites do, and list their 22 parts in the text before the results, as documentation pages do.
+Either way the link that leads deeper stands past the 20th link of its page, in the article's
+text, with anchor words that say where it leads. Dates come the ways the web gives them:
+`<time datetime>`, `article:published_time` meta, JSON-LD `dateModified`, a `Last-Modified`
+header, a date in the text, and the search provider's `published_date` on some hits; the 2021
+page's footer says "© 2024", as old pages with a current copyright line do. Deep pages
+(methods, annexes, the PDF) are in no search index: only links lead there.
 """
 
 from __future__ import annotations
@@ -76,15 +78,19 @@ def document(
     article: str,
     *,
     related: list[tuple[str, str]] = (),
+    menu: list[tuple[str, str]] = (),
     head: str = "",
     footer: str = "© 2025 Materials Survey Network",
 ) -> bytes:
-    """A whole HTML page: menu, the related list (before the article), the article, a footer."""
+    """A whole HTML page: the site menu, the related list (before the article), the article,
+    a footer; `menu` adds a sidebar in `<nav>`, as documentation sites have."""
     aside = (
         f'<aside class="related"><h2>Related pages</h2><ul>{_links(list(related))}</ul></aside>'
         if related
         else ""
     )
+    if menu:
+        aside += f'<nav class="sidebar"><ul>{_links(list(menu))}</ul></nav>'
     page = (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}'
         f"</title>{head}<script>window.dataLayer=[];</script></head><body>"
@@ -230,14 +236,15 @@ def methods(s: Subject) -> Page:
     figures = FIGURES[s.name]
     fill = paragraphs(k * 3 + 5, 7, s.name, s.noun)
     title = f"Measurement methods for the {s.name}"
+    contents = _links(_method_related(s))  # in the text, as documentation pages list parts
     article = (
         f"<h1>{_e(title)}</h1><p>This page sets out how the {_e(s.name)} was tested.</p>"
-        f"{_p(fill[:4])}<h2>Results</h2>"
+        f"<h2>In this chapter</h2><ul>{contents}</ul>{_p(fill[:4])}<h2>Results</h2>"
         f"<p>{_e(sentence_of('two_hop', s, *figures['two_hop']))}</p>"
         f'<p>The raw results of every specimen are listed in <a href="{annex_path(s)}">Annex C '
         f"(raw results)</a>; Annexes A and B describe the rigs.</p>{_p(fill[4:])}"
     )
-    body = document(title, article, related=_method_related(s))
+    body = document(title, article, menu=_method_related(s)[:8])
     return Page(methods_path(s), title, body, text=_words(body))
 
 
