@@ -25,8 +25,7 @@ import re
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 
-from stand_ins.chat import _PAIR, ChatCall
-from stand_ins.depth_world import DepthBrain
+from stand_ins.chat import _PAIR, Brain, ChatCall
 from stand_ins.loopback import Reply, StandIn
 
 _ROOTS = ("Quillon", "Veltrane", "Mortisk", "Zerapine", "Ostrel", "Pandrel", "Corvine", "Talmesh")
@@ -35,6 +34,7 @@ TOPICS = tuple(f"{_ROOTS[n % 8]} {_KINDS[(n + n // 8) % 5]}" for n in range(40))
 """Forty materials, no two alike, no figure in a name: Quillon alloy, Veltrane polymer, ..."""
 _SOURCE = re.compile(r"^\[(\d+)\] .*? — (\S+)\n(.*?)(?=\n\n\[\d+\] |\n</data>|\Z)", re.M | re.S)
 _FIGURE = re.compile(r"\d[\d,.]*")
+_NUMBERED = re.compile(r"[^.!?\n]*\d[^.!?\n]*[.!?]")
 _CLAIM = re.compile(r"^([ON])(\d+): (.*)$", re.M)
 
 
@@ -203,14 +203,44 @@ def _without_figures(claim: str) -> str:
     return " ".join(_FIGURE.sub("#", claim.casefold()).split()).rstrip(".")
 
 
-class FaithfulBrain(DepthBrain):
-    """The depth world's faithful researcher and writer over this world's topics, a literal
-    citation checker, and a change-list reader that pairs claims by their words."""
+def numbered_sentences(text: str) -> list[str]:
+    """The sentences of `text` that carry a number (where the figures are)."""
+    return [" ".join(s.split()) for s in _NUMBERED.findall(text)]
+
+
+class FaithfulBrain(Brain):
+    """A faithful researcher (every numbered sentence of its evidence a finding) and writer
+    (every section the numbered sentences of its sources, each cited), a literal citation
+    checker, and a change-list reader that pairs claims by their words."""
 
     def __init__(self, topic_count: int = 3) -> None:
-        super().__init__(topic_count)
+        super().__init__()
+        self.topic_count = topic_count
         self.gap_tasks = 1
         self.compared: list[tuple[list[str], list[str]]] = []
+
+    def on_WorkerFindings(self, call: ChatCall) -> dict:
+        findings = [
+            {"claim": sentence, "source_ids": [int(n)]}
+            for n, _, text in _SOURCE.findall(call.user)
+            for sentence in numbered_sentences(text)
+        ]
+        ids = call.evidence_ids()
+        if not findings and ids:
+            findings = [{"claim": "Nothing measured", "source_ids": [ids[0]]}]
+        return {"findings": findings, "summary": "Summary.", "gaps": [], "confidence": 0.8}
+
+    def on_prose(self, call: ChatCall) -> str:
+        section = re.search(r"^Section: (.*)$", call.user, re.M)
+        if section is None:
+            return super().on_prose(call)
+        lines = [
+            f"{sentence} [{n}]"
+            for n, _, text in _SOURCE.findall(call.user.split("\nSources:\n", 1)[-1])
+            for sentence in numbered_sentences(text)
+        ]
+        body = "\n".join(dict.fromkeys(lines)) or "Nothing measured was found."
+        return f"## {section.group(1)}\n\n{body}"
 
     def on_PairVerdicts(self, call: ChatCall) -> dict:
         """Supported only word for word; the quote is the source's sentence nearest the claim."""
