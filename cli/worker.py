@@ -107,8 +107,7 @@ def command(args: argparse.Namespace, target: str) -> int:
         async with open_queue(
             conninfo, connections=args.concurrency + 3, watch_tick=args.watch_tick
         ) as queue:
-            say(f"worker ready: {args.concurrency} at once")
-            await queue.work(args.concurrency, args.stalled_after, say)
+            await queue.work(args.concurrency, args.stalled_after, say)  # says when ready
 
     asyncio.run(work())
     say("worker stopped")

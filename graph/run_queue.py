@@ -14,6 +14,7 @@ checkpointed state, so it holds wherever the run goes on.
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -35,6 +36,9 @@ QUEUE = "deep-research"
 TASK = "deep_research.research"
 DEFAULT_STALLED_AFTER = 60.0  # seconds without a heartbeat before a worker counts as dead
 WAITING = ("todo", "doing")  # a job in these states is the thread's live submission
+TICK_LATE = 5.0  # seconds: more than the deferrer's 0.5 s margin past each tick
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RESTART_PAUSE = 1.0  # seconds before a worker that stopped on a failed store call starts again
 
 
 @dataclass(frozen=True)
@@ -74,9 +78,14 @@ class RunQueue:
     ) -> None:
         self.conninfo = conninfo
         connector = PsycopgConnector(conninfo=conninfo, min_size=1, max_size=connections)
-        self.app = App(connector=connector)
+        # A worker starting defers a tick of the watched questions only when it is due within
+        # TICK_LATE seconds (procrastinate's default: any tick of the last 10 minutes): the next
+        # one comes soon and claims all that is due, and a worker's first queries are not
+        # crowded into its start, where a dropped connection fails the deferrer (procrastinate
+        # then stops the worker, as for its heartbeat).
+        self.app = App(connector=connector, periodic_defaults={"max_delay": TICK_LATE})
         self.task = self.app.task(name=TASK, queue=QUEUE, pass_context=True)(research)
-        self.watch_version = watch_queue.register(self.app, QUEUE, watch_tick)
+        self.watch_version = watch_queue.register(self.app, watch_tick)
 
     async def _ready(self) -> bool:
         """True when the queue's tables are in the store."""
@@ -86,8 +95,12 @@ class RunQueue:
         return bool(row["present"])
 
     async def set_up(self) -> None:
-        """The queue's tables, made by one process even when many start at once."""
+        """The queue's tables, and those of the evidence and the watched questions its workers
+        keep, made by one process even when many start at once (before a worker says it is
+        ready: afterwards it only connects)."""
         await set_up_once(self.conninfo, self._ready, self.app.schema_manager.apply_schema_async)
+        async with EvidenceStore(self.conninfo), WatchStore(self.conninfo):
+            pass
 
     async def jobs_of(self, thread_id: str) -> list[Any]:
         """Every job ever submitted for the thread, oldest first."""
@@ -117,9 +130,14 @@ class RunQueue:
     async def requeue_stalled(self, stalled_after: float, say: Callable[[str], None]) -> None:
         """Queue again every job whose worker has sent no heartbeat for `stalled_after` s."""
         manager = self.app.job_manager
-        for job in await manager.get_stalled_jobs(
-            queue=QUEUE, seconds_since_heartbeat=stalled_after
-        ):
+        stalled = [
+            job
+            for queue in (QUEUE, watch_queue.WATCH_QUEUE)  # runs, and watched questions' versions
+            for job in await manager.get_stalled_jobs(
+                queue=queue, seconds_since_heartbeat=stalled_after
+            )
+        ]
+        for job in stalled:
             try:
                 await manager.retry_job(job)
             except ConnectorException:  # another worker queued it again first
@@ -129,7 +147,8 @@ class RunQueue:
     async def work(
         self, concurrency: int, stalled_after: float, say: Callable[[str], None]
     ) -> None:
-        """Take runs from the queue until stopped (SIGINT or SIGTERM)."""
+        """Take runs from the queue until stopped (SIGINT or SIGTERM); says "worker ready" once
+        its stores are open (from then on a dropped connection costs a call, not the worker)."""
         async with (
             open_checkpointer(self.conninfo, pooled=True) as saver,
             EvidenceStore(self.conninfo) as evidence,
@@ -137,6 +156,7 @@ class RunQueue:
         ):
             runs = LiveRuns(evidence=evidence)
             graph = build_graph(checkpointer=saver, runs=runs)
+            say(f"worker ready: {concurrency} at once")
 
             async def rescue() -> None:
                 """Every third of `stalled_after`, queue again the jobs of dead workers."""
@@ -144,24 +164,56 @@ class RunQueue:
                     await asyncio.sleep(stalled_after / 3)
                     await self.requeue_stalled(stalled_after, say)
 
-            rescuer = asyncio.get_running_loop().create_task(rescue())
+            options = {
+                "queues": [QUEUE, watch_queue.WATCH_QUEUE],
+                "concurrency": concurrency,
+                "update_heartbeat_interval": stalled_after / 4,
+                "stalled_worker_timeout": stalled_after,
+                "additional_context": {
+                    "graph": graph,
+                    "runs": runs,
+                    "say": say,
+                    "evidence": evidence,
+                    "watches": watches,
+                },
+                "fetch_job_polling_interval": 1.0,
+                "install_signal_handlers": False,  # ours: they tell a stop from a failure
+            }
+            loop = asyncio.get_running_loop()
+            stopping = asyncio.Event()
+            for number in STOP_SIGNALS:
+                loop.add_signal_handler(number, stopping.set)
+            rescuer = loop.create_task(rescue())
             try:
-                await self.app.run_worker_async(
-                    queues=[QUEUE],
-                    concurrency=concurrency,
-                    update_heartbeat_interval=stalled_after / 4,
-                    stalled_worker_timeout=stalled_after,
-                    additional_context={
-                        "graph": graph,
-                        "runs": runs,
-                        "say": say,
-                        "evidence": evidence,
-                        "watches": watches,
-                    },
-                    fetch_job_polling_interval=1.0,
-                )
+                while not stopping.is_set():
+                    await self._worker_until_stopped(options, stopping, say)
             finally:
                 rescuer.cancel()
+                for number in STOP_SIGNALS:
+                    loop.remove_signal_handler(number)
+
+    async def _worker_until_stopped(
+        self, options: dict[str, Any], stopping: asyncio.Event, say: Callable[[str], None]
+    ) -> None:
+        """Run procrastinate's worker until `stopping` is set (the runs in hand finish first).
+        When it ends on its own, say so and return, to be started again: procrastinate stops
+        the whole worker when a call of its start or of a side task (heartbeat, periodic tick)
+        fails, as one does whose store connection drops under it (a PostgreSQL restart)."""
+        worker = asyncio.ensure_future(self.app.run_worker_async(**options))
+        stop = asyncio.ensure_future(stopping.wait())
+        await asyncio.wait({worker, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if stopping.is_set():
+            worker.cancel()  # procrastinate stops on it gracefully
+            await asyncio.gather(worker, return_exceptions=True)
+            return
+        try:
+            worker.result()
+        except ConnectorException as error:
+            say(f"the queue's store failed ({type(error).__name__}); the worker starts again")
+        else:
+            say("the queue's worker stopped on a failed store call; it starts again")
+        await asyncio.sleep(RESTART_PAUSE)
 
 
 @asynccontextmanager

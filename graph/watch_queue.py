@@ -19,6 +19,7 @@ from procrastinate.exceptions import AlreadyEnqueued
 from deep_research.graph.watch import Watching, make_version
 from deep_research.tools.watches import Claim, WatchStore
 
+WATCH_QUEUE = "deep-research-watch"  # apart from the research runs' queue (its counts and caps)
 TICK_TASK = "deep_research.watch_tick"
 VERSION_TASK = "deep_research.watch_version"
 DEFAULT_TICK = "* * * * *"  # once a minute (a sixth field counts seconds)
@@ -36,10 +37,11 @@ def claim_arguments(claim: Claim) -> dict[str, Any]:
     }
 
 
-def register(app: App, queue: str, tick_cron: str = DEFAULT_TICK) -> Any:
-    """Add the tick and the version job to the queue's app; returns the version task."""
+def register(app: App, tick_cron: str = DEFAULT_TICK) -> Any:
+    """Add the tick and the version job to the queue's app (on `WATCH_QUEUE`); returns the
+    version task."""
 
-    @app.task(name=VERSION_TASK, queue=queue, pass_context=True)
+    @app.task(name=VERSION_TASK, queue=WATCH_QUEUE, pass_context=True)
     async def version(context: JobContext, watch_id: str, version: int, **claimed: Any) -> None:
         """Make one claimed version (or finish one a dead worker left)."""
         parts = context.additional_context
@@ -60,7 +62,7 @@ def register(app: App, queue: str, tick_cron: str = DEFAULT_TICK) -> Any:
         await make_version(watching, claim, parts["say"])
 
     @app.periodic(cron=tick_cron, periodic_id="watch-tick")
-    @app.task(name=TICK_TASK, queue=queue, pass_context=True)
+    @app.task(name=TICK_TASK, queue=WATCH_QUEUE, pass_context=True)
     async def tick(context: JobContext, timestamp: int) -> None:
         """Queue every version due now."""
         watches: WatchStore = context.additional_context["watches"]

@@ -45,7 +45,8 @@ def job_count(url: str) -> int:
     import psycopg
 
     with psycopg.connect(url) as connection:
-        return connection.execute("SELECT count(*) FROM procrastinate_jobs").fetchone()[0]
+        query = "SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'deep_research.research'"
+        return connection.execute(query).fetchone()[0]  # (the workers' watch ticks apart)
 
 
 def question_of(request: dict) -> str | None:

@@ -70,7 +70,9 @@ def job_arguments(store: str) -> list[str]:
     import psycopg
 
     with psycopg.connect(store) as connection:
-        rows = connection.execute("SELECT args::text FROM procrastinate_jobs").fetchall()
+        rows = connection.execute(  # research runs (the workers' watch ticks apart)
+            "SELECT args::text FROM procrastinate_jobs WHERE task_name = 'deep_research.research'"
+        ).fetchall()
     return [row[0] for row in rows]
 
 

@@ -70,3 +70,41 @@ def test_a_worker_runs_jobs_after_its_store_connections_were_dropped(
         except subprocess.TimeoutExpired:
             worker.kill()
     assert "after-drop: done" in log.read_text()
+
+
+def test_a_worker_that_procrastinate_stopped_on_a_failed_store_call_starts_again(monkeypatch):
+    """procrastinate stops its whole worker when a call of its start or of a side task (the
+    heartbeat, the watched questions' periodic tick) fails: ours starts it again, until told to
+    stop, when it is cancelled (procrastinate's graceful stop)."""
+    from procrastinate.exceptions import ConnectorException
+
+    from deep_research.graph import run_queue
+    from deep_research.graph.run_queue import RunQueue
+
+    queue = RunQueue("postgresql://nobody@127.0.0.1:9/none")
+    said: list[str] = []
+    starts: list[dict] = []
+
+    async def scenario() -> None:
+        stopping = asyncio.Event()
+
+        async def run_worker_async(**options) -> None:
+            starts.append(options)
+            if len(starts) == 1:
+                raise ConnectorException("server closed the connection unexpectedly")
+            if len(starts) == 2:
+                return  # stopped on a failed side task
+            stopping.set()
+            await asyncio.sleep(60)  # runs until cancelled
+
+        queue.app.run_worker_async = run_worker_async  # type: ignore[method-assign]
+        while not stopping.is_set():
+            await queue._worker_until_stopped({"concurrency": 1}, stopping, said.append)
+
+    monkeypatch.setattr(run_queue, "RESTART_PAUSE", 0.0)
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert len(starts) == 3
+    assert said == [
+        "the queue's store failed (ConnectorException); the worker starts again",
+        "the queue's worker stopped on a failed store call; it starts again",
+    ]

@@ -159,3 +159,30 @@ def test_a_worker_killed_mid_version_has_it_finished_by_another_and_nothing_sent
     assert [v.version for v in asyncio.run(_versions(empty_postgres))] == [2]
     log = (tmp_path / "worker-1.log").read_text()
     assert "queued again" in log and "first-v2: resumed" in log
+
+
+def test_run_due_without_workers_and_one_claim_per_version_on_postgresql(
+    monkeypatch: pytest.MonkeyPatch, empty_postgres
+):
+    from deep_research.tools.watches import Watch
+
+    async def race() -> list:
+        async with WatchStore(empty_postgres) as store:
+            await store.add(Watch("w", "q?", 86400, next_due=0.0, version=1, latest="w"))
+        stores = [WatchStore(empty_postgres) for _ in range(4)]
+        for store in stores:
+            await store.__aenter__()
+        try:
+            return await asyncio.gather(*(store.claim_due() for store in stores))
+        finally:
+            for store in stores:
+                await store.__aexit__()
+
+    claims = [claim for found in asyncio.run(race()) for claim in found]
+    assert [(c.watch.watch_id, c.version) for c in claims] == [("w", 2)]
+    with world_on(monkeypatch, topics=2) as world:
+        watched(empty_postgres)
+        world.pages.edit(0, "7301", "7344")
+        assert main(["watch", "--run-due", "--checkpoint-db", empty_postgres]) == 0
+    changes = finished_version(empty_postgres, seconds=1)
+    assert {(f.old_value, f.new_value) for f in changes.changed_figures} == {("7301", "7344")}
