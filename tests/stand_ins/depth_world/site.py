@@ -280,13 +280,17 @@ def datasheet(s: Subject) -> Page:
 
 
 def trial(s: Subject, site: str, value: str, day: int) -> Page:
-    """One of the spread's small pages: its figure in its first sentence (in the snippet)."""
+    """One of the spread's small pages: its figure in its first sentence, where the snippet
+    shows it, on every other page; on the rest after a paragraph on the trial, as a snippet
+    misses what it does not open with."""
     title = f"Round-robin trial at {site}: {s.name}"
-    lead = trial_sentence(s, site, value)
+    finding = trial_sentence(s, site, value)
+    opening = f"The {site} laboratory took part in the 2025 round-robin trial of the {s.name}."
+    lead, first = (finding, []) if day % 2 == 0 else (opening, [finding])
     date = f"2025-0{1 + day % 9}-{10 + day % 18:02d}"
     article = (
-        f"<h1>{_e(title)}</h1><p>{_e(lead)}</p>"
-        f'{_p(paragraphs(day, 2, s.name, s.noun))}<p><time datetime="{date}">{date}</time></p>'
+        f"<h1>{_e(title)}</h1><p>{_e(lead)}</p>{_p(paragraphs(day, 2, s.name, s.noun) + first)}"
+        f'<p><time datetime="{date}">{date}</time></p>'
     )
     body = document(title, article)
     return Page(trial_path(s, site), title, body, searchable=True, lead=lead,
