@@ -176,3 +176,32 @@ def test_deleting_a_run_deletes_its_evidence_but_not_what_another_run_shares(
     asyncio.run(delete("second"))
     _, _, sizes = asyncio.run(kept_rows(db, "second"))
     assert sizes == {"texts": 0, "bytes": 0, "threads": {}}
+
+
+def test_local_documents_are_kept_with_their_files_validators_and_rechecked_from_the_files(
+    chat_server, tmp_path, capsys
+):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "zstd.md").write_text("# zstd\n\nzstd compresses logs well at level 19.\n")
+    (folder / "xz.md").write_text("# xz\n\nxz compresses logs slowly but very small.\n")
+    db = str(tmp_path / "runs.sqlite")
+    question = ["run", "How well do compressors compress logs?", "--search", "local"]
+    flags = ["--corpus", str(folder), "--checkpoint-db", db, "--thread-id", "local", "--quiet"]
+    assert main([*question, *flags, "--max-iterations", "1", "--min-iterations", "1"]) == 0
+    rows, texts, _ = asyncio.run(kept_rows(db, "local"))
+    assert rows and {row.read.kind for row in rows} == {"document"}
+    assert all(row.read.etag.count("-") == 1 and texts[row.number] for row in rows)
+    capsys.readouterr()
+    assert main(["recheck", "local", "--checkpoint-db", db]) == 0
+    assert "page gone" not in capsys.readouterr().out
+    gone = next(row for row in rows if "zstd.md" in row.read.url)
+    (folder / "zstd.md").unlink()
+    out = tmp_path / "recheck.json"
+    assert main(["recheck", "local", "--checkpoint-db", db, "--json", str(out)]) == 0
+    from deep_research.state import Recheck
+
+    result = Recheck.model_validate_json(out.read_text())
+    states = {s.number: s.state for s in result.sources}
+    assert states[gone.number] == "gone"
+    assert {state for n, state in states.items() if n != gone.number} == {"unchanged"}

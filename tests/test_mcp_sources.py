@@ -7,6 +7,7 @@ and the run goes on with the others.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -123,6 +124,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
                 *("--mcp-config", str(config_file), "--json", str(out)),
                 *("--max-iterations", "1", "--min-iterations", "1", "--max-workers", "1"),
                 *("--checkpoint-db", str(tmp_path / "runs.sqlite"), "--set", "search_timeout=10"),
+                *("--thread-id", "with-tools"),
             ],
             cwd=ROOT,
             capture_output=True,
@@ -150,6 +152,18 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
     judged = [body for body in judged if "PairVerdicts" in body]
     for fact in ("zstd level 19", "OPS-812"):  # the check read the tool's own text, fenced
         assert any(re.search(rf"<data>[^<]*{fact}", body) for body in judged), fact
+    kept = asyncio.run(kept_answers(str(tmp_path / "runs.sqlite"), "with-tools"))
+    assert kept and all(kind == "tool" for kind, _ in kept)  # each tool answer kept whole
+    assert any("OPS-812" in text for _, text in kept)
+
+
+async def kept_answers(db: str, thread: str) -> list[tuple[str, str]]:
+    """The kinds and texts a run kept of its MCP sources."""
+    from deep_research.tools.evidence.store import EvidenceStore
+
+    async with EvidenceStore(db) as store:
+        rows = [row for row in await store.kept(thread) if row.read.url.startswith("mcp://")]
+        return [(row.read.kind, await store.text(row.stored_sha256) or "") for row in rows]
 
 
 def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server, tmp_path):
