@@ -115,7 +115,15 @@ class Settings(BaseModel):
         None,
         ge=0,
         le=50,
-        description="Pages a worker reads whole; overrides the complexity budget.",
+        description="Cap on the pages one worker reads whole; unset: a fair share of the "
+        "run's max_page_fetches, drawn as it needs them.",
+    )
+    worker_max_rounds: int = Field(
+        6,
+        ge=1,
+        le=20,
+        description="Decide-act rounds at most for a worker whose model chooses its tools "
+        "(its pages and searches are drawn from the run's budgets).",
     )
     max_supplementary_tasks: int = Field(
         3, ge=1, le=20, description="Subtasks a gap round may add."
@@ -368,6 +376,7 @@ LOCAL_PROFILE: dict[str, object] = {
     "reviewer_max_tokens": 400,
     "structured_retries": 1,
     "max_results": 4,
+    "worker_max_rounds": 4,  # each decide call is minutes on a CPU
     "report_length": "brief",  # a few sections: each is a call of minutes on a CPU
 }
 

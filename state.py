@@ -96,13 +96,15 @@ class PlanDecision(BaseModel):
 
 
 class Budget(BaseModel):
-    """What one worker may spend: search queries, observe-orient-decide-act cycles, and (when
-    its model chooses tools) pages read whole and MCP tool calls."""
+    """What one worker may spend: search queries and cycles of the fixed loop; when its model
+    chooses tools, decide-act rounds, MCP tool calls and a cap on pages read whole (None: a
+    fair share of the run's page budget, drawn as it needs them)."""
 
     max_queries: int = Field(ge=1)
     max_cycles: int = Field(ge=1)
-    max_pages: int = Field(3, ge=0)
+    max_pages: int | None = Field(None, ge=0)
     max_mcp_calls: int = Field(2, ge=0)
+    max_rounds: int = Field(6, ge=1)
 
 
 # ---------------------------------------------------------------- evidence
@@ -402,6 +404,7 @@ class Usage(BaseModel):
     output_tokens: int = 0
     search_calls: int = 0
     search_cache_hits: int = 0
+    page_fetches: int = 0  # whole pages fetched (counted when started; `max_page_fetches`)
     by_role: dict[str, RoleUsage] = Field(default_factory=dict)
 
     @classmethod
@@ -503,6 +506,9 @@ class WorkerInput(TypedDict):
     settings: Settings
     run_id: str
     spent: Usage  # the run's usage when the worker was sent, for the run budgets
+    # The subtask ids of the workers this one shares the run's budgets with (its fan-out, or
+    # the relay's workers still to come), itself included.
+    siblings: NotRequired[list[int]]
     earlier_findings: NotRequired[list[str]]  # depth-first relay: what the workers before found
 
 

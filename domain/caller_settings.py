@@ -26,6 +26,7 @@ CEILINGS: tuple[str, ...] = (
     "max_results",
     "max_supplementary_tasks",
     "max_pages",
+    "worker_max_rounds",
     "fetch_pages",
     "max_page_fetches",
     "page_max_bytes",

@@ -319,18 +319,26 @@ def worker_tools(
     language: str,
     tool_list: str = "",
     earlier: Sequence[str] = (),
+    suggested: Sequence[str] = (),
 ) -> list[BaseMessage]:
     """A worker's decide step when its model acts: the subtask, the evidence so far and what
     budget is left (`tool_list`: the tools written out, for the prompt protocol; in a relay,
-    `earlier`: what the workers before it found)."""
+    `earlier`: what the workers before it found; before its first search, `suggested`: the
+    planner's queries, which it may use, change or replace)."""
     system = WORKER_TOOLS.format(
         write_in=write_in(language, "Write search queries"), untrusted=UNTRUSTED
     )
     if tool_list:
         system = f"{system}\n\n{tool_list}"
+    ideas = json.dumps(list(suggested), ensure_ascii=False)
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
         + (f"Perspective: {subtask.perspective}\n" if subtask.perspective else "")
+        + (
+            f"Suggested first searches (use, change or replace them): {ideas}\n"
+            if suggested
+            else ""
+        )
         + f"Budget left: {budget}\n\n"
     )
     evidence_so_far = ["Evidence so far:\n", Material(evidence or ["(none yet)"])]

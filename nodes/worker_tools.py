@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from deep_research.domain.budgets import queries_left, tool_rounds_left
+from deep_research.domain.budgets import fair_share, queries_left, tool_rounds_left
 from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
 from deep_research.domain.fences import data_section
@@ -47,7 +47,7 @@ from deep_research.state import (
 from deep_research.tools.durable_calls import durable_tool
 from deep_research.tools.events import WorkerActed, WorkerFellBack, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources, worker_key
-from deep_research.tools.search.pages import FetchedPage, best_passages
+from deep_research.tools.search.pages import FetchedPage, best_passages, counted_fetches
 from deep_research.tools.search.tool_sources import ToolFailed
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import (
@@ -102,9 +102,33 @@ def read_targets(state: WorkerState) -> dict[str, str]:
     return targets
 
 
-def pages_left(state: WorkerState) -> int:
-    """Pages this worker may still read."""
-    return max(0, state["budget"].max_pages - len(state.get("read_pages", [])))
+def pages_left(state: WorkerState, run: RunResources) -> int:
+    """Pages this worker may read now: its fair share of the run's page budget left (re-drawn
+    at every step, so what finished siblings leave comes to those still working), within its
+    own cap when `max_pages` sets one."""
+    read = len(state.get("read_pages", []))
+    share = fair_share(run.ledger.pages_left(run.settings), run.drawing(state), had=read)
+    cap = state["budget"].max_pages
+    return share if cap is None else min(share, max(0, cap - read))
+
+
+def searches_left(state: WorkerState, run: RunResources) -> int:
+    """Searches this worker may send now: its own `max_queries` left and, when the run has a
+    search budget, its fair share of what is left of it."""
+    sent = len(state.get("sent_queries", []))
+    own = queries_left(state["budget"], sent)
+    left = run.ledger.searches_left(run.settings)
+    return own if left is None else min(own, fair_share(left, run.drawing(state), had=sent))
+
+
+def round_affordable(state: WorkerState, run: RunResources) -> bool:
+    """True unless the run has a token budget and this worker's rounds so far cost, on average,
+    more than its fair share of the tokens left."""
+    left, rounds = run.ledger.tokens_left(run.settings), len(state.get("tool_rounds", []))
+    if left is None or not rounds:
+        return True
+    spent = (state.get("usage") or Usage()).total_tokens
+    return spent / rounds <= fair_share(left, run.drawing(state), had=1)
 
 
 def mcp_left(state: WorkerState) -> int:
@@ -121,22 +145,22 @@ async def mcp_specs(run: RunResources) -> list[tuple[str, str, str, dict]]:
 async def offered(state: WorkerState, run: RunResources) -> Toolbox:
     """The tools worth offering now: each only while its budget (and something to use it
     on) is left."""
-    searches = queries_left(state["budget"], len(state.get("sent_queries", []))) > 0
+    searches = searches_left(state, run) > 0
     return toolbox(
         search=searches,
-        pages=pages_left(state) > 0 and bool(read_targets(state)),
+        pages=pages_left(state, run) > 0 and bool(read_targets(state)),
         documents=searches and run.documents_cache is not None,
         mcp=await mcp_specs(run) if mcp_left(state) else [],
     )
 
 
-def _budget_text(state: WorkerState) -> str:
+def _budget_text(state: WorkerState, run: RunResources) -> str:
     """What the worker may still spend, in words its model reads."""
-    sent = len(state.get("sent_queries", []))
     rounds = tool_rounds_left(state["budget"], len(state.get("tool_rounds", [])))
     return (
-        f"{queries_left(state['budget'], sent)} searches, {pages_left(state)} page reads, "
-        f"{rounds} rounds (this one included)"
+        f"{searches_left(state, run)} searches, {pages_left(state, run)} page reads (a share "
+        f"of the run's; more may come as other researchers finish), {rounds} rounds (this one "
+        "included)"
     )
 
 
@@ -194,11 +218,12 @@ def conversation(
         state["question"],
         state["subtask"],
         prompts.tool_evidence(state.get("hits", []), state.get("read_pages", [])),
-        _budget_text(state),
+        _budget_text(state, run),
         settings.max_context_tokens // 2,  # the rounds take the other half at most
         language=run_language(state["question"], settings.language),
         tool_list=box.prompt_text() if protocol == "prompt" else "",
         earlier=state.get("earlier_findings", []),
+        suggested=[] if state.get("sent_queries") else state["subtask"].search_queries,
     )
     room = settings.max_context_tokens - sum(estimate_tokens(m.text) for m in messages)
     reply = settings.max_tokens_for("researcher")
@@ -221,9 +246,9 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Decide: the model chooses tool calls (or finishes); a first round without a usable call
     falls back to the fixed loop (`tool_protocol` "fixed" in the update)."""
     rounds = state.get("tool_rounds", [])
-    if not tool_rounds_left(state["budget"], len(rounds)):
-        return {"termination_reason": "budget_spent"}
     run = runs.for_worker(state)
+    if not tool_rounds_left(state["budget"], len(rounds)) or not round_affordable(state, run):
+        return {"termination_reason": "budget_spent"}
     box = await offered(state, run)
     if box.names == [FINISH]:  # nothing left to spend on
         return {"termination_reason": "budget_spent"}
@@ -357,11 +382,14 @@ def _page_text(page: ReadPage) -> str:
 
 async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     """Read one page whole through the run's guarded reader and keep quotes and links."""
-    fetched = await run.pages.page(url)
+    with counted_fetches() as fetches:  # booked by the reader; state learns of it here
+        fetched = await run.pages.page(url)
+    fetch = Usage(page_fetches=fetches[0])
     if not fetched.passages:
         page = ReadPage(url=url, error=fetched.error or "the page holds no readable text")
-        return ToolOutcome(text=_page_text(page), page=page).model_dump(mode="json")
+        return ToolOutcome(text=_page_text(page), page=page, usage=fetch).model_dump(mode="json")
     quotes, usage = await page_quotes(run, state, url, fetched)
+    usage = usage + fetch
     title = fetched.title or next((h.title for h in state.get("hits", []) if h.url == url), "")
     page = ReadPage(url=url, title=title[:300], quotes=quotes, links=fetched.links[:MAX_LINKS])
     return ToolOutcome(text=_page_text(page), page=page, usage=usage).model_dump(mode="json")
@@ -372,23 +400,25 @@ def _skipped(why: str) -> ToolOutcome:
     return ToolOutcome(text=f"not run: {why}", skipped=True)
 
 
-def _planned(state: WorkerState, box: Toolbox) -> list[ToolOutcome | tuple[str, object]]:
+def _planned(
+    state: WorkerState, box: Toolbox, run: RunResources
+) -> list[ToolOutcome | tuple[str, object]]:
     """Each pending call, in order: what runs (a kind and its argument), or why it does not.
     Budgets are shared out in call order, so the calls of one round never overspend."""
-    budget = state["budget"]
     sent = list(state.get("sent_queries", []))
-    targets, pages, mcp = read_targets(state), pages_left(state), mcp_left(state)
+    searches = searches_left(state, run)
+    targets, pages, mcp = read_targets(state), pages_left(state, run), mcp_left(state)
     plan: list[ToolOutcome | tuple[str, object]] = []
     for call in state["pending_round"].calls:
         if call.name == WEB_SEARCH:
             queries = distinct(call.args.get("queries", []), already=sent, limit=1_000)
-            queries = queries[: queries_left(budget, len(sent))]
-            sent += queries
+            queries = queries[:searches]
+            sent, searches = sent + queries, searches - len(queries)
             plan.append(("search", queries) if queries else _skipped("no new query in budget"))
         elif call.name == SEARCH_DOCUMENTS:
             query = distinct([str(call.args.get("query", ""))], already=sent, limit=1)
-            query = query[: queries_left(budget, len(sent))]
-            sent += query
+            query = query[:searches]
+            sent, searches = sent + query, searches - len(query)
             plan.append(("documents", query) if query else _skipped("no new query in budget"))
         elif call.name == READ_PAGE:
             key = normalize_url(str(call.args.get("url", "")))
@@ -451,7 +481,7 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     run = runs.for_worker(state)
     number = len(state.get("tool_rounds", [])) + 1
     box = toolbox(search=True, pages=True, documents=True, mcp=await mcp_specs(run))
-    plan = _planned(state, box)
+    plan = _planned(state, box, run)
 
     async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome:
         if isinstance(step, ToolOutcome):

@@ -68,7 +68,7 @@ def worker(site_url: str = "https://a.example", **extra) -> dict:
             search_queries=["archive ratio"],
             complexity="simple",
         ),
-        "budget": Budget(max_queries=3, max_cycles=1, max_pages=2),
+        "budget": Budget(max_queries=3, max_cycles=1, max_pages=2, max_rounds=2),
         "round": 1,
         "settings": SETTINGS,
         "run_id": f"tools-{id(extra)}",

@@ -16,6 +16,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
@@ -63,6 +64,7 @@ class RunResources:
     models: ModelSource = chat_model  # where the run's model client gets each role's model
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     dropped_addresses: set[str] = field(default_factory=set)  # said once a run, not per search
+    finished_workers: set[Hashable] = field(default_factory=set)  # `worker_key`s, this process
     _search_cache: SearchCache | None = None
     _pages: PageFetcher | None = None
     _web_cache: SearchCache | None = None
@@ -84,7 +86,8 @@ class RunResources:
         """The run's guarded page reader for workers' `read_page` calls (each URL once, within
         `max_page_fetches`; no private address unless allowed), built when first asked."""
         if self._pages is None:
-            self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
+            book = partial(self.ledger.take_page, self.settings)
+            self._pages = PageFetcher(self.settings, self.process.search_clients.tls(), book)
         return self._pages
 
     @staticmethod
@@ -155,6 +158,18 @@ class RunResources:
                     cost_usd=cost_usd(spent, self.settings),
                 )
             )
+
+    def drawing(self, worker: dict) -> int:
+        """How many workers share the run's budgets with `worker` now: those of its fan-out
+        (`siblings`) that have not finished, itself included, and, while another round may
+        follow, the `max_supplementary_tasks` workers a gap round may send. A worker that
+        finished before a resume in another process counts as unfinished: a smaller share,
+        never an overspent budget."""
+        round_ = worker["round"]
+        siblings = worker.get("siblings") or [worker["subtask"].id]
+        unfinished = sum((round_, i) not in self.finished_workers for i in set(siblings))
+        later = self.settings.max_supplementary_tasks
+        return max(1, unfinished) + (later if round_ < self.settings.max_iterations else 0)
 
     def model_client(self) -> ModelClient:
         """The run's model client: the run's call slots, its ledger and its call figures."""

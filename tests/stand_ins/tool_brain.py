@@ -2,19 +2,22 @@
 
 Given a worker's decide request (the toolbox natively as `tools` with `tool_choice` auto, or
 written into the prompt), it reads the evidence listed in the prompt and calls tools the way a
-diligent researcher would: follow a link found in a page already read (the second hop), read
-the hits not yet read, and finish when nothing is left to read. Given a page to quote
+diligent researcher would: run the suggested first searches (nothing is searched for it before
+it acts), follow a link found in a page already read (the second hop), read the hits not yet
+read, and finish when nothing is left to read. Given a page to quote
 (`PageQuotes`), it copies the sentences that carry a number, word for word.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
 _HIT = re.compile(r"^Hit: .*? — (\S+)$", re.M)
 _READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
 _LINKS = re.compile(r"^Links on this page:\n((?:  \S+\n?)+)", re.M)
+_SUGGESTED = re.compile(r"^Suggested first searches \(.*?\): (\[.*\])$", re.M)
 _PROMPT_TOOL = re.compile(r"^- (\w+): ", re.M)
 _PAGE = re.compile(r"Page text:\n<data>\n(.*?)\n</data>", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -37,7 +40,8 @@ def is_worker_request(body: dict, system: str) -> bool:
 
 @dataclass
 class ToolBrain:
-    """Knobs: mode (follow | finish | garbage | search), pages_per_round, links_first."""
+    """Knobs: mode (follow | finish | garbage | search), pages_per_round. Every mode but
+    garbage runs the suggested first searches; finish then finishes, reading nothing."""
 
     mode: str = "follow"
     pages_per_round: int = 3
@@ -57,7 +61,10 @@ class ToolBrain:
                 ]
         if "search_documents" in tools and "search_documents" not in called:
             calls.append(("search_documents", {"query": "xz LZMA2 decompression speed"}))
-        if self.mode == "search" and "web_search" in tools:
+        suggested = _SUGGESTED.search(user)
+        if suggested and "web_search" in tools:
+            calls.append(("web_search", {"queries": json.loads(suggested.group(1))}))
+        elif self.mode == "search" and "web_search" in tools:
             calls.append(("web_search", {"queries": ["more numbers", "more data"]}))
         if self.mode in ("follow", "search") and "read_page" in tools:
             read = set(_READ.findall(user))

@@ -11,9 +11,12 @@ once per run. A page that cannot be read leaves its hit as the provider returned
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -147,15 +150,46 @@ def _split(document: Document, url: str, allowed: SourceFilter) -> FetchedPage:
     return FetchedPage(passages, title, links)
 
 
-class PageFetcher:
-    """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
+_tally: ContextVar[list[int] | None] = ContextVar("page_fetch_tally", default=None)
 
-    def __init__(self, settings: Settings, tls: ssl.SSLContext | None = None) -> None:
+
+@contextlib.contextmanager
+def counted_fetches() -> Iterator[list[int]]:
+    """Count the page fetches started inside the block, by this task and the tasks it starts
+    (a search whose thin hits are read whole): `[n]`. What a step spent on pages travels with
+    its usage into state, where a resumed run finds it."""
+    tally = [0]
+    token = _tally.set(tally)
+    try:
+        yield tally
+    finally:
+        _tally.reset(token)
+
+
+class PageFetcher:
+    """Reads pages for one run: each URL once (concurrent asks share it), within a budget.
+
+    `book` is the run's page budget (`RunLedger.take_page`): called as a fetch starts, False
+    once it is spent. Without one, the fetcher counts its own fetches against
+    `max_page_fetches`.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        tls: ssl.SSLContext | None = None,
+        book: Callable[[], bool] | None = None,
+    ) -> None:
         self._settings = settings
         self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
-        self.sent = 0  # fetches started this run, counted against max_page_fetches
+        self._book = book or self._own_count
+        self.sent = 0  # fetches this fetcher started
+
+    def _own_count(self) -> bool:
+        """The budget of a fetcher without a run ledger: its own fetches."""
+        return self.sent < self._settings.max_page_fetches
 
     async def text(self, url: str, query: str) -> str:
         """The page's best passages for the query; empty when refused, unreadable or over budget."""
@@ -175,9 +209,11 @@ class PageFetcher:
         """The page read whole (passages, title, links), fetched once per URL; no passages and
         the reason when refused, unreadable or over the run's page budget."""
         if url not in self._pages:
-            if self.sent >= self._settings.max_page_fetches:
+            if not self._book():
                 return FetchedPage([], error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
+            if (tally := _tally.get()) is not None:
+                tally[0] += 1
             self._pages[url] = asyncio.ensure_future(self._read(url))
         return await asyncio.shield(self._pages[url])
 
