@@ -171,15 +171,35 @@ class PageQuotes(BaseModel):
     quotes: list[PageQuote]
 
 
+class PageLink(BaseModel):
+    """A link a page offers: its absolute URL, its anchor text, the words around it, and whether
+    it stands in the page's running text (not in a list of links, an aside or a footer)."""
+
+    url: str
+    text: str = ""
+    context: str = ""
+    in_text: bool = False
+
+
 class ReadPage(BaseModel):
-    """A page a worker read whole, kept compact: its quotes and the links it offers, not its
-    text (every checkpoint stores state again)."""
+    """A page a worker read whole, kept compact: its quotes, the links it offers (the ones in
+    its text first, those nearest the subtask first) and its date, not its text (every
+    checkpoint stores state again)."""
 
     url: str
     title: str = ""
     quotes: list[PageQuote] = Field(default_factory=list)
-    links: list[str] = Field(default_factory=list, description="Links found in it, in order.")
+    links: list[PageLink] = Field(default_factory=list, description="Its links, ranked.")
+    published: str = ""  # the date the page states (ISO 8601), '' when it states none
     error: str = ""  # why nothing could be read ("" when read)
+
+    @field_validator("links", mode="before")
+    @classmethod
+    def _bare_urls(cls, value: object) -> object:
+        """Pages checkpointed before links had their words kept them as bare URLs."""
+        if isinstance(value, list):
+            return [{"url": v} if isinstance(v, str) else v for v in value]
+        return value
 
 
 class Finding(BaseModel):

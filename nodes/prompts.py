@@ -19,6 +19,7 @@ from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
 from deep_research.state import (
     OutlineSection,
+    PageLink,
     QualityAssessment,
     ReadPage,
     SearchHit,
@@ -173,7 +174,9 @@ def write_in(language: str, what: str = "Write") -> str:
 
 TITLE_CHARS = 300  # a source's title as a model sees it, at most
 HIT_CHARS = 300  # a search hit's snippet as a tool-choosing worker sees it, at most
-LINKS_SHOWN = 20  # links of a read page a tool-choosing worker is shown, at most
+LINKS_SHOWN = 20  # links of a read page a tool-choosing worker is shown when few stand in its
+LISTED_SHOWN = 5  # text; else all those in its text (ranked), and this many from its lists
+LINK_WORDS = 160  # a link's anchor and surrounding words as a worker sees them, at most
 
 
 def _title(title: str) -> str:
@@ -293,16 +296,35 @@ def findings(
     return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
 
+def shown_links(links: Sequence[PageLink]) -> list[PageLink]:
+    """The links of a read page a worker is shown, in their ranked order: every one in the
+    page's text, and from its lists (navigation, "related pages") enough to make
+    `LINKS_SHOWN`, at least `LISTED_SHOWN`."""
+    in_text = [link for link in links if link.in_text]
+    listed = [link for link in links if not link.in_text]
+    return in_text + listed[: max(LISTED_SHOWN, LINKS_SHOWN - len(in_text))]
+
+
+def link_line(link: PageLink) -> str:
+    """One link as a worker reads it: its URL, then its anchor text and the words around it."""
+    words = " ".join(f"{link.text} ({link.context})".split()) if link.context else link.text
+    words = " ".join(words.split())
+    if len(words) > LINK_WORDS:
+        words = words[: LINK_WORDS - 1] + "…"
+    return f"  {link.url}" + (f" — {words}" if words else "")
+
+
 def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
-    """The worker's evidence as its tool-choosing model sees it: pages read (their quotes and
-    links) first, then the other hits, each with the URL read_page takes."""
+    """The worker's evidence as its tool-choosing model sees it: pages read (their date, quotes
+    and links) first, then the other hits, each with the URL read_page takes."""
     read = {page.url for page in pages}
     blocks = []
     for page in pages:
         quotes = "\n".join(f'- "{q.text}"' for q in page.quotes) or f"(nothing kept: {page.error})"
-        links = "\n".join(f"  {link}" for link in page.links[:LINKS_SHOWN])
-        shown = f"\nLinks on this page:\n{links}" if links else ""
-        blocks.append(f"Read: {_title(page.title)} — {page.url}\n{quotes}{shown}")
+        links = "\n".join(link_line(link) for link in shown_links(page.links))
+        shown = f"\nLinks on this page (those in its text first):\n{links}" if links else ""
+        dated = f" (dated {page.published})" if page.published else ""
+        blocks.append(f"Read: {_title(page.title)} — {page.url}{dated}\n{quotes}{shown}")
     for hit in hits:
         if hit.url not in read:
             blocks.append(f"Hit: {_title(hit.title)} — {hit.url}\n{hit.content[:HIT_CHARS]}")

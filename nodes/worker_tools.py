@@ -27,6 +27,7 @@ from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import run_language
+from deep_research.domain.link_rank import ranked_links
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.domain.sources import normalize_url
 from deep_research.domain.verbatim import best_sentences, verbatim
@@ -72,7 +73,8 @@ ROUNDS_SHOWN = 3  # earlier rounds live on in the evidence, not in the conversat
 RESULT_CHARS = 3000  # one tool result as the model is shown it, at most
 HIT_LINE_CHARS = 200  # a hit's snippet in a search result, at most
 MAX_QUOTES = 8  # quotes kept per page read
-MAX_LINKS = 40  # links kept per page read
+MAX_LINKS = 60  # links kept per page read, ranked (`domain.link_rank`)
+LINKS_IN_RESULT = 8  # links a read_page result names (the evidence lists the rest)
 PAGE_SHARE = 0.75  # of the prompt budget, what a page's text may take when quoting it
 
 
@@ -92,7 +94,7 @@ def read_targets(state: WorkerState) -> dict[str, str]:
     pages = state.get("read_pages", [])
     done = {normalize_url(page.url) for page in pages}
     listed = [hit.url for hit in state.get("hits", [])] + [
-        link for page in pages for link in page.links
+        link.url for page in pages for link in page.links
     ]
     targets: dict[str, str] = {}
     for url in listed:
@@ -326,6 +328,12 @@ def _kept_quotes(answer: PageQuotes, text: str) -> list[PageQuote]:
     return list(kept.values())[:MAX_QUOTES]
 
 
+def _task_words(state: WorkerState) -> str:
+    """The words of a worker's task: its subtask and the planner's queries."""
+    subtask = state["subtask"]
+    return f"{subtask.description} {' '.join(subtask.search_queries)}"
+
+
 async def page_quotes(
     run: RunResources, state: WorkerState, url: str, page: FetchedPage
 ) -> tuple[list[PageQuote], Usage]:
@@ -334,7 +342,7 @@ async def page_quotes(
     settings = run.settings
     subtask = state["subtask"]
     room = int(settings.max_context_tokens * PAGE_SHARE) * 3  # characters, roughly
-    query = f"{subtask.description} {' '.join(subtask.search_queries)}"
+    query = _task_words(state)
     passages = page.passages
     if sum(len(p) + 2 for p in passages) > room:  # too long to read at once: its best parts
         passages = best_passages(passages, query, room).split("\n\n")
@@ -373,10 +381,12 @@ def _page_text(page: ReadPage) -> str:
     quotes = "\n".join(
         f'- "{q.text}"' + (f" (supports: {q.claim})" if q.claim else "") for q in page.quotes
     )
-    links = "\n".join(page.links[: prompts.LINKS_SHOWN])
+    links = "\n".join(prompts.link_line(link) for link in page.links[:LINKS_IN_RESULT])
+    more = len(page.links) - LINKS_IN_RESULT
     return (
         f"{prompts.one_line(page.title)} — {page.url}\nQuotes kept:\n{quotes or '(none)'}"
-        + (f"\nLinks on the page:\n{links}" if links else "")
+        + (f"\nLinks on the page, best first:\n{links}" if links else "")
+        + (f"\n(and {more} more, listed with the evidence)" if more > 0 else "")
     )[:RESULT_CHARS]
 
 
@@ -391,7 +401,10 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     quotes, usage = await page_quotes(run, state, url, fetched)
     usage = usage + fetch
     title = fetched.title or next((h.title for h in state.get("hits", []) if h.url == url), "")
-    page = ReadPage(url=url, title=title[:300], quotes=quotes, links=fetched.links[:MAX_LINKS])
+    links = ranked_links(fetched.links, _task_words(state))[:MAX_LINKS]
+    page = ReadPage(
+        url=url, title=title[:300], quotes=quotes, links=links, published=fetched.published
+    )
     return ToolOutcome(text=_page_text(page), page=page, usage=usage).model_dump(mode="json")
 
 

@@ -175,7 +175,8 @@ def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, sit
     update = asyncio.run(act(state, runs=replies.runs))
     (page,) = update["read_pages"]
     assert page.quotes == [PageQuote(text=real["text"], claim="40 archives")]
-    assert page.links == [f"{site.url}/deep"]  # absolute, no fragment, no nav, no mailto
+    assert [link.url for link in page.links] == [f"{site.url}/deep"]  # no nav, no mailto
+    assert page.links[0].text == "the deep page" and page.links[0].in_text
     assert "Quotes kept" in update["tool_rounds"][0].results[0]
     assert update["pending_round"] is None and update["usage"].llm_calls == 1
     assert site.served == ["/hub"]
@@ -345,10 +346,11 @@ def test_a_page_read_keeps_no_control_character_and_no_link_the_run_may_not_foll
     update = asyncio.run(act(state, runs=replies.runs))
     (page,) = update["read_pages"]
     assert page.quotes and page.title == "Dirty[31m title"
-    kept = " ".join([page.title, *(q.text for q in page.quotes), *page.links])
+    words = [w for link in page.links for w in (link.url, link.text, link.context)]
+    kept = " ".join([page.title, *(q.text for q in page.quotes), *words])
     assert "measured 40 archives in total" in kept
     assert not any((ord(c) < 32 and c not in "\n\t\r") or c == "\x7f" for c in kept)
-    assert page.links == [f"{page_server.url}/deep"]  # the excluded domain's link is gone
+    assert [link.url for link in page.links] == [f"{page_server.url}/deep"]  # excluded: gone
 
 
 class Answers:

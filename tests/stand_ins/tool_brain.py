@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 _HIT = re.compile(r"^Hit: .*? — (\S+)$", re.M)
 _READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
-_LINKS = re.compile(r"^Links on this page:\n((?:  \S+\n?)+)", re.M)
+_LINKS = re.compile(r"^Links on this page[^\n]*:\n((?:  \S+[^\n]*\n?)+)", re.M)
 _SUGGESTED = re.compile(r"^Suggested first searches \(.*?\): (\[.*\])$", re.M)
 _PROMPT_TOOL = re.compile(r"^- (\w+): ", re.M)
 _PAGE = re.compile(r"Page text:\n<data>\n(.*?)\n</data>", re.S)
@@ -68,7 +68,9 @@ class ToolBrain:
             calls.append(("web_search", {"queries": ["more numbers", "more data"]}))
         if self.mode in ("follow", "search") and "read_page" in tools:
             read = set(_READ.findall(user))
-            links = [u for block in _LINKS.findall(user) for u in block.split()]
+            links = [
+                line.split()[0] for block in _LINKS.findall(user) for line in block.splitlines()
+            ]
             unread = [u for u in links + _HIT.findall(user) if u not in read]
             for url in list(dict.fromkeys(unread))[: self.pages_per_round]:
                 calls.append(("read_page", {"url": url}))
