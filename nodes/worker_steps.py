@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from deep_research.domain.budgets import budget_spent, queries_left
+from deep_research.domain.dates import iso_date
 from deep_research.domain.language import run_language
 from deep_research.domain.sources import normalize_url
 from deep_research.nodes import prompts, worker_tools
@@ -148,11 +149,17 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
 
 
 def _sources(hits: list[SearchHit], read: set[str] = frozenset()) -> list[SourceEvidence]:
-    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw);
-    those whose page was read whole (`read`: normalized URLs) are marked so."""
+    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw),
+    dated when the provider or the page gave a date; those whose page was read whole (`read`:
+    normalized URLs) are marked so."""
     return [
         SourceEvidence(
-            id=n, url=h.url, title=h.title, excerpt=h.content, read=normalize_url(h.url) in read
+            id=n,
+            url=h.url,
+            title=h.title,
+            excerpt=h.content,
+            read=normalize_url(h.url) in read,
+            published=iso_date(h.published),
         )
         for n, h in enumerate(hits, 1)
     ]

@@ -541,11 +541,17 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
 
 def evidence_hits(hits: list[SearchHit], pages: list[ReadPage]) -> list[SearchHit]:
     """The worker's evidence for its findings: each page read (its quotes, verbatim, as its
-    content) first, then the other hits."""
+    content; the date it states, else its search hit's) first, then the other hits."""
     read = [page for page in pages if page.quotes]
     keys = {normalize_url(page.url) for page in read}
+    dated = {normalize_url(hit.url): hit.published for hit in hits if hit.published}
     first = [
-        SearchHit(url=p.url, title=p.title, content="\n".join(q.text for q in p.quotes))
+        SearchHit(
+            url=p.url,
+            title=p.title,
+            content="\n".join(q.text for q in p.quotes),
+            published=p.published or dated.get(normalize_url(p.url), ""),
+        )
         for p in read
     ]
     return first + [hit for hit in hits if normalize_url(hit.url) not in keys]
