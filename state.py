@@ -69,6 +69,22 @@ class SubTask(BaseModel):
     )
     complexity: Complexity = Field(description="Sets the worker's search budget.")
     perspective: str = Field("", description="For depth-first plans: the angle to take.")
+    search_languages: list[str] = Field(
+        default_factory=list,
+        description="The languages the best sources for this subtask are written in, which "
+        "its searches go out in (the question's own among them where sources in it exist).",
+    )
+
+    @field_validator("search_languages", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        """One language named alone ("English") is a list of one; at most 5 are kept."""
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            names = [" ".join(str(v).split())[:40] for v in value if str(v).strip()]
+            return list(dict.fromkeys(names))[:5]
+        return value
 
 
 class TaskPlan(BaseModel):

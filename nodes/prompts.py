@@ -46,7 +46,11 @@ PLAN = (
     "economic, historical, critical...); one subtask per perspective, set `perspective`.\n"
     "Plan at most {max_subtasks} subtasks. Each description must stand alone (a researcher "
     "sees nothing else) and must not overlap the others. Give each 2-4 precise search "
-    "queries in the language most likely to find good sources. Set complexity: simple (a "
+    "queries written in the languages its best sources are written in, whatever the "
+    "question's language: on the web, the question's own where good sources in it exist and "
+    "the languages the subject's sources are mostly in; for the documents searched, the "
+    "languages they are in (listed below when known). Name those languages in "
+    "search_languages. Set complexity: simple (a "
     "few facts), medium (needs comparison), complex (needs synthesis of many sources). "
     "recommended_worker_count is how many subtasks are worth researching in parallel. "
     "{write_in}"
@@ -55,16 +59,19 @@ GAP_CHECK = (
     "You direct one web researcher. Judge whether the evidence answers the subtask. List "
     "concrete information gaps (none if it is answered well enough), and at most "
     "{budget_left} new search queries that would close them, different from those "
-    "already run, each in the language most likely to find good sources. "
-    "{write_in} {untrusted}"
+    "already run, each in the language its sources are written in (see below), whatever "
+    "the question's language. {write_in} {untrusted}"
 )
 WORKER_TOOLS = (
     "You are a web researcher working on one subtask of a larger question. Decide the next "
     "step by calling tools, several at once where useful: search for what is missing, read "
     "whole pages that look relevant (a hit's URL, or a link listed under a page already read) "
     "to keep their exact words as evidence, and finish as soon as the evidence answers the "
-    "subtask or nothing more can be found. Snippets are short: read the pages that matter. "
-    "Never read a URL that is not listed. {write_in} {untrusted}"
+    "subtask or nothing more can be found. Snippets are short: read the pages that matter, "
+    "and follow the links in their text that lead to what is missing. Never read a URL that "
+    "is not listed. Write search queries in the languages the sources you need are written "
+    "in (see below), whatever the question's language: a query finds only pages in its own "
+    "language. {untrusted}"
 )
 PAGE_QUOTES = (
     "You read one page for a researcher. Copy, word for word, the passages of the page that "
@@ -233,12 +240,33 @@ def fix_report(problem: str) -> str:
 # ---------------------------------------------------------------- planning
 
 
-def plan(question: str, max_subtasks: int, *, language: str) -> list[BaseMessage]:
-    """Route the question and split it into subtasks (a `TaskPlan`)."""
+def documents_line(languages: dict[str, int]) -> str:
+    """The languages of the documents a run searches, as a line of a prompt ('' for the web)."""
+    if not languages:
+        return ""
+    named = [
+        f"{'other languages' if code == 'und' else words_for(code).name} ({count})"
+        for code, count in languages.items()
+    ]
+    return f"The documents searched are in (documents in each): {', '.join(named)}.\n"
+
+
+def _search_in(subtask: SubTask, documents: dict[str, int]) -> str:
+    """Which languages a worker's searches go out in: the documents' and the planner's."""
+    planned = ", ".join(subtask.search_languages)
+    return documents_line(documents) + (f"Search in: {planned}.\n" if planned else "")
+
+
+def plan(
+    question: str, max_subtasks: int, *, language: str, documents: dict[str, int] | None = None
+) -> list[BaseMessage]:
+    """Route the question and split it into subtasks (a `TaskPlan`), searching in the
+    languages of the `documents` searched when they are known."""
     system = PLAN.format(
         max_subtasks=max_subtasks, write_in=write_in(language, "Write descriptions")
     )
-    return assemble(None, system, [f"Question: {question}"])
+    known = documents_line(documents or {})
+    return assemble(None, system, [f"Question: {question}" + (f"\n{known}" if known else "")])
 
 
 # ---------------------------------------------------------------- worker
@@ -262,16 +290,19 @@ def gap_check(
     *,
     language: str,
     earlier: Sequence[str] = (),
+    documents: dict[str, int] | None = None,
 ) -> list[BaseMessage]:
     """A worker's decide step: what is still missing for its subtask, and what to search next
-    (in a relay, knowing what the workers before it found)."""
+    (in a relay, knowing what the workers before it found; in the languages of the sources:
+    the planner's and those of the `documents` searched)."""
     system = GAP_CHECK.format(
         budget_left=budget_left, write_in=write_in(language, "Write the gaps"), untrusted=UNTRUSTED
     )
     ran = sorted({hit.query for hit in hits if hit.query})
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
-        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n\n"
+        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n"
+        f"{_search_in(subtask, documents or {})}\n"
     )
     return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
@@ -338,18 +369,18 @@ def worker_tools(
     budget: str,
     limit: int,
     *,
-    language: str,
     tool_list: str = "",
     earlier: Sequence[str] = (),
     suggested: Sequence[str] = (),
+    documents: dict[str, int] | None = None,
 ) -> list[BaseMessage]:
     """A worker's decide step when its model acts: the subtask, the evidence so far and what
     budget is left (`tool_list`: the tools written out, for the prompt protocol; in a relay,
     `earlier`: what the workers before it found; before its first search, `suggested`: the
-    planner's queries, which it may use, change or replace)."""
-    system = WORKER_TOOLS.format(
-        write_in=write_in(language, "Write search queries"), untrusted=UNTRUSTED
-    )
+    planner's queries, which it may use, change or replace; the languages to search in: the
+    planner's and those of the `documents` searched, not the run's: a query finds only pages
+    in its own language)."""
+    system = WORKER_TOOLS.format(untrusted=UNTRUSTED)
     if tool_list:
         system = f"{system}\n\n{tool_list}"
     ideas = json.dumps(list(suggested), ensure_ascii=False)
@@ -361,6 +392,7 @@ def worker_tools(
             if suggested
             else ""
         )
+        + _search_in(subtask, documents or {})
         + f"Budget left: {budget}\n\n"
     )
     evidence_so_far = ["Evidence so far:\n", Material(evidence or ["(none yet)"])]

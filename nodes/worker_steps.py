@@ -109,6 +109,7 @@ async def decide_fixed(state: WorkerState, *, runs: LiveRuns) -> dict:
         return {"termination_reason": "search_failed"}
     run = runs.for_worker(state)
     left = queries_left(state["budget"], sent)
+    documents = await run.document_languages()
     try:
         async with run.worker_slots:
             if run.budget_spent():
@@ -123,6 +124,7 @@ async def decide_fixed(state: WorkerState, *, runs: LiveRuns) -> dict:
                     run.settings.max_context_tokens,
                     language=run_language(state["question"], run.settings.language),
                     earlier=state.get("earlier_findings", []),
+                    documents=documents,
                 ),
                 role="researcher",
                 client=run.model_client(),

@@ -211,10 +211,15 @@ def latest_rounds(rounds: list[ToolRound], protocol: Protocol, room: int) -> lis
 
 
 def conversation(
-    state: WorkerState, box: Toolbox, protocol: Protocol, run: RunResources
+    state: WorkerState,
+    box: Toolbox,
+    protocol: Protocol,
+    run: RunResources,
+    documents: dict[str, int] | None = None,
 ) -> list[BaseMessage]:
-    """The worker's conversation: the subtask, evidence and budget, then its latest rounds
-    (the first part takes half the context budget at most, the rounds the rest)."""
+    """The worker's conversation: the subtask, evidence, budget and the languages of the
+    `documents` searched, then its latest rounds (the first part takes half the context budget
+    at most, the rounds the rest)."""
     settings = run.settings
     messages = prompts.worker_tools(
         state["question"],
@@ -222,10 +227,10 @@ def conversation(
         prompts.tool_evidence(state.get("hits", []), state.get("read_pages", [])),
         _budget_text(state, run),
         settings.max_context_tokens // 2,  # the rounds take the other half at most
-        language=run_language(state["question"], settings.language),
         tool_list=box.prompt_text() if protocol == "prompt" else "",
         earlier=state.get("earlier_findings", []),
         suggested=[] if state.get("sent_queries") else state["subtask"].search_queries,
+        documents=documents,
     )
     room = settings.max_context_tokens - sum(estimate_tokens(m.text) for m in messages)
     reply = settings.max_tokens_for("researcher")
@@ -254,12 +259,13 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     box = await offered(state, run)
     if box.names == [FINISH]:  # nothing left to spend on
         return {"termination_reason": "budget_spent"}
+    documents = await run.document_languages()
     async with run.worker_slots:
         if run.budget_spent():
             return {"termination_reason": "run_budget_spent"}
         try:
             choice = await choose_tools(
-                lambda protocol: conversation(state, box, protocol, run),
+                lambda protocol: conversation(state, box, protocol, run, documents),
                 box,
                 role="researcher",
                 client=run.model_client(),

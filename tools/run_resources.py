@@ -27,9 +27,10 @@ from deep_research.domain.run_ledger import RunLedger
 from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
 from deep_research.tools.call_stats import CallStats
+from deep_research.tools.corpus.index import CorpusError
 from deep_research.tools.endpoint_limits import Endpoint
 from deep_research.tools.events import RunSpent, emit
-from deep_research.tools.local_search import HybridSearch
+from deep_research.tools.local_search import HybridSearch, KnowsLanguages
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
@@ -70,6 +71,7 @@ class RunResources:
     _web_cache: SearchCache | None = None
     _documents_cache: SearchCache | None = None
     _spent_told_at: float = float("-inf")  # when the last RunSpent event went out
+    _languages: dict[str, int] | None = None  # of the documents searched, once asked
 
     @property
     def search_cache(self) -> SearchCache:
@@ -126,6 +128,21 @@ class RunResources:
         if self._documents_cache is None:
             self._documents_cache = SearchCache(filtered(backend.local))
         return self._documents_cache
+
+    async def document_languages(self) -> dict[str, int]:
+        """The languages of the documents the run searches (a folder, alone or beside the
+        web), with how many are in each; none for the web alone, or when the folder cannot be
+        read (its search then says why). Asked once per run."""
+        if self.settings.search_backend not in ("local", "hybrid"):
+            return {}
+        if self._languages is None:
+            backend, _ = self._unfiltered(self.web_cache.backend)
+            try:
+                found = await backend.languages() if isinstance(backend, KnowsLanguages) else {}
+            except CorpusError:  # the first search reports it, as it did before
+                found = {}
+            self._languages = found
+        return self._languages
 
     def close(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""
