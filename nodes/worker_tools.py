@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from deep_research.domain.budgets import fair_share, queries_left, tool_rounds_left
+from deep_research.domain import budgets
+from deep_research.domain.budgets import queries_left, tool_rounds_left
 from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
 from deep_research.domain.fences import data_section
@@ -104,23 +105,31 @@ def read_targets(state: WorkerState) -> dict[str, str]:
     return targets
 
 
+def _at_start(state: WorkerState) -> Usage:
+    """What the run had spent when this worker's round was sent."""
+    return state.get("spent") or Usage()
+
+
 def pages_left(state: WorkerState, run: RunResources) -> int:
     """Pages this worker may read now: its fair share of the run's page budget left (re-drawn
     at every step, so what finished siblings leave comes to those still working), within its
     own cap when `max_pages` sets one."""
-    read = len(state.get("read_pages", []))
-    share = fair_share(run.ledger.pages_left(run.settings), run.drawing(state), had=read)
-    cap = state["budget"].max_pages
+    settings = run.settings
+    at_start = budgets.pages_left(_at_start(state), settings)
+    share = run.share(state, run.ledger.pages_left(settings), at_start)
+    cap, read = state["budget"].max_pages, len(state.get("read_pages", []))
     return share if cap is None else min(share, max(0, cap - read))
 
 
 def searches_left(state: WorkerState, run: RunResources) -> int:
     """Searches this worker may send now: its own `max_queries` left and, when the run has a
     search budget, its fair share of what is left of it."""
-    sent = len(state.get("sent_queries", []))
-    own = queries_left(state["budget"], sent)
+    own = queries_left(state["budget"], len(state.get("sent_queries", [])))
     left = run.ledger.searches_left(run.settings)
-    return own if left is None else min(own, fair_share(left, run.drawing(state), had=sent))
+    if left is None:
+        return own
+    at_start = budgets.searches_left(_at_start(state), run.settings) or 0
+    return min(own, run.share(state, left, at_start))
 
 
 def round_affordable(state: WorkerState, run: RunResources) -> bool:
@@ -129,8 +138,9 @@ def round_affordable(state: WorkerState, run: RunResources) -> bool:
     left, rounds = run.ledger.tokens_left(run.settings), len(state.get("tool_rounds", []))
     if left is None or not rounds:
         return True
+    at_start = budgets.tokens_left(_at_start(state), run.settings) or 0
     spent = (state.get("usage") or Usage()).total_tokens
-    return spent / rounds <= fair_share(left, run.drawing(state), had=1)
+    return spent / rounds <= run.share(state, left, at_start)
 
 
 def mcp_left(state: WorkerState) -> int:

@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from deep_research.domain.budgets import cost_usd
+from deep_research.domain.budgets import cost_usd, fair_share
 from deep_research.domain.run_ledger import RunLedger
 from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
@@ -176,17 +176,24 @@ class RunResources:
                 )
             )
 
-    def drawing(self, worker: dict) -> int:
-        """How many workers share the run's budgets with `worker` now: those of its fan-out
-        (`siblings`) that have not finished, itself included, and, while another round may
-        follow, the `max_supplementary_tasks` workers a gap round may send. A worker that
-        finished before a resume in another process counts as unfinished: a smaller share,
-        never an overspent budget."""
+    def share(self, worker: dict, left: int, at_start: int) -> int:
+        """`worker`'s fair share now (`domain.budgets.fair_share`) of a run budget with `left`
+        units, `at_start` when its round was sent: shared with the workers of its fan-out
+        (`siblings`) that have not finished, itself included, keeping back the part of the
+        `max_supplementary_tasks` workers a gap round may send while another round may
+        follow. A worker that finished before a resume in another process counts as
+        unfinished: a smaller share, never an overspent budget."""
         round_ = worker["round"]
-        siblings = worker.get("siblings") or [worker["subtask"].id]
-        unfinished = sum((round_, i) not in self.finished_workers for i in set(siblings))
+        siblings = set(worker.get("siblings") or [worker["subtask"].id])
+        unfinished = sum((round_, i) not in self.finished_workers for i in siblings)
         later = self.settings.max_supplementary_tasks
-        return max(1, unfinished) + (later if round_ < self.settings.max_iterations else 0)
+        return fair_share(
+            left,
+            at_start,
+            sharing=len(siblings),
+            unfinished=max(1, unfinished),
+            later=later if round_ < self.settings.max_iterations else 0,
+        )
 
     def model_client(self) -> ModelClient:
         """The run's model client: the run's call slots, its ledger and its call figures."""

@@ -3,9 +3,10 @@
 Given a worker's decide request (the toolbox natively as `tools` with `tool_choice` auto, or
 written into the prompt), it reads the evidence listed in the prompt and calls tools the way a
 diligent researcher would: run the suggested first searches (nothing is searched for it before
-it acts), follow a link found in a page already read (the second hop), read the hits not yet
-read, and finish when nothing is left to read. Given a page to quote
-(`PageQuotes`), it copies the sentences that carry a number, word for word.
+it acts), follow the links found in the pages already read (each page's first, the page read
+last first: a trail deeper), read the hits not yet read, and finish when nothing is left.
+Given a page to quote (`PageQuotes`), it copies the sentences that carry a number, word for
+word.
 """
 
 from __future__ import annotations
@@ -13,14 +14,23 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 _HIT = re.compile(r"^Hit: .*? — (\S+)$", re.M)
-_READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
+_READ = re.compile(r"^Read: .*? — (\S+)(?: \(dated [^)]*\))?$", re.M)
 _LINKS = re.compile(r"^Links on this page[^\n]*:\n((?:  \S+[^\n]*\n?)+)", re.M)
 _SUGGESTED = re.compile(r"^Suggested first searches \(.*?\): (\[.*\])$", re.M)
 _PROMPT_TOOL = re.compile(r"^- (\w+): ", re.M)
 _PAGE = re.compile(r"Page text:\n<data>\n(.*?)\n</data>", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _links_in_turn(user: str) -> list[str]:
+    """The links listed under the pages read, in the order a reader takes them: each page's
+    first (the best-placed) before any page's second, the page read last first."""
+    pages = [[line.split()[0] for line in block.splitlines()] for block in _LINKS.findall(user)]
+    turns = zip_longest(*reversed(pages))
+    return [url for turn in turns for url in turn if url is not None]
 
 
 def offered_tools(body: dict, system: str) -> list[str]:
@@ -68,10 +78,7 @@ class ToolBrain:
             calls.append(("web_search", {"queries": ["more numbers", "more data"]}))
         if self.mode in ("follow", "search") and "read_page" in tools:
             read = set(_READ.findall(user))
-            links = [
-                line.split()[0] for block in _LINKS.findall(user) for line in block.splitlines()
-            ]
-            unread = [u for u in links + _HIT.findall(user) if u not in read]
+            unread = [u for u in _links_in_turn(user) + _HIT.findall(user) if u not in read]
             for url in list(dict.fromkeys(unread))[: self.pages_per_round]:
                 calls.append(("read_page", {"url": url}))
         if not calls:
