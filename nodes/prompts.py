@@ -182,8 +182,9 @@ def write_in(language: str, what: str = "Write") -> str:
 TITLE_CHARS = 300  # a source's title as a model sees it, at most
 HIT_CHARS = 300  # a search hit's snippet as a tool-choosing worker sees it, at most
 LINKS_SHOWN = 20  # links of a read page a tool-choosing worker is shown when few stand in its
-LISTED_SHOWN = 5  # text; else all those in its text (ranked), and this many from its lists
-LINK_WORDS = 160  # a link's anchor and surrounding words as a worker sees them, at most
+IN_TEXT_SHOWN = 40  # text; else those in its text (ranked, up to this many), and from its
+LISTED_SHOWN = 5  # lists this many
+LINK_WORDS = 140  # a link's anchor and surrounding words as a worker sees them, at most
 
 
 def _title(title: str) -> str:
@@ -328,10 +329,10 @@ def findings(
 
 
 def shown_links(links: Sequence[PageLink]) -> list[PageLink]:
-    """The links of a read page a worker is shown, in their ranked order: every one in the
-    page's text, and from its lists (navigation, "related pages") enough to make
-    `LINKS_SHOWN`, at least `LISTED_SHOWN`."""
-    in_text = [link for link in links if link.in_text]
+    """The links of a read page a worker is shown, in their ranked order: those in the page's
+    text (up to `IN_TEXT_SHOWN`), and from its lists (navigation, "related pages") enough to
+    make `LINKS_SHOWN`, at least `LISTED_SHOWN`."""
+    in_text = [link for link in links if link.in_text][:IN_TEXT_SHOWN]
     listed = [link for link in links if not link.in_text]
     return in_text + listed[: max(LISTED_SHOWN, LINKS_SHOWN - len(in_text))]
 

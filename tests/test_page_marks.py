@@ -69,6 +69,7 @@ def test_a_worker_is_shown_every_link_in_the_text_and_a_few_from_lists():
     in_text = [PageLink(url=f"https://s/t{n}", in_text=True) for n in range(30)]
     listed = [PageLink(url=f"https://s/l{n}") for n in range(30)]
     assert len(shown_links(in_text + listed)) == 35  # more than 20 when they matter
+    assert len(shown_links(in_text * 2 + listed)) == 45  # at most 40 from the text
     assert len(shown_links(in_text[:3] + listed)) == 20
     line = link_line(PageLink(url="https://s/x", text="the table", context="see … below"))
     assert line == "  https://s/x — the table (see … below)"

@@ -72,6 +72,15 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
+def _clipped(text: str, cut: int) -> str:
+    """Words of a context window without the word its edge cut (`cut`: 0 the first, -1 the
+    last), when it cut one; whole when the window is shorter than its limit."""
+    words = text.split()
+    if len(text) >= CONTEXT_CHARS and len(words) > 1 and not text[cut].isspace():
+        del words[cut]
+    return " ".join(words)
+
+
 class LinkTracker:
     """Follows the blocks and links of a page as its parser reads them (at most `limit` links)."""
 
@@ -140,8 +149,8 @@ class LinkTracker:
         for pending in block.links:
             end = pending.end if pending.end >= 0 else block.length
             anchor = _words("".join(pending.parts))[:ANCHOR_CHARS]
-            before = _words(text[max(0, pending.start - CONTEXT_CHARS) : pending.start])
-            after = _words(text[end : end + CONTEXT_CHARS])
+            before = _clipped(text[max(0, pending.start - CONTEXT_CHARS) : pending.start], 0)
+            after = _clipped(text[end : end + CONTEXT_CHARS], -1)
             others = len(text.split()) - len(anchor.split())
             pending.final = Link(
                 pending.href,

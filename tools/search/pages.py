@@ -40,6 +40,7 @@ from deep_research.tools.corpus.reading import (
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
 
+MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not one to follow
 MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
 THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
 PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order
@@ -142,15 +143,16 @@ class Fetched:
 
 
 def page_links(document: Document, base: str) -> list[PageLink]:
-    """A document's links as absolute http(s) URLs with their words, in page order, first
-    occurrence kept (one in the text wins over the same URL in a list), fragments dropped."""
+    """A document's links as absolute http(s) URLs (of at most `MAX_LINK_CHARS`) with their
+    words, in page order, first occurrence kept (one in the text wins over the same URL in a
+    list), fragments dropped."""
     seen: dict[str, PageLink] = {}
     for link in document.links:
         try:
             url = urldefrag(urljoin(base, without_any_controls(link.href))).url
         except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
             continue
-        if urlsplit(url).scheme not in ("http", "https"):
+        if urlsplit(url).scheme not in ("http", "https") or len(url) > MAX_LINK_CHARS:
             continue
         found = PageLink(
             url=url,
