@@ -14,19 +14,12 @@ from deep_research.state import Budget, ReadPage, SubTask, Usage
 from deep_research.tools.events import WorkerActed
 from deep_research.tools.run_resources import LiveRuns
 
-from graph_stream import streamed_run
+from graph_stream import TOOL_WORKER, streamed_run
 from stand_ins.documents import make_pdf
 from stand_ins.loopback import Reply
 from stand_ins.search import slug
 
-TOOLS = {
-    "worker_tools": "auto",
-    "fetch_private_addresses": True,  # the site is on loopback
-    "max_iterations": 1,
-    "min_iterations": 1,
-    "model_retries": 0,
-    "search_retries": 0,
-}
+TOOLS = TOOL_WORKER
 
 
 def related(prefix: str, count: int = 25) -> str:

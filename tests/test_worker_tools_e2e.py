@@ -22,7 +22,7 @@ from deep_research.tools.events import WorkerActed, WorkerFellBack
 from deep_research.tools.process_wide import current
 
 from checkpoint_probe import wait_until
-from graph_stream import streamed_run
+from graph_stream import TOOL_WORKER, streamed_run
 from stand_ins.search import slug
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,14 +33,7 @@ HUB = """<html><head><title>Archive survey</title></head><body>
 <p>The ratios are on <a href="/deep">the detail page</a>.</p></body></html>"""
 DEEP = """<html><head><title>Details</title></head><body>
 <p>Deep down, the ratio was 11.2 to 1 for logs.</p></body></html>"""
-TOOLS = {
-    "worker_tools": "auto",
-    "fetch_private_addresses": True,  # the site is on loopback
-    "max_iterations": 1,
-    "min_iterations": 1,
-    "model_retries": 0,
-    "search_retries": 0,
-}
+TOOLS = TOOL_WORKER
 
 
 @pytest.fixture

@@ -89,14 +89,16 @@ class LinkTracker:
         self._blocks = [_Block("")]  # the page itself is the outermost block
         self._order: list[_Pending] = []
         self._open: _Pending | None = None
-        self._sides: list[bool] = []  # per open element: does it open a side zone
+        self._opened: list[int] = []  # per open element: 1 a side zone, + 2 a block
         self._side = 0  # side zones open around the current element
 
     def start(self, name: str, attrib: dict, *, block: bool, visible: bool) -> None:
-        """An element opens (every one, `visible` or not): maybe a side zone, a block, a link."""
-        role = str(attrib.get("role") or "").lower()
+        """An element opens (every one, `visible` or not): maybe a side zone, a block (only a
+        visible one: text deeper than the parser reads holds no link), a link."""
+        role = str(attrib.get("role") or "").lower() if attrib else ""  # most have none
         side = name in SIDE_TAGS or role in SIDE_ROLES
-        self._sides.append(side)
+        block = block and visible
+        self._opened.append(side + 2 * block)  # a small int: nothing allocated per element
         self._side += side
         if block:
             self._blocks.append(_Block(name))
@@ -110,18 +112,18 @@ class LinkTracker:
                 here.links.append(self._open)
                 self._order.append(self._open)
 
-    def end(self, name: str, *, block: bool) -> None:
-        """An element closes (every one that opened)."""
+    def end(self, name: str) -> None:
+        """An element closes (every one that opened; the parser's events are balanced, so the
+        block an element opened is the innermost one open when it closes)."""
         if name == "a":
             self._end_link()
-        if block and any(b.name == name for b in self._blocks[1:]):
-            while True:
-                closed = self._blocks.pop()
-                self._settle(closed)
-                if closed.name == name:
-                    break
-        if self._sides:
-            self._side -= self._sides.pop()
+        if not self._opened:
+            return
+        opened = self._opened.pop()
+        self._side -= opened & 1
+        if opened & 2:
+            self._end_link()  # an anchor left open inside its block ends with it
+            self._settle(self._blocks.pop())
 
     def text(self, text: str) -> None:
         """Visible text, in the innermost open block (and the open link's anchor)."""
@@ -170,17 +172,18 @@ class DateMarks:
         self._json_ld_chars = 0
 
     def start(self, name: str, attrib: dict, *, visible: bool) -> None:
-        """An element opens: a dated meta tag, a `<time>` (`visible`: not in a nav or script),
-        an element with a date itemprop, or a JSON-LD script."""
-        key = str(attrib.get("property") or attrib.get("name") or "").lower()
+        """An element with attributes opens: a dated meta tag, a `<time>` (`visible`: not in a
+        nav or script), an element with a date itemprop, or a JSON-LD script."""
         itemprop = str(attrib.get("itemprop") or "").lower()
-        if name == "meta" and key in META_DATES:
-            self._keep(self.meta, attrib.get("content"))
         if itemprop in ("datepublished", "datemodified"):
             self._keep(self.meta, attrib.get("datetime") or attrib.get("content"))
+        elif name == "meta":
+            key = str(attrib.get("property") or attrib.get("name") or "").lower()
+            if key in META_DATES:
+                self._keep(self.meta, attrib.get("content"))
         elif name == "time" and visible:
             self._keep(self.times, attrib.get("datetime"))
-        if name == "script" and str(attrib.get("type") or "").lower() == "application/ld+json":
+        elif name == "script" and str(attrib.get("type") or "").lower() == "application/ld+json":
             self._json_ld = []
 
     def text(self, text: str) -> bool:

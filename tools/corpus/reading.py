@@ -214,7 +214,8 @@ class _HtmlText:
         name = tag.lower() if isinstance(tag, str) else ""
         visible = not self.dropped and self.depth <= MAX_HTML_DEPTH
         self.links.start(name, attrib, block=name in LINK_BLOCKS, visible=visible)
-        self.dates.start(name, attrib, visible=visible)
+        if attrib:  # most elements have none, and the lookups cost
+            self.dates.start(name, attrib, visible=visible)
         if name in DROPPED_TAGS:
             self.dropped += 1
         if name == "title":
@@ -232,7 +233,7 @@ class _HtmlText:
     def end(self, tag: str) -> None:
         self.depth -= 1
         name = tag.lower() if isinstance(tag, str) else ""
-        self.links.end(name, block=name in LINK_BLOCKS)
+        self.links.end(name)
         self.dates.end(name)
         if name in DROPPED_TAGS:
             self.dropped = max(0, self.dropped - 1)
