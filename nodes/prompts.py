@@ -68,7 +68,8 @@ WORKER_TOOLS = (
     "whole pages that look relevant (a hit's URL, or a link listed under a page already read) "
     "to keep their exact words as evidence, and finish as soon as the evidence answers the "
     "subtask or nothing more can be found. Snippets are short: read the pages that matter, "
-    "and follow the links in their text that lead to what is missing. Never read a URL that "
+    "and follow the links that lead to what is missing (a page's links are listed with their "
+    "words, those in its text first). Never read a URL that "
     "is not listed. Write search queries in the languages the sources you need are written "
     "in (see below), whatever the question's language: a query finds only pages in its own "
     "language. {untrusted}"
@@ -354,9 +355,9 @@ def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
     for page in pages:
         quotes = "\n".join(f'- "{q.text}"' for q in page.quotes) or f"(nothing kept: {page.error})"
         links = "\n".join(link_line(link) for link in shown_links(page.links))
-        shown = f"\nLinks on this page (those in its text first):\n{links}" if links else ""
-        dated = f" (dated {page.published})" if page.published else ""
-        blocks.append(f"Read: {_title(page.title)} — {page.url}{dated}\n{quotes}{shown}")
+        shown = f"\nLinks on this page:\n{links}" if links else ""
+        dated = f"Dated: {page.published}\n" if page.published else ""
+        blocks.append(f"Read: {_title(page.title)} — {page.url}\n{dated}{quotes}{shown}")
     for hit in hits:
         if hit.url not in read:
             blocks.append(f"Hit: {_title(hit.title)} — {hit.url}\n{hit.content[:HIT_CHARS]}")

@@ -170,9 +170,9 @@ def _budget_text(state: WorkerState, run: RunResources) -> str:
     """What the worker may still spend, in words its model reads."""
     rounds = tool_rounds_left(state["budget"], len(state.get("tool_rounds", [])))
     return (
-        f"{searches_left(state, run)} searches, {pages_left(state, run)} page reads (a share "
-        f"of the run's; more may come as other researchers finish), {rounds} rounds (this one "
-        "included)"
+        f"{searches_left(state, run)} searches, {pages_left(state, run)} page reads, {rounds} "
+        "rounds (this one included; the page reads are your share of the run's, and more may "
+        "come as other researchers finish)"
     )
 
 

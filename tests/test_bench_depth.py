@@ -55,7 +55,7 @@ def test_each_figure_is_on_its_own_page_only_as_the_engine_reads_pages():
 def test_the_links_that_lead_deeper_come_after_the_twentieth():
     def links(path: str) -> list[str]:
         page = world_pages()[path]
-        return read_page(page.body, page.content_type, URL).links
+        return [link.href for link in read_page(page.body, page.content_type, URL).links]
 
     survey = links("/quillon-alloy/survey")  # a related list in an <aside> before the text
     assert survey.index("/quillon-alloy/methods") >= 24
@@ -146,7 +146,7 @@ def worker_call(pages: list[ReadPage], hits: list[SearchHit], box=None) -> ChatC
     box = box or toolbox(search=True, pages=True, documents=False)
     messages = prompts.worker_tools(
         "Q?", subtask, prompts.tool_evidence(hits, pages), "2 searches, 3 page reads, 2 "
-        "rounds (this one included)", 50_000, language="en",
+        "rounds (this one included)", 50_000,
     )  # fmt: skip
     body = {"tools": box.specs(), "tool_choice": "auto"}
     return ChatCall(None, "tools", messages[0].text, messages[1].text, body)
@@ -164,7 +164,7 @@ def test_the_worker_reads_only_what_it_was_shown_with_arguments_that_fit():
     calls = WorldBrain().decide_tools(call)
     read = [args["url"] for name, args in calls if name == "read_page"]
     assert read and read[0] == f"{URL}/quillon-alloy/methods"  # the link that promises data
-    assert set(read) <= {*page.links, hit.url}
+    assert set(read) <= {*(link.url for link in page.links), hit.url}
     schemas = acting.offered(call.body, call.system)
     for name, args in calls:
         assert name in schemas

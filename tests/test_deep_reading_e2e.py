@@ -80,7 +80,7 @@ def test_a_fact_three_links_deep_in_a_pdf_behind_related_lists_is_read_and_dated
     ]
     after_hub = next(d for d in decides if "Read: Archive survey" in d)
     assert after_hub.index("/level1 — the detail page") < after_hub.index("/hub/0")
-    links = after_hub.split("Links on this page (those in its text first):\\n", 1)[1]
+    links = after_hub.split("Links on this page:\\n", 1)[1]
     assert links.startswith(f"  {page_server.url}/level1 — the detail page for formats (")
     prompt = writer_prompt(chat_server)
     for fact in ("40 archives", "11.2 to 1", "6 hours", "42.5 overall"):

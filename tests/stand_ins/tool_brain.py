@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 
 _HIT = re.compile(r"^Hit: .*? — (\S+)$", re.M)
-_READ = re.compile(r"^Read: .*? — (\S+)(?: \(dated [^)]*\))?$", re.M)
+_READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
 _LINKS = re.compile(r"^Links on this page[^\n]*:\n((?:  \S+[^\n]*\n?)+)", re.M)
 _SUGGESTED = re.compile(r"^Suggested first searches \(.*?\): (\[.*\])$", re.M)
 _PROMPT_TOOL = re.compile(r"^- (\w+): ", re.M)
