@@ -37,40 +37,17 @@ def tool_rounds_left(budget: Budget, rounds: int) -> int:
     return max(0, budget.max_rounds - rounds)
 
 
-def fair_share(left: int, at_start: int, *, sharing: int, unfinished: int, later: int) -> int:
-    """What one worker may draw now from a run budget with `left` units: its round keeps back
-    for the `later` workers a gap round may send their part of what was left when the round
-    started (`at_start`, shared among the round's `sharing` workers and them), and shares the
-    rest equally among its `unfinished` workers, rounded up (the ledger holds the exact cap:
-    the first to draw the last unit gets it), so nothing is stranded when one finishes."""
-    reserve = max(0, at_start) * later // max(1, sharing + later)
-    pool = max(0, left - reserve)
-    return -(-pool // max(1, unfinished))
+def fair_share(left: int, unfinished: int) -> int:
+    """What one worker may draw now from a run budget with `left` units: an equal part among
+    its round's `unfinished` workers (itself included), rounded up, so that nothing is stranded
+    when one finishes (the ledger holds the exact cap: the first to draw the last unit gets
+    it)."""
+    return -(-max(0, left) // max(1, unfinished))
 
 
 def budget_spent(budget: Budget, sent: int, cycles: int) -> bool:
     """True when a worker may start no further cycle."""
     return cycles >= budget.max_cycles or queries_left(budget, sent) == 0
-
-
-def searches_left(spent: Usage, settings: Settings, in_flight: int = 0) -> int | None:
-    """Searches a run that has `spent` this (and has `in_flight` unanswered) may still send;
-    None without a search budget."""
-    if settings.max_search_calls is None:
-        return None
-    return max(0, settings.max_search_calls - spent.search_calls - in_flight)
-
-
-def tokens_left(spent: Usage, settings: Settings) -> int | None:
-    """Tokens a run that has `spent` this may still spend; None without a token budget."""
-    if settings.max_total_tokens is None:
-        return None
-    return max(0, settings.max_total_tokens - spent.total_tokens)
-
-
-def pages_left(spent: Usage, settings: Settings) -> int:
-    """Whole pages a run that has `spent` this may still fetch."""
-    return max(0, settings.max_page_fetches - spent.page_fetches)
 
 
 def cost_usd(usage: Usage, settings: Settings) -> float | None:

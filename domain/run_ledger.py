@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from deep_research.domain.budgets import pages_left, run_budget_spent, searches_left, tokens_left
+from deep_research.domain.budgets import run_budget_spent
 from deep_research.settings import Settings
 from deep_research.state import Usage
 
@@ -45,15 +45,20 @@ class RunLedger:
 
     def searches_left(self, settings: Settings) -> int | None:
         """Searches the run may still send, in-flight ones counted; None without a budget."""
-        return searches_left(self.spent, settings, self.searches_in_flight)
+        if settings.max_search_calls is None:
+            return None
+        sent = self.spent.search_calls + self.searches_in_flight
+        return max(0, settings.max_search_calls - sent)
 
     def tokens_left(self, settings: Settings) -> int | None:
         """Tokens the run may still spend; None without a budget."""
-        return tokens_left(self.spent, settings)
+        if settings.max_total_tokens is None:
+            return None
+        return max(0, settings.max_total_tokens - self.spent.total_tokens)
 
     def pages_left(self, settings: Settings) -> int:
         """Whole pages the run may still fetch (fetches are counted when they start)."""
-        return pages_left(self.spent, settings)
+        return max(0, settings.max_page_fetches - self.spent.page_fetches)
 
     def take_page(self, settings: Settings) -> bool:
         """Book one page fetch if the run's page budget allows it (no await between the check

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from deep_research.domain import budgets
 from deep_research.domain.budgets import queries_left, tool_rounds_left
 from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
@@ -34,6 +33,7 @@ from deep_research.domain.sources import normalize_url
 from deep_research.domain.verbatim import best_sentences, verbatim
 from deep_research.nodes import prompts
 from deep_research.nodes.worker_search import admitted_hits, budget_use, search_once
+from deep_research.settings import Settings
 from deep_research.state import (
     PageQuote,
     PageQuotes,
@@ -73,7 +73,8 @@ DECIDE_ERRORS = (*MODEL_ERRORS, MethodRefused)  # MethodRefused: `native` named,
 ROUNDS_SHOWN = 3  # earlier rounds live on in the evidence, not in the conversation
 RESULT_CHARS = 3000  # one tool result as the model is shown it, at most
 HIT_LINE_CHARS = 200  # a hit's snippet in a search result, at most
-MAX_QUOTES = 8  # quotes kept per page read
+MAX_QUOTES = 16  # quotes kept per page read, at most (a lab report states ten results)
+QUOTE_TOKENS = 100  # of the researcher's reply cap, what one quote and its claim take
 MAX_LINKS = 60  # links kept per page read, ranked (`domain.link_rank`)
 LINKS_IN_RESULT = 8  # links a read_page result names (the evidence lists the rest)
 PAGE_SHARE = 0.75  # of the prompt budget, what a page's text may take when quoting it
@@ -105,18 +106,11 @@ def read_targets(state: WorkerState) -> dict[str, str]:
     return targets
 
 
-def _at_start(state: WorkerState) -> Usage:
-    """What the run had spent when this worker's round was sent."""
-    return state.get("spent") or Usage()
-
-
 def pages_left(state: WorkerState, run: RunResources) -> int:
     """Pages this worker may read now: its fair share of the run's page budget left (re-drawn
     at every step, so what finished siblings leave comes to those still working), within its
     own cap when `max_pages` sets one."""
-    settings = run.settings
-    at_start = budgets.pages_left(_at_start(state), settings)
-    share = run.share(state, run.ledger.pages_left(settings), at_start)
+    share = run.share(state, run.ledger.pages_left(run.settings))
     cap, read = state["budget"].max_pages, len(state.get("read_pages", []))
     return share if cap is None else min(share, max(0, cap - read))
 
@@ -126,10 +120,7 @@ def searches_left(state: WorkerState, run: RunResources) -> int:
     search budget, its fair share of what is left of it."""
     own = queries_left(state["budget"], len(state.get("sent_queries", [])))
     left = run.ledger.searches_left(run.settings)
-    if left is None:
-        return own
-    at_start = budgets.searches_left(_at_start(state), run.settings) or 0
-    return min(own, run.share(state, left, at_start))
+    return own if left is None else min(own, run.share(state, left))
 
 
 def round_affordable(state: WorkerState, run: RunResources) -> bool:
@@ -138,9 +129,8 @@ def round_affordable(state: WorkerState, run: RunResources) -> bool:
     left, rounds = run.ledger.tokens_left(run.settings), len(state.get("tool_rounds", []))
     if left is None or not rounds:
         return True
-    at_start = budgets.tokens_left(_at_start(state), run.settings) or 0
     spent = (state.get("usage") or Usage()).total_tokens
-    return spent / rounds <= run.share(state, left, at_start)
+    return spent / rounds <= run.share(state, left)
 
 
 def mcp_left(state: WorkerState) -> int:
@@ -334,14 +324,20 @@ async def _web_search(run: RunResources, queries: list[str], documents: bool = F
     return outcome.model_dump(mode="json")
 
 
-def _kept_quotes(answer: PageQuotes, text: str) -> list[PageQuote]:
-    """The model's quotes that the page holds, as the page words them (repeats dropped)."""
+def quotes_per_page(settings: Settings) -> int:
+    """Quotes a page read may give: as many as the researcher's reply cap holds, 8 to 16."""
+    return min(MAX_QUOTES, max(8, settings.researcher_max_tokens // QUOTE_TOKENS))
+
+
+def _kept_quotes(answer: PageQuotes, text: str, most: int) -> list[PageQuote]:
+    """The model's quotes that the page holds, as the page words them (repeats dropped), at
+    most `most`."""
     kept: dict[str, PageQuote] = {}
     for quote in answer.quotes:
         words = verbatim(quote.text, text)
         if words and words not in kept:
             kept[words] = PageQuote(text=words, claim=" ".join(quote.claim.split())[:300])
-    return list(kept.values())[:MAX_QUOTES]
+    return list(kept.values())[:most]
 
 
 def _task_words(state: WorkerState) -> str:
@@ -377,12 +373,12 @@ async def page_quotes(
                 passages,
                 settings.max_context_tokens,
                 language=run_language(state["question"], settings.language),
-                max_quotes=MAX_QUOTES,
+                max_quotes=quotes_per_page(settings),
             ),
             role="researcher",
             client=run.model_client(),
         )
-        kept = _kept_quotes(answer, text)
+        kept = _kept_quotes(answer, text, quotes_per_page(settings))
     except MODEL_ERRORS as error:  # the page is real even when its quoting failed
         usage = _usage_of(error)
     if not kept:

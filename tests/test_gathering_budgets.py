@@ -14,23 +14,17 @@ from deep_research.tools.run_resources import LiveRuns, worker_key
 
 
 @pytest.mark.parametrize(
-    ("left", "at_start", "sharing", "unfinished", "later", "share"),
+    ("left", "unfinished", "share"),
     [
-        (30, 30, 4, 4, 0, 8),  # the last round: all of it, equally, rounded up
-        (30, 30, 4, 4, 3, 5),  # 12 kept for a gap round's 3 workers; 18 among 4
-        (18, 30, 4, 4, 3, 2),  # the round has spent 12 of its 18
-        (12, 30, 4, 2, 3, 0),  # the round's part is spent: the gap round's stays
-        (3, 30, 4, 1, 0, 3),  # the last worker standing gets what is left
-        (3, 7, 4, 4, 0, 1),  # fewer than the workers: the first to draw get them
-        (0, 30, 4, 1, 0, 0),
-        (5, 5, 1, 1, 3, 2),  # one worker, three to come: 3 of the 5 are theirs (15 // 4)
+        (30, 4, 8),  # equally, rounded up
+        (18, 2, 9),  # two have finished: what they left goes to the other two
+        (3, 4, 1),  # fewer than the workers: the first to draw get them
+        (3, 1, 3),  # the last worker standing gets what is left
+        (0, 3, 0),
     ],
 )
-def test_a_fair_share_keeps_the_gap_rounds_part_and_strands_nothing(
-    left, at_start, sharing, unfinished, later, share
-):
-    got = fair_share(left, at_start, sharing=sharing, unfinished=unfinished, later=later)
-    assert got == share
+def test_a_fair_share_is_an_equal_part_of_what_is_left_and_strands_nothing(left, unfinished, share):
+    assert fair_share(left, unfinished) == share
 
 
 @pytest.mark.parametrize("complexity", ["simple", "medium", "complex"])
@@ -51,26 +45,25 @@ def test_the_ledger_books_a_page_as_it_starts_and_refuses_past_the_budget():
     assert ledger.pages_left(settings) == 0
 
 
-def worker(subtask: int, round_: int = 1, siblings=(1, 2, 3, 4)) -> dict:
+def worker(subtask: int, siblings=(1, 2, 3, 4)) -> dict:
     return {
         "run_id": "shares",
-        "settings": Settings(model="m", max_iterations=3, max_supplementary_tasks=3),
-        "round": round_,
+        "settings": Settings(model="m"),
+        "round": 1,
         "subtask": SubTask(id=subtask, description="d", search_queries=["q"], complexity="simple"),
         "siblings": list(siblings),
     }
 
 
-def test_a_share_is_redrawn_as_siblings_finish_and_the_last_round_keeps_nothing_back():
+def test_a_share_is_redrawn_as_siblings_finish_and_a_relay_counts_those_to_come():
     async def scenario():
         runs = LiveRuns()
         run = runs.for_worker(worker(1))
-        shares = [run.share(worker(1), 30, 30)]  # 4 unfinished, 3 later: (30 - 12) / 4
+        shares = [run.share(worker(1), 30)]  # 4 unfinished
         run.finished_workers.update({worker_key(worker(2)), worker_key(worker(3))})
-        shares.append(run.share(worker(1), 18, 30))  # (18 - 12) / 2
-        last = worker(1, round_=3, siblings=(1,))
-        shares.append(run.share(last, 5, 5))  # the last round: everything
+        shares.append(run.share(worker(1), 18))  # 2 unfinished
+        shares.append(run.share(worker(5, siblings=(5, 6, 7)), 9))  # a relay: 2 still to come
         runs.release("shares")
         return shares
 
-    assert asyncio.run(scenario()) == [5, 3, 5]
+    assert asyncio.run(scenario()) == [8, 9, 3]

@@ -176,24 +176,16 @@ class RunResources:
                 )
             )
 
-    def share(self, worker: dict, left: int, at_start: int) -> int:
+    def share(self, worker: dict, left: int) -> int:
         """`worker`'s fair share now (`domain.budgets.fair_share`) of a run budget with `left`
-        units, `at_start` when its round was sent: shared with the workers of its fan-out
-        (`siblings`) that have not finished, itself included, keeping back the part of the
-        `max_supplementary_tasks` workers a gap round may send while another round may
-        follow. A worker that finished before a resume in another process counts as
+        units: shared with the workers of its fan-out (`siblings`: a relay's still to come
+        among them) that have not finished, itself included; a later round draws what this one
+        leaves. A worker that finished before a resume in another process counts as
         unfinished: a smaller share, never an overspent budget."""
         round_ = worker["round"]
         siblings = set(worker.get("siblings") or [worker["subtask"].id])
         unfinished = sum((round_, i) not in self.finished_workers for i in siblings)
-        later = self.settings.max_supplementary_tasks
-        return fair_share(
-            left,
-            at_start,
-            sharing=len(siblings),
-            unfinished=max(1, unfinished),
-            later=later if round_ < self.settings.max_iterations else 0,
-        )
+        return fair_share(left, unfinished)
 
     def model_client(self) -> ModelClient:
         """The run's model client: the run's call slots, its ledger and its call figures."""
