@@ -20,14 +20,13 @@ parentheses or any other FTS5 syntax in it is plain text, and passages matching 
 still rank (lower). The full-text table is contentless (the passage text is stored once, in
 `passages`); deletes replay the indexed values, rebuilt from that table by `_indexed`.
 
-Each file's language is detected when it is indexed (`domain.language.detect_language` on its
-first 4,000 characters), so that a run can be told which languages to search the folder in: a
-Chinese query finds nothing in English documents. Files are re-read only when their (size,
-mtime_ns) changes. The folder is walked without
-following any symlink (an inside target is indexed on its own; an outside one is refused with
-a warning), hidden files and folders (".git") are ignored, every path is resolved and must
-stay inside the folder, and nothing is written into it: the index lives at `index_path`.
-"""
+Each file's language is detected when it is indexed (`domain.language.detect_language` on 400
+characters from its start and middle), so that a run can be told which languages to search the
+folder in: a Chinese query finds nothing in English documents. Files are re-read only when their
+(size, mtime_ns) changes. The folder is walked without following any symlink (an inside target is
+indexed on its own; an outside one is refused with a warning), hidden files and folders (".git")
+are ignored, every path is resolved and must stay inside the folder, and nothing is written into
+it: the index lives at `index_path`. """
 
 from __future__ import annotations
 
@@ -57,7 +56,8 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 MAX_FILE_BYTES = 64 * 1024 * 1024
 CONTENT_LIMIT = 1200
 MAX_QUERY_TERMS = 32
-LANGUAGE_SAMPLE = 4000  # characters of a document its language is detected from
+LANGUAGE_SAMPLE = 400  # characters of a document its language is detected from (its start
+# and its middle: a licence or title page in another language does not decide it alone)
 # bm25 column weights: a query term in a heading counts double; title and body count once.
 BM25_WEIGHTS = (1.0, 2.0, 1.0)
 
@@ -416,7 +416,7 @@ class LocalCorpus:
                 raise SkippedFile("holds no text")
             title = document.title or first_heading(blocks) or full.name
             skipped = None
-            language = detect_language(" ".join(p.text for p in passages)[:LANGUAGE_SAMPLE])
+            language = detect_language(_language_sample(" ".join(p.text for p in passages)))
         except SkippedFile as reason:
             logger.warning("Skipping %s: %s", full, reason)
             passages, title, skipped, language = [], full.name, str(reason), ""
@@ -444,6 +444,15 @@ class LocalCorpus:
                 (passage_id, *_indexed(title, passage.heading, passage.text)),
             )
         return skipped is None
+
+
+def _language_sample(text: str) -> str:
+    """What a document's language is detected from: `LANGUAGE_SAMPLE` characters, half from its
+    start and half from its middle (py3langid takes about 0.3 ms for 400 characters)."""
+    if len(text) <= LANGUAGE_SAMPLE:
+        return text
+    half, middle = LANGUAGE_SAMPLE // 2, len(text) // 2
+    return f"{text[:half]} {text[middle : middle + half]}"
 
 
 def _utf8(path: str) -> bool:
