@@ -26,7 +26,8 @@ folder in: a Chinese query finds nothing in English documents. Files are re-read
 (size, mtime_ns) changes. The folder is walked without following any symlink (an inside target is
 indexed on its own; an outside one is refused with a warning), hidden files and folders (".git")
 are ignored, every path is resolved and must stay inside the folder, and nothing is written into
-it: the index lives at `index_path`. """
+it: the index lives at `index_path`.
+"""
 
 from __future__ import annotations
 
