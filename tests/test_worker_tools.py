@@ -10,7 +10,7 @@ import json
 import pytest
 
 from deep_research.domain.verbatim import best_sentences, verbatim
-from deep_research.nodes.worker_steps import act, decide, report_findings
+from deep_research.nodes.worker_steps import act, decide, observe, report_findings
 from deep_research.settings import Settings
 from deep_research.state import (
     Budget,
@@ -135,6 +135,30 @@ def test_decide_asks_for_tool_calls_and_keeps_them_for_act(replies):
     system = replies.sent[0][0].content
     assert "You can call these tools." in system and "read_page" in system
     assert "https://a.example/hub" in replies.sent[0][1].content
+
+
+def test_nothing_is_spent_before_the_model_chooses_its_first_searches(replies):
+    uncapped = Budget(max_queries=3, max_cycles=1, max_rounds=2)  # pages: drawn from the run
+    fresh = worker(sent_queries=[], cycles_used=0, hits=[], budget=uncapped)
+    assert asyncio.run(observe(fresh, runs=replies.runs)) == {}  # no search sent for it
+    replies.append(tagged(("web_search", {"queries": ["archive ratio 2024"]})))
+    update = asyncio.run(decide(fresh, runs=replies.runs))
+    assert [c.name for c in update["pending_round"].calls] == ["web_search"]
+    system, user = (m.content for m in replies.sent[0])
+    assert "- web_search:" in system and "- read_page:" not in system  # nothing to read yet
+    assert 'Suggested first searches (use, change or replace them): ["archive ratio"]' in user
+    assert "Budget left: 3 searches, 30 page reads, 2 rounds" in user  # the run's 30: one worker
+
+
+def test_a_model_that_makes_no_call_before_any_search_starts_the_fixed_loop_with_the_plan(
+    replies,
+):
+    replies.append("I would rather not use tools.")
+    fresh = worker(sent_queries=[], cycles_used=0, hits=[])
+    update = asyncio.run(decide(fresh, runs=replies.runs))
+    assert update["tool_protocol"] == "fixed"
+    assert update["pending_queries"] == ["archive ratio"]  # the planner's, in the next observe
+    assert update["usage"].llm_calls == 1  # no gap check over no evidence
 
 
 def test_a_model_without_a_usable_call_falls_back_to_the_fixed_loop(replies):
