@@ -139,7 +139,10 @@ class Settings(BaseModel):
         0, ge=0, le=10, description="Top hits per search whose whole page is read when thin."
     )
     max_page_fetches: int = Field(
-        30, ge=1, le=1000, description="Run budget: whole pages fetched at most."
+        60,
+        ge=1,
+        le=1000,
+        description="Run budget: whole pages fetched at most (workers draw their pages from it).",
     )
     page_max_bytes: int = Field(
         2_000_000, ge=10_000, le=50_000_000, description="Bytes read of one page at most."
@@ -377,6 +380,7 @@ LOCAL_PROFILE: dict[str, object] = {
     "structured_retries": 1,
     "max_results": 4,
     "worker_max_rounds": 4,  # each decide call is minutes on a CPU
+    "max_page_fetches": 30,  # and each page read is a quoting call
     "report_length": "brief",  # a few sections: each is a call of minutes on a CPU
 }
 

@@ -349,12 +349,16 @@ def link_line(link: PageLink) -> str:
 
 def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
     """The worker's evidence as its tool-choosing model sees it: pages read (their date, quotes
-    and links) first, then the other hits, each with the URL read_page takes."""
+    and links: each link once, none to a page already read) first, then the other hits, each
+    with the URL read_page takes."""
     read = {page.url for page in pages}
+    listed = set(read)
     blocks = []
     for page in pages:
         quotes = "\n".join(f'- "{q.text}"' for q in page.quotes) or f"(nothing kept: {page.error})"
-        links = "\n".join(link_line(link) for link in shown_links(page.links))
+        fresh = shown_links([link for link in page.links if link.url not in listed])
+        listed |= {link.url for link in fresh}
+        links = "\n".join(link_line(link) for link in fresh)
         shown = f"\nLinks on this page:\n{links}" if links else ""
         dated = f"Dated: {page.published}\n" if page.published else ""
         blocks.append(f"Read: {_title(page.title)} — {page.url}\n{dated}{quotes}{shown}")

@@ -76,7 +76,6 @@ HIT_LINE_CHARS = 200  # a hit's snippet in a search result, at most
 MAX_QUOTES = 16  # quotes kept per page read, at most (a lab report states ten results)
 QUOTE_TOKENS = 100  # of the researcher's reply cap, what one quote and its claim take
 MAX_LINKS = 60  # links kept per page read, ranked (`domain.link_rank`)
-LINKS_IN_RESULT = 8  # links a read_page result names (the evidence lists the rest)
 PAGE_SHARE = 0.75  # of the prompt budget, what a page's text may take when quoting it
 
 
@@ -387,18 +386,14 @@ async def page_quotes(
 
 
 def _page_text(page: ReadPage) -> str:
-    """A page read, as the model reads the result: its quotes and claims, then its links."""
+    """A page read, as the model reads the result: what was kept, not the quotes and links
+    themselves, which the evidence lists under the page at every decide (sent twice, they
+    cost each later round their tokens again)."""
     if page.error:
         return f"not read: {page.error}"
-    quotes = "\n".join(
-        f'- "{q.text}"' + (f" (supports: {q.claim})" if q.claim else "") for q in page.quotes
-    )
-    links = "\n".join(prompts.link_line(link) for link in page.links[:LINKS_IN_RESULT])
-    more = len(page.links) - LINKS_IN_RESULT
     return (
-        f"{prompts.one_line(page.title)} — {page.url}\nQuotes kept:\n{quotes or '(none)'}"
-        + (f"\nLinks on the page, best first:\n{links}" if links else "")
-        + (f"\n(and {more} more, listed with the evidence)" if more > 0 else "")
+        f"{prompts.one_line(page.title)} — {page.url}\nQuotes kept: {len(page.quotes)}, "
+        f"links found: {len(page.links)}; both are listed under the page in the evidence."
     )[:RESULT_CHARS]
 
 

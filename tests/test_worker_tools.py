@@ -147,7 +147,7 @@ def test_nothing_is_spent_before_the_model_chooses_its_first_searches(replies):
     system, user = (m.content for m in replies.sent[0])
     assert "- web_search:" in system and "- read_page:" not in system  # nothing to read yet
     assert 'Suggested first searches (use, change or replace them): ["archive ratio"]' in user
-    assert "Budget left: 3 searches, 30 page reads, 2 rounds" in user  # the run's 30: one worker
+    assert "Budget left: 3 searches, 60 page reads, 2 rounds" in user  # the run's 60: one worker
 
 
 def test_a_model_that_makes_no_call_before_any_search_starts_the_fixed_loop_with_the_plan(
