@@ -35,6 +35,7 @@ MIN_RELEVANCE = 0.3  # share of a section's question a source must hold to be of
 MIN_USE = 0.5  # share of a cited statement an item must hold to count as used by it
 MIN_OTHERS, MAX_OTHERS = 2, 6  # sources beyond its own a section is offered
 NEARLY = 0.9  # share of a copied statement's words the report must hold to be its own
+SAYS_NO_MORE = 0.8  # a claim whose words its quote holds this much is not shown beside it
 
 Key = tuple[int, str]
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
@@ -76,6 +77,16 @@ def pool(registry: SourceRegistry) -> list[Quote]:
         for quote in own:
             items.setdefault(key(quote), quote)
     return list(items.values())
+
+
+def shown(item: Quote) -> str:
+    """An item as a model is shown it: its words, then the claim the reading model said it
+    supports when that claim says more than the words do (a table row's values are only
+    figures; its claim names what each measures)."""
+    claim = " ".join(item.claim.split())
+    if not claim or support_score(claim, item.text) >= SAYS_NO_MORE:
+        return item.text
+    return f"{item.text}\n  ↳ {claim}"
 
 
 def by_source(items: Iterable[Quote]) -> dict[int, str]:
@@ -185,7 +196,7 @@ class EvidenceDesk:
         if not 0 < source_id <= len(self.registry.sources):
             return None
         texts = [
-            q.text
+            shown(q)
             for q in self._by_source.get(source_id, [])
             if key(q) in keep or key(q) not in hidden
         ]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from langchain_core.messages import BaseMessage
 
 from deep_research.domain.context import Material, assemble, clip, estimate_tokens, prompt_room
-from deep_research.domain.evidence import SectionEvidence
+from deep_research.domain.evidence import SectionEvidence, shown
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
@@ -117,11 +117,11 @@ CITING = (
     "source states them."
 )
 WEIGHING = (
-    "Sources carry their date when it is known. Where the sources disagree, say that they "
-    "disagree, cite every side, and say which figure is current and why (a newer source, a "
-    "correction); never present an older figure as current. State only facts about the entity "
-    "the question names: never give another product's, version's or person's facts as its "
-    "own."
+    "Sources carry their date when it is known. Where the sources disagree, say so: give each "
+    "side in its own sentence with its own citation, say that they disagree, and which figure "
+    "is current and why (a newer source, a correction); never present an older figure as "
+    "current. State only facts about the entity the question names: never give another "
+    "product's, version's or person's facts as its own."
 )
 SECTION = (
     "You write one section of a research report, in Markdown. Start with the heading "
@@ -445,7 +445,7 @@ def _conflict(conflict: Conflict, dates: Mapping[int, str]) -> str:
         if conflict.current
         else f" Current: unknown{f' ({conflict.why})' if conflict.why else ''}."
     )
-    return f"- {conflict.subject}: {sides}.{current}"
+    return f"- {conflict.subject} (the sources disagree): {sides}.{current}"
 
 
 def _dates(sources: Iterable[Source]) -> dict[int, str]:
@@ -461,7 +461,7 @@ def weigh_blocks(items: Sequence[Quote], sources: Sequence[Source]) -> list[str]
         if item.source_id not in grouped:
             source = by_id.get(item.source_id)
             grouped[item.source_id] = [_source_line(source) if source else f"[{item.source_id}]"]
-        grouped[item.source_id].append(f"#{number}: {' '.join(item.text.split())}")
+        grouped[item.source_id].append(f"#{number}: {' '.join(shown(item).split())}")
     return ["\n".join(lines) for lines in grouped.values()]
 
 
@@ -590,7 +590,7 @@ def _unused(items: Sequence[Quote], sources: Mapping[int, Source]) -> list[str]:
     for number, item in enumerate(items, 1):
         source = sources.get(item.source_id)
         dated = f" ({source.published})" if source and source.published else ""
-        text = " ".join(item.text.split())
+        text = " ".join(shown(item).split())
         text = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
         lines.append(f"#{number} [{item.source_id}]{dated}: {text}")
     return lines

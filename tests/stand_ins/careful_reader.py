@@ -104,7 +104,10 @@ def weigh(user: str, question: str) -> dict:
     return {"disagreements": disagreements, "set_aside": set_aside}
 
 
-_CONFLICT = re.compile(r"^- (.*?): (.*?)\. Current: (?:\[(\d+)\](?:, (.*?))?|unknown.*?)\.$", re.M)
+_CONFLICT = re.compile(
+    r"^- (.*?) \(the sources disagree\): (.*?)\. Current: (?:\[(\d+)\](?:, (.*?))?|unknown.*?)\.$",
+    re.M,
+)
 _SIDE = re.compile(r'\[(\d+)\](?: \(([^)]*)\))?: "(.*?)"')
 
 
