@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from deep_research.domain.language import script_of
-from deep_research.domain.lexical import support_score
+from deep_research.domain.lexical import content_words, support_score
 from deep_research.domain.markup import strip_markers
 from deep_research.domain.sources import SourceRegistry
 from deep_research.domain.statements import cited_statements
@@ -87,6 +87,22 @@ def shown(item: Quote) -> str:
     if not claim or support_score(claim, item.text) >= SAYS_NO_MORE:
         return item.text
     return f"{item.text}\n  ↳ {claim}"
+
+
+def related_order(items: Sequence[Quote]) -> list[int]:
+    """The items' indexes, each next one the remaining item sharing most content words with
+    the one before (a greedy chain): when the pool must be weighed in several prompts, items
+    about the same thing land in the same one. Lexical, a pre-filter: the model still decides
+    what disagrees."""
+    words = [content_words(shown(item)) for item in items]
+    left = list(range(1, len(items)))
+    order = [0] if items else []
+    while left:
+        last = words[order[-1]]
+        best = max(left, key=lambda i: (len(last & words[i]) / (len(last | words[i]) or 1), -i))
+        order.append(best)
+        left.remove(best)
+    return order
 
 
 def by_source(items: Iterable[Quote]) -> dict[int, str]:

@@ -452,12 +452,14 @@ def _dates(sources: Iterable[Source]) -> dict[int, str]:
     return {s.id: s.published for s in sources if s.published}
 
 
-def weigh_blocks(items: Sequence[Quote], sources: Sequence[Source]) -> list[str]:
-    """The evidence items numbered #1..#n in order, grouped under their sources' lines, one
-    block per source."""
+def weigh_blocks(
+    items: Sequence[Quote], sources: Sequence[Source], numbers: Sequence[int] | None = None
+) -> list[str]:
+    """The evidence items numbered #1..#n (or by `numbers`, their places in the whole pool),
+    grouped under their sources' lines in the order the items come, one block per source."""
     by_id = {s.id: s for s in sources}
     grouped: dict[int, list[str]] = {}
-    for number, item in enumerate(items, 1):
+    for number, item in zip(numbers or range(1, len(items) + 1), items, strict=True):
         if item.source_id not in grouped:
             source = by_id.get(item.source_id)
             grouped[item.source_id] = [_source_line(source) if source else f"[{item.source_id}]"]

@@ -6,13 +6,15 @@ answer is kept in run-wide terms (`domain.evidence.resolved`)."""
 from __future__ import annotations
 
 from deep_research.domain.context import estimate_tokens
-from deep_research.domain.evidence import pool, resolved
+from deep_research.domain.evidence import pool, related_order, resolved
 from deep_research.domain.sources import SourceRegistry
 from deep_research.nodes import prompts
 from deep_research.state import (
     Disagreement,
     EvidenceWeighing,
+    Quote,
     SetAside,
+    SourceEvidence,
     Usage,
     WeighedEvidence,
 )
@@ -20,19 +22,26 @@ from deep_research.tools.model_client import ModelClient
 from deep_research.tools.structured import StructuredOutputError, ask
 
 
-def _batches(blocks: list[str], room: int) -> list[list[str]]:
-    """Blocks grouped in order so that each group fits in `room` tokens (a block too large for
-    one prompt goes alone, and is clipped there)."""
-    groups: list[list[str]] = [[]]
+def _batches(items: list[Quote], sources: list[SourceEvidence], room: int) -> list[list[str]]:
+    """The pool as prompt-sized groups of blocks: all of it when it fits one prompt; else the
+    items in related order (`domain.evidence.related_order`), cut where a prompt is full, so
+    that rival figures are most likely weighed in the same prompt."""
+    whole = prompts.weigh_blocks(items, sources)
+    if sum(estimate_tokens(block) + 2 for block in whole) <= room:
+        return [whole]
+    groups: list[list[int]] = [[]]
     used = 0
-    for block in blocks:
-        cost = estimate_tokens(block) + 2
-        if groups[-1] and used + cost > room:
+    for index in related_order(items):
+        cost = estimate_tokens(items[index].text) + 8
+        if groups[-1] and used + cost > room * 0.8:  # source lines repeat in every group
             groups.append([])
             used = 0
-        groups[-1].append(block)
+        groups[-1].append(index)
         used += cost
-    return [group for group in groups if group]
+    return [
+        prompts.weigh_blocks([items[i] for i in group], sources, [i + 1 for i in group])
+        for group in groups
+    ]
 
 
 async def weigh(
@@ -47,7 +56,7 @@ async def weigh(
     disagreements: list[Disagreement] = []
     set_aside: list[SetAside] = []
     usage = Usage()
-    for batch in _batches(prompts.weigh_blocks(items, registry.sources), room):
+    for batch in _batches(items, registry.sources, room):
         messages = prompts.weigh(question, batch, room, language=language)
         try:
             answer, cost = await ask(EvidenceWeighing, messages, role="writer", client=client)

@@ -283,3 +283,29 @@ def test_statements_a_reviewer_copied_resolve_only_when_the_report_holds_them():
     report = "# Q\n\nzstd-lite archives are 40% of the size [4]. Other text [1]."
     found = in_report(["zstd-lite archives are 40% of the size.", "made up claim"], report)
     assert found == ["zstd-lite archives are 40% of the size."]
+
+
+def test_a_pool_too_large_for_one_prompt_is_weighed_with_related_items_together():
+    from deep_research.domain.evidence import related_order
+    from deep_research.nodes.weighing import _batches
+
+    filler = [
+        source(
+            10 + n, f"Site {n} of the survey reports its staff, rooms and opening hours in full."
+        )
+        for n in range(12)
+    ]
+    rivals = [
+        source(30, "The gel time of the Zerapine resin is 37.5 min in the cure study."),
+        source(31, "The gel time of the Zerapine resin is 44.2 min in the digest's tests."),
+    ]
+    sources = [rivals[0], *filler, rivals[1]]
+    items = [Quote(source_id=s.id, text=s.excerpt) for s in sources]
+    order = related_order(items)
+    assert abs(order.index(0) - order.index(len(items) - 1)) == 1  # the rivals side by side
+    batches = _batches(items, sources, room=120)
+    assert len(batches) > 1
+    together = [b for b in batches if "37.5" in "".join(b)]
+    assert len(together) == 1 and "44.2" in "".join(together[0])
+    numbers = sorted(int(n) for b in batches for n in re.findall(r"^#(\d+):", "\n".join(b), re.M))
+    assert numbers == list(range(1, len(items) + 1))  # each item once, by its place in the pool
