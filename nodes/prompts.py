@@ -586,8 +586,11 @@ def framing(
 # ---------------------------------------------------------------- reviewing
 
 
-def _unused(items: Sequence[Quote], sources: Mapping[int, Source]) -> list[str]:
-    """Unused evidence as numbered lines (#1..#n): its source, date and words, each clipped."""
+def _unused(
+    heading: str, items: Sequence[Quote], sources: Mapping[int, Source], share: float
+) -> list[str | Material]:
+    """Evidence as headed, numbered lines (#1..#n: its source, date and words, each clipped)
+    packed within `share` of the room; nothing when none."""
     lines = []
     for number, item in enumerate(items, 1):
         source = sources.get(item.source_id)
@@ -595,7 +598,15 @@ def _unused(items: Sequence[Quote], sources: Mapping[int, Source]) -> list[str]:
         text = " ".join(shown(item).split())
         text = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
         lines.append(f"#{number} [{item.source_id}]{dated}: {text}")
-    return lines
+    return [f"\n\n{heading}\n", Material(lines, share=share)] if lines else []
+
+
+def _listed(heading: str, lines: Sequence[str], share: float) -> list[str | Material]:
+    """Statements as a headed bullet list packed within `share` of the room; nothing when none."""
+    if not lines:
+        return []
+    listed = "\n".join(f"- {line}" for line in lines)
+    return [f"\n\n{heading}\n", Material([listed], share=share)]
 
 
 def _weighed(
@@ -629,18 +640,9 @@ def quality(
     known = sources or {}
     head = f"Question: {question}\nDistinct sources cited: {source_count}\n\nReport:\n"
     parts: list[str | Material] = [head, Material([report], share=0.5)]
-    if weak:
-        listed = "\n".join(f"- {claim}" for claim in weak)
-        parts += [
-            "\n\nStatements whose cited sources do not seem to state them:\n",
-            Material([listed], share=0.2),
-        ]
+    parts += _listed("Statements whose cited sources do not seem to state them:", weak, 0.2)
     parts += _weighed(conflicts, known, 0.15)
-    if unused:
-        parts += [
-            "\n\nUnused evidence (gathered, not used by the report):\n",
-            Material(_unused(unused, known), share=0.35),
-        ]
+    parts += _unused("Unused evidence (gathered, not used by the report):", unused, known, 0.35)
     if evidence:
         parts += [
             "\n\nThe cited sources (the evidence):\n",
@@ -680,21 +682,10 @@ def gaps(
         f"Already researched:\n{done}"
     )
     parts: list[str | Material] = [head]
-    if claims:
-        listed = "\n".join(f"- {claim}" for claim in claims)
-        parts += ["\n\n" + CLAIMS_NEEDING_EVIDENCE, Material([listed], share=0.3)]
-    if other_entity:
-        listed = "\n".join(f"- {claim}" for claim in other_entity)
-        parts += [
-            "\n\nStatements about another entity than the question names:\n",
-            Material([listed], share=0.2),
-        ]
+    parts += _listed(CLAIMS_NEEDING_EVIDENCE.rstrip("\n"), claims, 0.3)
+    parts += _listed("Statements about another entity than the question names:", other_entity, 0.2)
     parts += _weighed(conflicts, known, 0.15)
-    if omitted:
-        parts += [
-            "\n\nEvidence the review found left out:\n",
-            Material(_unused(omitted, known), share=0.2),
-        ]
+    parts += _unused("Evidence the review found left out:", omitted, known, 0.2)
     return assemble(limit, system, [*parts, "\n\nReport:\n", Material([report])])
 
 

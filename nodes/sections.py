@@ -347,42 +347,32 @@ async def revised_report(
     titles = [s.title for s in sections] + [p.title for p in new]
     whole = [*sections, *new]
     whole_homes = homes(whole, weighed.conflicts)
-    calls = []
+    jobs: list[tuple[OutlineSection, SectionEvidence, ReportSection | None, list[str]]] = []
     for index in sorted(touched):
         section = sections[index]
-        part = OutlineSection(
-            **section.model_dump(include=set(OutlineSection.model_fields))
-        ).model_copy(
-            update={"source_ids": list(dict.fromkeys(section.source_ids + touched[index]))}
-        )
+        ids = list(dict.fromkeys(section.source_ids + touched[index]))
+        part = OutlineSection(**section.model_dump(include={"title", "question"}), source_ids=ids)
         evidence = pool_desk.for_section(index, whole, whole_homes, 0, ids=touched[index])
-        calls.append(
-            _section(
-                desk,
-                part,
-                _titles_but(titles, part.title),
-                new_results,
-                evidence,
-                round_,
-                count=count,
-                current=section,
-                review=_review_lines(index, sections, review),
-            )
-        )
+        jobs.append((part, evidence, section, _review_lines(index, sections, review)))
     for offset, part in enumerate(new):
-        index = len(sections) + offset
-        evidence = pool_desk.for_section(index, whole, whole_homes, most_others(part))
-        calls.append(
-            _section(
-                desk,
-                part,
-                _titles_but(titles, part.title),
-                new_results,
-                evidence,
-                round_,
-                count=count,
-            )
+        evidence = pool_desk.for_section(
+            len(sections) + offset, whole, whole_homes, most_others(part)
         )
+        jobs.append((part, evidence, None, []))
+    calls = [
+        _section(
+            desk,
+            part,
+            _titles_but(titles, part.title),
+            new_results,
+            evidence,
+            round_,
+            count=count,
+            current=current,
+            review=lines,
+        )
+        for part, evidence, current, lines in jobs
+    ]
     done = await asyncio.gather(*calls)
     revised = dict(zip(sorted(touched), [d[0] for d in done[: len(touched)]], strict=True))
     kept = [revised.get(i, section) for i, section in enumerate(sections)]
