@@ -347,6 +347,35 @@ def test_a_run_killed_while_writing_does_not_pay_again_for_written_sections(
     assert "## Part 3" in result["report"]
 
 
+def test_a_run_killed_after_the_weighing_does_not_send_it_again(chat_server, search_server):
+    """The weighing's answer is saved as it comes back: a crash at the outline resumes there."""
+    failed = []
+
+    def fail_the_outline(number, body):
+        if "ReportOutline" in json.dumps(body) and not failed:
+            failed.append(number)
+            return Reply(
+                400, {"error": {"message": "bad request", "type": "invalid_request_error"}}
+            )
+        return None
+
+    chat_server.fault = fail_the_outline
+    saver, config = InMemorySaver(), {"configurable": {"thread_id": "killed-after-weighing"}}
+
+    async def scenario():
+        with contextlib.suppress(Exception):
+            await build_graph(saver).ainvoke({"question": QUESTION, "settings": FAST}, config)
+        before = len(chat_server.chat_requests)
+        result = await build_graph(saver).ainvoke(None, config)
+        return chat_server.chat_requests[before:], result
+
+    again, result = asyncio.run(scenario())
+    assert failed and chat_server.brain.calls["EvidenceWeighing"] == 1
+    resent = [json.dumps(r["body"]) for r in again]
+    assert not any("EvidenceWeighing" in t for t in resent)
+    assert any("ReportOutline" in t for t in resent) and result["stop_reason"]
+
+
 def test_sections_survive_the_checkpoint_serializer():
     """A resumed gap round finds the sections it revises (not blocked as an unknown type)."""
     from deep_research.tools.checkpoints import serializer
