@@ -8,6 +8,7 @@ new results in the sections they touch (or new ones), and composes the report.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from deep_research.domain.lexical import support_score
@@ -113,6 +114,22 @@ def holding(sections: Sequence[ReportSection], statement: str) -> int | None:
     scores = [support_score(statement, section.text) for section in sections]
     best = max(range(len(sections)), key=lambda i: scores[i])
     return best if scores[best] >= MIN_FIT else None
+
+
+_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+
+
+def gives_a_side(conflict: Conflict, text: str) -> bool:
+    """True when a section's text cites a side of a disagreement and writes a figure only that
+    side gives (so it may state that side as settled)."""
+    cited = set(ids_in(text))
+    written = set(_FIGURE.findall(strip_markers(text)))
+    figures = [set(_FIGURE.findall(q.text)) for q in conflict.quotes]
+    for quote, own in zip(conflict.quotes, figures, strict=True):
+        others = set().union(*(f for f in figures if f is not own))
+        if quote.source_id in cited and (own - others) & written:
+            return True
+    return False
 
 
 def stated(conflict: Conflict, text: str) -> bool:

@@ -30,6 +30,7 @@ from deep_research.domain.outline import (
     compose,
     fallback_outline,
     fitting,
+    gives_a_side,
     holding,
     notes_section,
     placed,
@@ -331,10 +332,20 @@ async def revised_report(
     if not (touched or new or review.omitted or review.other_entity):
         return None
     weighed, usage = await weigh(desk.question, desk.language, desk.client, desk.registry)
-    for conflict, home in zip(weighed.conflicts, homes(sections, weighed.conflicts), strict=True):
-        if not stated(conflict, sections[home].text):
-            sides = [q.source_id for q in conflict.quotes]
+    whole = [*sections, *new]
+    whole_homes = homes(whole, weighed.conflicts)
+    settled: dict[int, list[str]] = {}  # sections stating a side of a disagreement as settled
+    for conflict, home in zip(weighed.conflicts, whole_homes, strict=True):
+        sides = [q.source_id for q in conflict.quotes]
+        if home < len(sections) and not stated(conflict, sections[home].text):
             touched[home] = list(dict.fromkeys(touched.get(home, []) + sides))
+        for index, section in enumerate(sections):  # elsewhere, a side may stand as settled
+            if index != home and gives_a_side(conflict, section.text):
+                touched.setdefault(index, [])
+                settled.setdefault(index, []).append(
+                    f"The sources disagree on {conflict.subject}; the section "
+                    f"'{whole[home].title}' states it: do not give a side of it here as settled."
+                )
     for quote in review.omitted:
         index = fitting(sections, quote)
         touched[index] = list(dict.fromkeys([*touched.get(index, []), quote.source_id]))
@@ -345,15 +356,14 @@ async def revised_report(
     pool_desk = EvidenceDesk(desk.registry, weighed)
     count = len(sections) + len(new)
     titles = [s.title for s in sections] + [p.title for p in new]
-    whole = [*sections, *new]
-    whole_homes = homes(whole, weighed.conflicts)
     jobs: list[tuple[OutlineSection, SectionEvidence, ReportSection | None, list[str]]] = []
     for index in sorted(touched):
         section = sections[index]
         ids = list(dict.fromkeys(section.source_ids + touched[index]))
         part = OutlineSection(**section.model_dump(include={"title", "question"}), source_ids=ids)
         evidence = pool_desk.for_section(index, whole, whole_homes, 0, ids=touched[index])
-        jobs.append((part, evidence, section, _review_lines(index, sections, review)))
+        lines = settled.get(index, []) + _review_lines(index, sections, review)
+        jobs.append((part, evidence, section, lines))
     for offset, part in enumerate(new):
         evidence = pool_desk.for_section(
             len(sections) + offset, whole, whole_homes, most_others(part)

@@ -309,3 +309,60 @@ def test_a_pool_too_large_for_one_prompt_is_weighed_with_related_items_together(
     assert len(together) == 1 and "44.2" in "".join(together[0])
     numbers = sorted(int(n) for b in batches for n in re.findall(r"^#(\d+):", "\n".join(b), re.M))
     assert numbers == list(range(1, len(items) + 1))  # each item once, by its place in the pool
+
+
+def test_a_disagreement_found_in_a_later_round_is_stated_and_its_stale_side_unsettled():
+    history = ReportSection(
+        title="History",
+        question="What did early tests measure?",
+        source_ids=[1],
+        text="## History\n\nzstd 1.5 decompressed at 1,100 MB/s per core [1].",
+    )
+    speed = ReportSection(
+        title="Speed",
+        question="How fast does zstd 1.5 decompress?",
+        source_ids=[2],
+        text="## Speed\n\nzstd 1.5 decompresses at 1,500 MB/s per core [2].",
+    )
+    licence = WorkerResult(
+        subtask_id=3,
+        round=2,
+        description="licences of the tools",
+        findings=[{"claim": "zstd is BSD licensed", "source_ids": [1]}],
+        sources=[
+            source(6, "zstd is dual-licensed under BSD and GPLv2.").model_copy(update={"id": 1})
+        ],
+    )
+    weighing = {
+        "disagreements": [
+            {"subject": "decompression speed", "items": [1, 2], "current": 2, "why": "newer"}
+        ],
+        "set_aside": [],
+    }
+    replies = Replies()
+    replies.extend(
+        [
+            weighing,
+            "## History\n\nEarly tests were run in 2021 [1].",
+            "## Speed\n\nAn earlier source gives 1,100 MB/s [1]. The sources disagree: 1,500 MB/s "
+            "[2], and this newer figure is current.",
+            "## licences of the tools\n\nzstd is dual-licensed under BSD and GPLv2 [6].",
+            "## Summary\n\nzstd 1.5 decompresses at 1,500 MB/s [2].",
+            "## Conclusion\n\nDone.",
+        ]
+    )
+    before = state(
+        worker_results=[SPEED, ARCHIVES, licence],
+        iteration=1,
+        report="old",
+        sections=[history, speed],
+    )
+    update = asyncio.run(refine_report(before, runs=replies.runs))
+    prompts = {re.search(r"^Section: (.*)$", m[-1].content, re.M).group(1): m[-1].content
+               for m in replies.sent if "Section: " in m[-1].content}  # fmt: skip
+    assert (
+        "Where the sources disagree" in prompts["Speed"] and "[1] (2021-03-02)" in prompts["Speed"]
+    )
+    assert "the section 'Speed' states it: do not give a side of it here" in prompts["History"]
+    assert "licences of the tools" in prompts
+    assert "1,100 MB/s per core [1]" not in update["report"]
