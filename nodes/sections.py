@@ -256,6 +256,7 @@ async def _framed(desk: Desk, sections: list[ReportSection]) -> tuple[str, str, 
 
 
 def _titles_but(titles: list[str], title: str) -> list[str]:
+    """The other sections' headings, which a section's writer leaves their subjects to."""
     return [t for t in titles if t != title]
 
 
@@ -369,6 +370,8 @@ async def revised_report(
             len(sections) + offset, whole, whole_homes, most_others(part)
         )
         jobs.append((part, evidence, None, []))
+    if not jobs:  # the review named nothing the report holds: it stands
+        return Written(sections, "", usage, "", 0, "", weighed)
     calls = [
         _section(
             desk,
