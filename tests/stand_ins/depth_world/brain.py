@@ -142,17 +142,54 @@ REVISES = re.compile(r"\b(?:now|updated?|revision|revised|replaces|release notes
 
 
 def marked_rival(call: ChatCall, items: list[Item], n: int) -> int | None:
-    """The item whose figure a prompt lists as disagreeing with item `n`'s, on one line."""
+    """The item whose measurement (figure and unit, the same unit as item `n`'s) a prompt lists
+    on one line with item `n`'s as disagreeing."""
     if not items[n].measured:
         return None
-    figure = items[n].measured[0][0]
+    mine = items[n].measured[0]
     for line in call.user.splitlines():
-        if "disagree" not in line.lower() or figure not in figures(line):
+        listed = measurements(line)
+        if "disagree" not in line.lower() or mine not in listed:
             continue
         for m, other in enumerate(items):
-            if m != n and other.measured and other.measured[0][0] in figures(line):
+            theirs = other.measured[0] if other.measured else None
+            if m != n and theirs and theirs != mine and theirs[1] == mine[1] and theirs in listed:
                 return m
     return None
+
+
+def acted_on(current: str, call: ChatCall) -> str:
+    """A section's text once what the review found is acted on, as a careful model would: a
+    statement about another entity is removed, and so is a sentence giving as settled a figure
+    of a quantity the sources disagree on (the section named states the disagreement)."""
+    found = section_of(call.user, "The review found:\n")
+    remove = [
+        set(figures(re.sub(r"\[\d+\]", "", statement)))
+        for statement in re.findall(r"remove it, or say whose it is\): (.*)$", found, re.M)
+    ]
+    subjects_of = re.findall(r"^- The sources disagree on (.*?); the section", found, re.M)
+    asked = stems(" ".join(subjects(call.question)))  # the materials' names are no quantity
+    disputed = [stems(subject) - asked for subject in subjects_of]
+    kept_lines = []
+    for line in current.split("\n"):
+        if line.startswith("#") or not line.strip():
+            kept_lines.append(line)
+            continue
+        kept = []
+        for sentence in sentences(line):
+            plain = re.sub(r"\[\d+\]", "", sentence)
+            said = set(figures(plain))
+            about_other = any(said and said <= figs for figs in remove)
+            settled = (
+                measurements(plain)
+                and "disagree" not in plain.lower()
+                and any(len(stems(plain) & words) >= 2 for words in disputed)
+            )
+            if not (about_other or settled):
+                kept.append(sentence)
+        if kept:
+            kept_lines.append(" ".join(kept))
+    return "\n".join(kept_lines)
 
 
 def current_named(call: ChatCall, item: Item) -> int | None:
@@ -566,7 +603,7 @@ class WorldBrain:
         return head + "\n\n".join(paragraphs)
 
     def write_revision(self, call: ChatCall) -> str:
-        current = section_of(call.user, "Current section:\n")
+        current = acted_on(section_of(call.user, "Current section:\n"), call)
         title = re.search(r"^Section: (.*)$", call.user, re.M).group(1)
         about = re.search(r"^Section question: (.*)$", call.user, re.M).group(1)
         said = set(figures(current))
