@@ -56,13 +56,10 @@ def cited_only(summary: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", _replaced(summary, changes)).strip()
 
 
-def _alive(report: str, block: Block, marks: Sequence[str]) -> bool:
-    """True when a block holds text besides statements the citation check marked (a mark
+def _paragraph_alive(report: str, block: Block, marks: Sequence[str]) -> bool:
+    """True when a paragraph holds text besides statements the citation check marked (a mark
     follows the statement it marks)."""
     signs = [mark.strip() for mark in marks if mark.strip()]
-    text = report[block.start : block.end]
-    if block.kind != "paragraph":
-        return block.kind == "code" or not any(sign in text for sign in signs)
     for start, end in sentences(report, block.start, block.end):
         piece = report[start:end].strip()
         for sign in signs:  # a mark that opens the piece belongs to the sentence before
@@ -74,31 +71,42 @@ def _alive(report: str, block: Block, marks: Sequence[str]) -> bool:
     return False
 
 
+def _own_alive(report: str, start: int, end: int, found: list[Block], marks: Sequence[str]) -> bool:
+    """True when `report[start:end]` (a heading's own text) holds anything to read: a paragraph
+    with an unmarked statement, or any other block (a table, code, HTML, a rule)."""
+    rest = report[start:end]
+    for block in found:
+        if start <= block.start < end and block.kind == "paragraph":
+            if _paragraph_alive(report, block, marks):
+                return True
+            rest = rest.replace(report[block.start : block.end], "", 1)
+    return bool(re.sub(r"(?m)^[ \t]*(?:[-*+>]|\d{1,3}[.)])?[ \t]*$", "", rest).strip())
+
+
 def without_empty_sections(report: str, marks: Sequence[str]) -> str:
     """The report without the sections that have nothing left to read: a heading whose own
-    blocks are empty or only statements the citation check marked (`marks`), and under which
-    no subsection is left. The title (a first level-1 heading) always stays."""
+    text is empty or only statements the citation check marked (`marks`), and under which no
+    subsection is left. The title (a first level-1 heading) always stays."""
     found = blocks(report)
-    headings = [i for i, b in enumerate(found) if b.kind == "heading"]
-    alive: dict[int, bool] = {}
+    headings = [b for b in found if b.kind == "heading"]
+    alive: list[bool] = [False] * len(headings)
     for position in reversed(range(len(headings))):
-        index = headings[position]
-        heading = found[index]
-        following = headings[position + 1] if position + 1 < len(headings) else len(found)
-        own = any(_alive(report, b, marks) for b in found[index + 1 : following])
+        heading = headings[position]
+        end = headings[position + 1].start if position + 1 < len(headings) else len(report)
+        own = _own_alive(report, heading.end, end, found, marks)
         children = []
-        for later in headings[position + 1 :]:
-            if found[later].level <= heading.level:
+        for later in range(position + 1, len(headings)):
+            if headings[later].level <= heading.level:
                 break
             children.append(alive[later])
-        alive[index] = own or any(children)
-    title = headings[0] if headings and found[headings[0]].level == 1 else None
+        alive[position] = own or any(children)
+    title = 0 if headings and headings[0].level == 1 else None
     changes = []
-    for position, index in enumerate(headings):
-        if alive[index] or index == title:
+    for position, heading in enumerate(headings):
+        if alive[position] or position == title:
             continue
-        end = found[headings[position + 1]].start if position + 1 < len(headings) else len(report)
-        changes.append((found[index].start, end, ""))
+        end = headings[position + 1].start if position + 1 < len(headings) else len(report)
+        changes.append((heading.start, end, ""))
     return re.sub(r"\n{3,}", "\n\n", _replaced(report, changes)).rstrip() + (
         "\n" if report.endswith("\n") else ""
     )

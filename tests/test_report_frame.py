@@ -72,6 +72,18 @@ def test_a_parent_whose_subsections_all_emptied_goes_too_and_code_counts_as_cont
     assert "## Mixed" in framed
 
 
+def test_a_section_of_a_table_html_or_a_rule_is_not_empty():
+    """Seen in real Markdown (Node's API docs): a section whose one block is an HTML table."""
+    report = (
+        "# Q\n\n## Constants\n\n<table>\n<tr><td>E2BIG</td></tr>\n</table>\n\n"
+        "## Rates\n\n| tool | MB/s |\n|---|---|\n| zstd | 1500 [1] |\n\n## Rule\n\n---\n\n"
+        "## Alias\n\n## Empty list\n\n- \n"
+    )
+    framed = without_empty_sections(report, MARKS)
+    assert "## Constants" in framed and "## Rates" in framed and "## Rule" in framed
+    assert "## Alias" not in framed and "## Empty list" not in framed
+
+
 @pytest.mark.parametrize(
     ("report", "levels"),
     [
