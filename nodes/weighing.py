@@ -5,6 +5,8 @@ answer is kept in run-wide terms (`domain.evidence.resolved`)."""
 
 from __future__ import annotations
 
+import re
+
 from deep_research.domain.context import estimate_tokens
 from deep_research.domain.evidence import pool, related_order, resolved
 from deep_research.domain.sources import SourceRegistry
@@ -18,6 +20,7 @@ from deep_research.state import (
     Usage,
     WeighedEvidence,
 )
+from deep_research.tools.events import ReplyDegenerate, emit
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.structured import StructuredOutputError, ask
 
@@ -44,6 +47,22 @@ def _batches(items: list[Quote], sources: list[SourceEvidence], room: int) -> li
     ]
 
 
+MOST_SET_ASIDE = 0.5  # a weighing that sets aside more than this share of its items is not trusted
+
+
+def trusted_set_aside(set_aside: list[SetAside], batch: list[str]) -> list[SetAside]:
+    """The items a weighing sets aside, unless it sets aside most of the evidence it was shown:
+    a weak model's answer that looks valid (Gemma 3 270M set aside all three items of a test
+    pool as "another entity") would leave the writer nothing, so those are all kept."""
+    shown = len(re.findall(r"^#\d+: ", "\n".join(batch), re.M))
+    named = {entry.item for entry in set_aside}
+    if shown and len(named) > MOST_SET_ASIDE * shown:
+        problem = f"the weighing set aside {len(named)} of {shown} evidence items; none is"
+        emit(ReplyDegenerate(role="writer", problem=problem, final=True))
+        return []
+    return set_aside
+
+
 async def weigh(
     question: str, language: str, client: ModelClient, registry: SourceRegistry
 ) -> tuple[WeighedEvidence, Usage]:
@@ -65,6 +84,6 @@ async def weigh(
             continue
         usage += cost
         disagreements += answer.disagreements
-        set_aside += answer.set_aside
+        set_aside += trusted_set_aside(answer.set_aside, batch)
     found = EvidenceWeighing(disagreements=disagreements, set_aside=set_aside)
     return resolved(found, items), usage

@@ -12,6 +12,7 @@ from deep_research.domain.context import pack
 from deep_research.domain.evidence import EvidenceDesk, homes, in_report, pool, resolved
 from deep_research.domain.sources import SourceRegistry
 from deep_research.nodes.reviewing import analyze_gaps, quality_check
+from deep_research.nodes.weighing import weigh
 from deep_research.nodes.writing import refine_report, synthesize
 from deep_research.settings import Settings
 from deep_research.state import (
@@ -366,3 +367,21 @@ def test_a_disagreement_found_in_a_later_round_is_stated_and_its_stale_side_unse
     assert "the section 'Speed' states it: do not give a side of it here" in prompts["History"]
     assert "licences of the tools" in prompts
     assert "1,100 MB/s per core [1]" not in update["report"]
+
+
+def test_a_weighing_that_sets_aside_most_of_the_evidence_is_not_trusted():
+    """Gemma 3 270M, asked over three items, set aside all three as another entity: valid by
+    the contract, and it would leave the writer nothing."""
+    replies = Replies()
+    everything = [{"item": n, "reason": "other_entity"} for n in range(1, 6)]
+    replies.append({"disagreements": [], "set_aside": everything})
+
+    async def weighed():
+        client = replies.runs.for_step({"run_id": "most", "settings": SETTINGS}).model_client()
+        return await weigh(QUESTION, "en", client, registry())
+
+    found, _ = asyncio.run(weighed())
+    assert found.set_aside == []
+    replies.append({"disagreements": [], "set_aside": everything[3:4]})  # zstd-lite alone
+    found, _ = asyncio.run(weighed())
+    assert [q.source_id for q in found.set_aside] == [4]
