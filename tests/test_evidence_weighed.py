@@ -240,13 +240,20 @@ def test_the_reviewer_sees_unused_evidence_and_its_omissions_reach_the_next_revi
     assert "Statements about another entity" in gap_prompt and "zstd-lite is fast" in gap_prompt
 
 
-def test_a_revision_writes_in_what_the_review_found_missing_and_removes_another_entity():
-    speed = ReportSection(
-        title="Speed",
-        question="How fast does zstd 1.5 decompress?",
-        source_ids=[2],
-        text="## Speed\n\nzstd 1.5 decompresses at 1,500 MB/s [2].",
+def written(title: str, question: str, ids: list[int], body: str) -> ReportSection:
+    """A section as an earlier round wrote it."""
+    return ReportSection(
+        title=title, question=question, source_ids=ids, text=f"## {title}\n\n{body}"
     )
+
+
+SPEED_SECTION = written(
+    "Speed", "How fast does zstd 1.5 decompress?", [2], "zstd 1.5 decompresses at 1,500 MB/s [2]."
+)
+
+
+def test_a_revision_writes_in_what_the_review_found_missing_and_removes_another_entity():
+    speed = SPEED_SECTION
     size = ReportSection(
         title="Size",
         question="How small are zstd 1.5 archives?",
@@ -313,18 +320,13 @@ def test_a_pool_too_large_for_one_prompt_is_weighed_with_related_items_together(
 
 
 def test_a_disagreement_found_in_a_later_round_is_stated_and_its_stale_side_unsettled():
-    history = ReportSection(
-        title="History",
-        question="What did early tests measure?",
-        source_ids=[1],
-        text="## History\n\nzstd 1.5 decompressed at 1,100 MB/s per core [1].",
+    history = written(
+        "History",
+        "What did early tests measure?",
+        [1],
+        "zstd 1.5 decompressed at 1,100 MB/s per core [1].",
     )
-    speed = ReportSection(
-        title="Speed",
-        question="How fast does zstd 1.5 decompress?",
-        source_ids=[2],
-        text="## Speed\n\nzstd 1.5 decompresses at 1,500 MB/s per core [2].",
-    )
+    speed = SPEED_SECTION
     licence = WorkerResult(
         subtask_id=3,
         round=2,

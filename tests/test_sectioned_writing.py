@@ -311,22 +311,27 @@ def test_the_length_setting_sets_sections_and_each_sections_cap(
     assert result["citations"] and all(c.verdict == "supported" for c in result["citations"])
 
 
+def fail_once(marker: str, failed: list):
+    """A fault for the chat stand-in: the first request whose body holds `marker` is refused
+    (400), as a crash mid-node would leave it; `failed` records its number."""
+
+    def fault(number, body):
+        if marker in json.dumps(body) and not failed:
+            failed.append(number)
+            error = {"message": "bad request", "type": "invalid_request_error"}
+            return Reply(400, {"error": error})
+        return None
+
+    return fault
+
+
 def test_a_run_killed_while_writing_does_not_pay_again_for_written_sections(
     chat_server, search_server
 ):
     chat_server.brain.subtasks = 3
     failed = []
 
-    def fail_part_three(number, body):
-        text = json.dumps(body["messages"])
-        if "Section: Part 3" in text and not failed:
-            failed.append(number)
-            return Reply(
-                400, {"error": {"message": "bad request", "type": "invalid_request_error"}}
-            )
-        return None
-
-    chat_server.fault = fail_part_three
+    chat_server.fault = fail_once("Section: Part 3", failed)
     saver, config = InMemorySaver(), {"configurable": {"thread_id": "killed-writer"}}
     context = {**FAST, "max_workers": 1}  # sections one at a time: parts 1 and 2 are written
 
@@ -350,16 +355,7 @@ def test_a_run_killed_while_writing_does_not_pay_again_for_written_sections(
 def test_a_run_killed_after_the_weighing_does_not_send_it_again(chat_server, search_server):
     """The weighing's answer is saved as it comes back: a crash at the outline resumes there."""
     failed = []
-
-    def fail_the_outline(number, body):
-        if "ReportOutline" in json.dumps(body) and not failed:
-            failed.append(number)
-            return Reply(
-                400, {"error": {"message": "bad request", "type": "invalid_request_error"}}
-            )
-        return None
-
-    chat_server.fault = fail_the_outline
+    chat_server.fault = fail_once("ReportOutline", failed)
     saver, config = InMemorySaver(), {"configurable": {"thread_id": "killed-after-weighing"}}
 
     async def scenario():
