@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from deep_research.cli import exit_codes
-from deep_research.cli.bad_input import BadInput
 from deep_research.cli.parser import build_parser, parse_command_line
-from deep_research.cli.setting_sources import load_local_dotenv
+from deep_research.service.bad_input import BadInput
+from deep_research.service.setting_sources import load_local_dotenv
 
 __all__ = ["build_parser", "entry_point", "main"]  # build_parser: what tests and tools import
 
@@ -113,7 +113,7 @@ def _endpoint_note(error: BaseException) -> str:
 
     if not isinstance(error, openai.APIError):
         return ""
-    from deep_research.cli.preflight import model_endpoint
+    from deep_research.service.preflight import model_endpoint
 
     return f" (model server: {model_endpoint()})"
 
@@ -177,117 +177,97 @@ def check_output_paths(args: argparse.Namespace) -> None:
         check_output_file(args.json, "--json")
 
 
-def _resumed_settings(args: argparse.Namespace, target: str) -> Any:
-    """The settings a resume changes (`--model`, `--set` of model and endpoint settings):
-    the saved ones with the change, None when nothing changes. Either way the model names are
-    checked against the server's list, so a resume that cannot work is refused before a call."""
+def _asked(args: argparse.Namespace, target: str, progress: Any) -> tuple[Any, Any]:
+    """The terminal's own checks and the service's admission (the same checks as every
+    door's), in the order that costs least: what was asked, and this command's operator."""
     import asyncio
+    import functools
 
-    from deep_research.cli import preflight
-    from deep_research.cli.model_list import check_model_names
     from deep_research.cli.resume_settings import resume_update
-    from deep_research.cli.runner import saved_settings
-
-    update = resume_update(args)
-    saved = asyncio.run(saved_settings(target, args.thread_id))
-    if saved is None:  # no such run: `execute` says so
-        return None
-    settings = preflight.settings_or_explain({**saved.model_dump(), **update})
-    if preflight.needs_model_endpoint(settings):
-        try:
-            check_model_names(settings)
-        except BadInput as error:
-            command = _resume_hint(args.thread_id, args.checkpoint_db)
-            raise BadInput(f"{error}; resume it with: {command} --model NAME") from None
-    return settings if update else None
-
-
-def _preflight(args: argparse.Namespace, target: str, progress: Any) -> tuple[dict | None, Any]:
-    """Every check that needs no model call: the new run's input (None for `resume`), and the
-    settings a resume changes (None when it changes none)."""
-    from deep_research.cli import preflight
-    from deep_research.cli.model_list import check_model_names
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.cli.runner import Research, admit
+    from deep_research.service import preflight
+    from deep_research.service.admission import Operator
+    from deep_research.service.setting_sources import resolve_settings
+    from deep_research.settings import GUARD_NOTE
 
     check_output_paths(args)  # a folder named as the file: said before its missing extension
     report_outputs(args)
+    resolved = resolve_settings(args)
+    operator = Operator.of(resolved.settings, strict=True)  # what it reads and starts: its own
+    thread_id = getattr(args, "thread_id", None)
     if args.command == "resume":
         try:
             preflight.check_store(target, create=False)
         except BadInput as error:
             raise BadInput(f"cannot resume {args.thread_id!r}: {error}") from None
-        preflight.check_model_endpoint()
-        return None, _resumed_settings(args, target)
+        return Research(thread_id, change=resume_update(args)), operator
     if args.command == "ask":  # a follow-up: the first run's settings and evidence
-        import asyncio
-
-        from deep_research.cli.follow_up import follow_up_input
-
-        graph_input = asyncio.run(follow_up_input(target, args.parent, args.question))
-        preflight.check_credentials(graph_input["settings"])
-        preflight.check_model_endpoint()
-        check_model_names(graph_input["settings"])
-        return graph_input, None
-    resolved = resolve_settings(args)
+        preflight.check_store(target, create=False)
+        return Research(thread_id, args.question, parent=args.parent), operator
     settings = resolved.settings
-    question = preflight.check_question(args.question)
-    preflight.check_credentials(settings)
-    if preflight.needs_model_endpoint(settings):
-        preflight.check_model_endpoint()
-    preflight.check_store(target)
-    preflight.check_corpus(settings, progress)
+    store = functools.partial(preflight.check_store, target)
+    admitted = asyncio.run(admit(operator, args.question, settings, progress, store))
     origin = resolved.origins.get("fetch_private_addresses", "")
-    preflight.check_run_settings(settings, progress, origin)
+    if settings.fetch_private_addresses:
+        progress.note(f"{GUARD_NOTE} ({origin})" if origin else GUARD_NOTE)
     if settings.local_model:
         from deep_research.tools.local_profile import local_profile_note
 
         why = resolved.origins.get("local_model", "")
         progress.note(local_profile_note(settings, explicit="loopback" not in why))
-    if preflight.needs_model_endpoint(settings):
-        check_model_names(settings)  # last: the one check that asks the model server
-    return {"question": question, "settings": settings}, None
+    return Research(thread_id or uuid.uuid4().hex, admitted.question, admitted), operator
+
+
+def _with_model_hint(error: BadInput, args: argparse.Namespace) -> BadInput:
+    """A resume refused for a model its server does not have: the advice names `--model`."""
+    if args.command != "resume" or "has no model" not in str(error):
+        return error
+    command = _resume_hint(args.thread_id, args.checkpoint_db)
+    return BadInput(f"{error}; resume it with: {command} --model NAME")
 
 
 def _research(args: argparse.Namespace, target: str) -> int:
-    """`run` or `resume`: preflight, then the run to its end; the exit code it earned."""
+    """`run`, `resume` or `ask`: checks, then the run to its end; the exit code it earned."""
     import asyncio
 
     from deep_research.cli.approval import NoAnswer, decide_plan
-    from deep_research.cli.runner import ThreadInUse, UnknownThread, execute, write_outputs
+    from deep_research.cli.runner import execute, write_outputs
     from deep_research.export.facts import facts_of
+    from deep_research.service.runs import NotNow, UnknownRun
 
     if getattr(args, "queue", False):  # handed to `deep-research worker` processes
         from deep_research.cli.queue import run_on_queue
 
         return run_on_queue(args, target)
     progress = choose_progress(args.quiet)
-    thread_id = getattr(args, "thread_id", None) or uuid.uuid4().hex
+    thread_id = getattr(args, "thread_id", None) or ""
     try:
-        graph_input, new_settings = _preflight(args, target, progress)
-        progress.note(f"thread: {thread_id}" if graph_input else f"resuming thread: {thread_id}")
+        asked, own = _asked(args, target, progress)
+        thread_id = asked.thread_id or thread_id
         with progress:
-            output, values = asyncio.run(
+            thread_id, output, values = asyncio.run(
                 execute(
                     target=target,
-                    thread_id=thread_id,
-                    graph_input=graph_input,
+                    asked=asked,
+                    operator=own,
                     progress=progress,
                     decide_plan=decide_plan,
-                    new_settings=new_settings,
+                    all_doors=getattr(args, "all_doors", False),
                 )
             )
     except NoAnswer as error:  # the run waits at its plan: it can be answered later
         _error(str(error))
         print(_how_to_go_on(target, thread_id, args.checkpoint_db), file=sys.stderr)
         return exit_codes.BAD_INPUT
-    except (BadInput, UnknownThread, ThreadInUse) as error:
-        _error(str(error))
+    except BadInput as error:
+        _error(str(_with_model_hint(error, args)))
+        return exit_codes.BAD_INPUT
+    except (UnknownRun, NotNow) as error:
+        _error(_unknown_here(error, target))
         return exit_codes.BAD_INPUT
     except KeyboardInterrupt:
-        print(
-            f"\ninterrupted; {_how_to_go_on(target, thread_id, args.checkpoint_db)}",
-            file=sys.stderr,
-        )
+        how = _how_to_go_on(target, thread_id, args.checkpoint_db) if thread_id else ""
+        print(f"\ninterrupted; {how or 'nothing was saved'}", file=sys.stderr)
         return exit_codes.INTERRUPTED
     except Exception as error:  # the CLI's boundary: report, keep the run, exit non-zero
         _error(f"{type(error).__name__}: {error}{_endpoint_note(error)}")
@@ -314,6 +294,17 @@ def _research(args: argparse.Namespace, target: str) -> int:
     return code
 
 
+def _unknown_here(error: Exception, target: str) -> str:
+    """An unknown run, or an action that does not fit it, said with the store it was looked
+    for in (its password masked)."""
+    from deep_research.tools.secrets import mask_url_passwords
+
+    text = str(error).replace("no run with id", "no run with thread id")
+    if isinstance(error, LookupError):
+        text += f" in {mask_url_passwords(target)}"
+    return text
+
+
 def _stdout_bytes(data: bytes) -> None:
     """A report's bytes to standard output, as they are (Word and PDF too, for a pipe)."""
     sys.stdout.flush()
@@ -335,18 +326,22 @@ def _export(args: argparse.Namespace, target: str) -> int:
     """
     import asyncio
 
-    from deep_research.cli import preflight
     from deep_research.cli.export import UnfinishedRun, finished_run
-    from deep_research.cli.runner import Outputs, UnknownThread, write_outputs
+    from deep_research.cli.runner import Outputs, write_outputs
     from deep_research.export.formats import UnknownFormat
+    from deep_research.service import preflight
+    from deep_research.service.runs import UnknownRun
     from deep_research.tools.checkpoints import StoreMissing
 
     outputs = Outputs(args.output, None, args.evidence, stdout_format=args.format)
     try:
         outputs.formats()  # a file name with no known format: said before anything is read
         preflight.check_store(target, create=False)  # unreachable: one line, no traceback
-        output, facts = asyncio.run(finished_run(target, args.thread_id))
-    except (UnknownFormat, UnknownThread, UnfinishedRun, StoreMissing, BadInput) as error:
+        output, facts = asyncio.run(finished_run(target, args.thread_id, args.all_doors))
+    except UnknownRun as error:
+        _error(_unknown_here(error, target))
+        return exit_codes.BAD_INPUT
+    except (UnknownFormat, UnfinishedRun, StoreMissing, BadInput) as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
     problems = write_outputs(output, outputs, facts, _stdout_bytes)
@@ -362,17 +357,21 @@ def _inspect(args: argparse.Namespace, target: str) -> int:
     """`history` and `threads`: read the store, never create it."""
     import asyncio
 
-    from deep_research.cli import inspect, preflight
-    from deep_research.cli.runner import UnknownThread
+    from deep_research.cli import inspect
+    from deep_research.service import preflight
+    from deep_research.service.runs import UnknownRun
     from deep_research.tools.checkpoints import StoreMissing
 
     try:
         preflight.check_store(target, create=False)
         if args.command == "history":
-            lines = asyncio.run(inspect.history(target, args.thread_id))
+            lines = asyncio.run(inspect.history(target, args.thread_id, args.all_doors))
         else:
-            lines = asyncio.run(inspect.threads(target, args.limit))
-    except (BadInput, UnknownThread, StoreMissing) as error:
+            lines = asyncio.run(inspect.threads(target, args.limit, args.all_doors))
+    except UnknownRun as error:
+        _error(_unknown_here(error, target))
+        return exit_codes.BAD_INPUT
+    except (BadInput, StoreMissing) as error:
         _error(str(error))
         return exit_codes.BAD_INPUT
     print("\n".join(lines))
@@ -382,7 +381,7 @@ def _inspect(args: argparse.Namespace, target: str) -> int:
 def _config(args: argparse.Namespace, target: str) -> int:
     """`config`: the effective settings, where each came from, and the environment that matters."""
     from deep_research.cli.config_view import config_json, config_lines
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.service.setting_sources import resolve_settings
 
     try:
         resolved = resolve_settings(args)
@@ -400,7 +399,7 @@ def _config(args: argparse.Namespace, target: str) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     """`eval`: the same settings sources as `run`, then the eval command's own work."""
     from deep_research.cli import evaluate
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.service.setting_sources import resolve_settings
 
     if args.compare:
         return evaluate.command(args, {})
@@ -418,7 +417,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _batch(args: argparse.Namespace, target: str) -> int:
     """`batch`: the same settings sources as `run`; each line's own settings win over them."""
     from deep_research.cli.batch import batch_command
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.service.setting_sources import resolve_settings
 
     try:
         settings = resolve_settings(args).settings

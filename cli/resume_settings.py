@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.setting_sources import parse_value
 from deep_research.domain.answering_settings import ANSWERING
+from deep_research.service.bad_input import BadInput
+from deep_research.service.setting_sources import parse_value
 
 RESUMABLE = ANSWERING  # model and endpoint settings (`domain.answering_settings`)
 

@@ -14,9 +14,9 @@ import sys
 import time
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.cli.redis_limits import add_redis_flag
 from deep_research.domain.extras import install_extra
+from deep_research.service.bad_input import BadInput
 
 INSTALL_HINT = f"the job queue needs the queue extra: {install_extra('queue')}"
 
@@ -86,16 +86,28 @@ def queue_store(target: str) -> str:
 
 def command(args: argparse.Namespace, target: str) -> int:
     """`worker`: check the store, then take runs until stopped; 2 when it cannot start."""
-    from deep_research.cli.preflight import check_store
-    from deep_research.graph.run_queue import open_queue
+    from deep_research.service.admission import Operator
+    from deep_research.service.executors import InProcess
+    from deep_research.service.preflight import check_store
+    from deep_research.service.queue import open_queue
+    from deep_research.service.runs import open_service
+    from deep_research.service.setting_sources import resolve_settings
 
     conninfo = queue_store(target)
     check_store(conninfo)  # unreachable: one line, exit 2
+    # What this worker reads, fetches and starts is its own (its config file and environment),
+    # never what a job row or a stored run says.
+    operator = Operator.of(resolve_settings(args).settings, unattended=True)
 
     async def work() -> None:
-        async with open_queue(conninfo, connections=args.concurrency + 3) as queue:
+        async with (
+            open_service(
+                conninfo, operator, executor=InProcess(args.concurrency), pooled=True, notes=say
+            ) as service,
+            open_queue(conninfo, connections=args.concurrency + 3) as queue,
+        ):
             say(f"worker ready: {args.concurrency} at once")
-            await queue.work(args.concurrency, args.stalled_after, say)
+            await queue.work(service, args.concurrency, args.stalled_after, say)
 
     asyncio.run(work())
     say("worker stopped")

@@ -23,6 +23,7 @@ LAYERS = [  # lowest first; a module may import its own layer and the ones befor
     {"tools", "export"},
     {"nodes"},
     {"graph"},
+    {"service"},  # the run service: every door's runs
     {"cli", "evaluation", "server", "web"},  # the MCP server, the web app and their commands
 ]
 PROJECT = set().union(*LAYERS)

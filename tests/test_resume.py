@@ -103,7 +103,7 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         answered_chat = list(chat_server.chat_requests)
-        answered_search = list(search_server.requests)
+        answered_search = list(search_server.searches)  # free key probes (`/usage`) aside
         chat_server.fault = lambda number, body: None
 
         command, options = cli(
@@ -117,7 +117,7 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
             process.kill()
 
     after_chat = [r for r in chat_server.chat_requests[len(answered_chat) :] if r["status"] == 200]
-    after_search = search_server.requests[len(answered_search) :]
+    after_search = search_server.searches[len(answered_search) :]
     repeated = {body_key(r) for r in answered_chat} & {body_key(r) for r in after_chat}
     repeated |= {body_key(r) for r in answered_search} & {body_key(r) for r in after_search}
     assert repeated == set()

@@ -10,8 +10,9 @@ import re
 import httpx
 import pytest
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.cli.parser import parse_command_line
+from deep_research.service.admission import Admission, Operator
+from deep_research.service.bad_input import BadInput
 from deep_research.web.command import guard_of
 from deep_research.web.forms import FormErrors, checked_input, options_of
 
@@ -34,6 +35,11 @@ def web(tmp_path, chat_server, search_server):
     server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log").start()
     yield server
     server.stop()
+
+
+def operator(given: dict) -> Admission:
+    """The admission of a remote door whose operator set `given`."""
+    return Admission(Operator(given, remote=True))
 
 
 def test_a_state_changing_request_needs_the_pages_token_and_its_own_origin(web):
@@ -144,16 +150,16 @@ def test_a_corpus_outside_the_servers_folder_is_refused_beside_its_field(tmp_pat
     inside.mkdir()
     form = {"question": "q about zstd", "search_backend": "local", "corpus_dir": "../../etc"}
     with pytest.raises(FormErrors) as caught:
-        asyncio.run(checked_input(form, {"corpus_dir": str(inside)}))
+        asyncio.run(checked_input(form, operator({"corpus_dir": str(inside)})))
     assert "not inside" in caught.value.errors["corpus_dir"]
 
 
 def test_a_depth_above_the_operators_ceiling_is_refused_beside_the_depth():
     form = {"question": "q about zstd", "preset": "thorough"}
     with pytest.raises(FormErrors) as caught:
-        asyncio.run(checked_input(form, {"max_iterations": 2, "min_iterations": 1}))
+        asyncio.run(checked_input(form, operator({"max_iterations": 2, "min_iterations": 1})))
     assert "above this server's ceiling 2" in caught.value.errors["preset"]
     budget = {"question": "q about zstd", "preset": "quick", "max_search_calls": "50"}
     with pytest.raises(FormErrors) as caught:
-        asyncio.run(checked_input(budget, {"max_search_calls": 10}))
+        asyncio.run(checked_input(budget, operator({"max_search_calls": 10})))
     assert "ceiling 10" in caught.value.errors["max_search_calls"]

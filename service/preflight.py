@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import ValidationError
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.summary import counted
 from deep_research.domain.extras import install_extra
 from deep_research.nodes.planning import BadQuestion, clean_question
+from deep_research.service.bad_input import BadInput
+from deep_research.service.event_lines import counted
 from deep_research.settings import GUARD_NOTE, ROLES, Settings
 from deep_research.tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
 from deep_research.tools.corpus import CorpusError
