@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from deep_research.cli import eval_parser, serve_mcp, worker
+from deep_research.cli import eval_parser, serve_mcp, serve_web, worker
 from deep_research.cli.queue import add_queue_flags
 from deep_research.cli.redis_limits import add_redis_flag
 from deep_research.cli.resume_settings import add_resume_flags
 from deep_research.service.setting_sources import add_server_only_flags, add_setting_flags
-from deep_research.web import command as web_command
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
 
@@ -175,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     worker.add_command(commands, _store_flag)
-    web_command.add_command(commands, add_setting_flags, _store_flag)
+    serve_web.add_command(commands, add_setting_flags, _store_flag)
     return parser
 
 

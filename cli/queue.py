@@ -126,10 +126,9 @@ def batch_on_queue(args: argparse.Namespace, target: str, flags: dict) -> int:
     from deep_research.cli.batch import SUMMARY_FILE, plan_batch
     from deep_research.cli.batch_file import read_batch, without_repeats
     from deep_research.cli.batch_progress import BatchProgress, BatchRow
-    from deep_research.cli.worker import queue_store
     from deep_research.export.formats import UnknownFormat, check_formats, parse_formats
     from deep_research.export.pdf import PdfRendererMissing
-    from deep_research.service.preflight import check_store
+    from deep_research.service.preflight import check_store, queue_store
 
     questions, repeats = without_repeats(read_batch(args.file))
     conninfo = queue_store(target)
@@ -187,11 +186,11 @@ def run_on_queue(args: argparse.Namespace, target: str) -> int:
     """`run --queue`: submit the question, wait for a worker to finish it, write the outputs
     as `run` does; with --no-wait print the thread id and return."""
     from deep_research.cli import exit_codes
-    from deep_research.cli.main import _error, _stdout_bytes, report_outputs
+    from deep_research.cli.commands import _stdout_bytes, error_line, report_outputs
     from deep_research.cli.runner import write_outputs
-    from deep_research.cli.worker import queue_store
     from deep_research.export.facts import facts_of
     from deep_research.service import preflight
+    from deep_research.service.preflight import queue_store
     from deep_research.service.setting_sources import resolve_settings
     from deep_research.state import output_of
 
@@ -202,11 +201,11 @@ def run_on_queue(args: argparse.Namespace, target: str) -> int:
         question = preflight.check_question(args.question)
         preflight.check_store(conninfo)
     except BadInput as error:
-        _error(str(error))
+        error_line(str(error))
         return exit_codes.BAD_INPUT
     thread_id = args.thread_id or uuid.uuid4().hex
     print(f"thread: {thread_id}", file=sys.stderr)
-    from deep_research.cli.main import choose_progress
+    from deep_research.cli.commands import choose_progress
 
     progress = choose_progress(args.quiet)
     try:
@@ -220,10 +219,10 @@ def run_on_queue(args: argparse.Namespace, target: str) -> int:
         )
         return exit_codes.INTERRUPTED
     except BadInput as error:
-        _error(str(error))
+        error_line(str(error))
         return exit_codes.BAD_INPUT
     except RuntimeError as error:
-        _error(str(error))
+        error_line(str(error))
         return exit_codes.FAILED
     if values is None:
         print("queued: run the same command again (same --thread-id) to collect", file=sys.stderr)
@@ -232,7 +231,7 @@ def run_on_queue(args: argparse.Namespace, target: str) -> int:
     facts = facts_of({**values, **output}, thread_id=thread_id)
     problems = write_outputs(output, outputs, facts, _stdout_bytes)
     for problem in problems:
-        _error(problem)
+        error_line(problem)
     return (
         exit_codes.BAD_INPUT
         if problems

@@ -206,7 +206,7 @@ def command(args: argparse.Namespace, target: str) -> int:
             "--allow-remote (with --token-file) behind a proxy that checks who calls"
         )
     if args.queue:
-        from deep_research.cli.worker import queue_store
+        from deep_research.service.preflight import queue_store
 
         target = queue_store(target)  # the queue lives in PostgreSQL: exit 2 otherwise
     settings = resolve_settings(args).settings

@@ -175,11 +175,11 @@ async def _result(service: RunService, run_id: str) -> RunResult:
 
 
 async def _notify(service: RunService, run_id: str, ctx: Context) -> None:
-    """Progress notifications until the run is no longer queued or running: its latest line
-    first, then one per new line (the count only grows)."""
+    """Progress notifications until the run is no longer queued or running: where it stands
+    first (its latest line, or its status), then one per new line (the count only grows)."""
     lines = await _lines(service, run_id)
     info = await service.read(CALLER, run_id)
-    told = len(lines)
+    told = max(1, len(lines))
     await ctx.report_progress(told, None, lines[-1] if lines else info.status)
     last = (await service.latest(CALLER, run_id, 1) or [None])[-1]
     async for records in service.follow(CALLER, run_id, last.seq if last else 0):

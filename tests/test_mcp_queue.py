@@ -194,7 +194,7 @@ def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
     refused, failed, searched, resumed, done = asyncio.run(scenario())
 
     assert "1 runs already wait on the queue (--max-queued 1)" in error_text(refused)
-    assert failed["status"] == "failed" and "the worker's log says why" in failed["error"]
+    assert failed["status"] == "failed" and "400 - scripted" in failed["error"]  # the cause
     assert searched > 0  # it had researched before its writer failed
     assert resumed["status"] in ("queued", "running")
     assert done["status"] == "done", done

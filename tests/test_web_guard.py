@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from deep_research.cli.parser import parse_command_line
+from deep_research.cli.serve_web import guard_of
 from deep_research.service.admission import Admission, Operator
 from deep_research.service.bad_input import BadInput
-from deep_research.web.command import guard_of
 from deep_research.web.forms import FormErrors, checked_input, options_of
 
 from web_harness import WebServer

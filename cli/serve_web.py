@@ -1,4 +1,4 @@
-"""`deep-research web`: the web app, for people who never open a terminal.
+"""`deep-research web`: launch the web app (`web/`), for people who never open a terminal.
 
 The parser part imports nothing heavy (the CLI's `--help` stays quick); Starlette, uvicorn and
 the graph are imported when the command runs. The server's settings come from the same sources
