@@ -258,4 +258,11 @@ def test_a_refused_update_then_a_goto_leaves_the_thread_answering_and_mendable(
 
     with dev_server(tmp_path) as url:
         seen = asyncio.run(scenario(url))
-    assert seen == ["ran", "CallerRefused", "CallerRefused", "ran", "approve_plan", "max_iterations"]
+    assert seen == [
+        "ran",
+        "CallerRefused",
+        "CallerRefused",
+        "ran",
+        "approve_plan",
+        "max_iterations",
+    ]

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import ssl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpcore
@@ -35,6 +35,7 @@ from deep_research.tools.corpus.reading import (
 )
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
+from deep_research.tools.secrets import redact, redacted
 
 THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
 PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order
@@ -189,14 +190,16 @@ class PageFetcher:
             async with asyncio.timeout(seconds):
                 data, content_type, final_url = await self.fetch(url)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
-            return await asyncio.to_thread(  # parsing a big page must not stall the others
+            page = await asyncio.to_thread(  # parsing a big page must not stall the others
                 lambda: _split(
                     read_page(data, content_type, final_url, left), final_url, self._allowed
                 )
             )
+            # where a page's text enters: a page that shows a key we hold is kept without it
+            return replace(page, passages=redacted(page.passages), title=redact(page.title))
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return FetchedPage([], error=f"{type(error).__name__}: {error}"[:300])
+            return FetchedPage([], error=redact(f"{type(error).__name__}: {error}")[:300])
 
     async def fetch(self, url: str) -> tuple[bytes, str, str]:
         """The body (at most `page_max_bytes`), its content type and the URL it came from."""
