@@ -28,14 +28,27 @@ CAPABILITIES_FILE = "capabilities.json"  # structured-output methods found per s
 TOOL_PROTOCOLS_FILE = "tool-protocols.json"  # how each server and model takes a worker's tools
 
 
+LOG_LINE_CHARS = 2_000  # a log line longer than this (a failed job's arguments) is cut
+
+
 class RedactingFormatter(logging.Formatter):
-    """Log lines with keys and URL passwords masked."""
+    """Log lines with keys and URL passwords masked, each at most LOG_LINE_CHARS long."""
 
     def format(self, record: logging.LogRecord) -> str:
-        """The formatted record with keys and URL passwords masked."""
+        """The formatted record with keys and URL passwords masked and long lines cut (a
+        library that logs what it was handed, such as a failed job's arguments, wrote one line
+        of 10 MB)."""
         from deep_research.tools.secrets import redact
 
-        return redact(super().format(record))
+        lines = super().format(record).splitlines() or [""]
+        return "\n".join(_cut(redact(line)) for line in lines)
+
+
+def _cut(line: str) -> str:
+    """A line of at most LOG_LINE_CHARS characters, saying how much was cut."""
+    if len(line) <= LOG_LINE_CHARS:
+        return line
+    return f"{line[:LOG_LINE_CHARS]}… ({len(line) - LOG_LINE_CHARS:,} characters cut)"
 
 
 def _log_to_stderr_redacted() -> None:
