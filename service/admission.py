@@ -78,8 +78,11 @@ class Operator:
 
 
 def _flag(name: str) -> str:
-    """The flag that sets a setting, for messages."""
-    return next((flag.option for flag in FLAGS if flag.field == name), f"--set {name}=...")
+    """How a command is given a server-only setting again, for messages: its flag, else its
+    environment variable."""
+    return next(
+        (flag.option for flag in FLAGS if flag.field == name), f"DEEP_RESEARCH_{name.upper()}"
+    )
 
 
 class Admission:
