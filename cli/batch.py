@@ -18,13 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langgraph.types import Command
-
 from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
 from deep_research.cli.batch_progress import BatchProgress, BatchRow
 from deep_research.cli.output_paths import check_output_folder
 from deep_research.cli.runner import CALLER
-from deep_research.domain.answering_settings import answered_otherwise
 from deep_research.export.facts import facts_of
 from deep_research.export.formats import (
     Format,
@@ -36,7 +33,6 @@ from deep_research.export.formats import (
     write_file,
 )
 from deep_research.export.pdf import PdfRendererMissing
-from deep_research.graph.many_threads import ThreadEnd
 from deep_research.service.admission import Admitted, Operator
 from deep_research.service.model_list import ModelList, says_model_not_found
 from deep_research.service.preflight import (
@@ -47,8 +43,8 @@ from deep_research.service.preflight import (
     check_store,
     settings_or_explain,
 )
-from deep_research.service.runs import RunService, UnknownRun, open_service
-from deep_research.settings import GUARD_NOTE, SERVER_ONLY, Settings, settings_from
+from deep_research.service.runs import Ended, open_service
+from deep_research.settings import GUARD_NOTE, Settings
 from deep_research.state import output_of
 from deep_research.tools.search.factory import web_provider
 from deep_research.tools.secrets import redact
@@ -167,7 +163,7 @@ def _write_reports(
 
 def _row(
     question: BatchQuestion,
-    end: ThreadEnd,
+    end: Ended,
     plan: BatchPlan,
     progress: BatchProgress,
     previous: dict | None,
@@ -207,7 +203,13 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
             async with slots:
                 began = time.monotonic()
                 try:
-                    end = await _driven(service, question, settings, progress)
+                    end = await service.to_the_end(
+                        CALLER,
+                        Admitted(question.question, settings),  # checked by `plan_batch`
+                        question.thread_id,
+                        on_event=lambda event: progress.event(question.line, event),
+                        starting=lambda resumed: progress.start(question.line, resumed),
+                    )
                     rows[question.thread_id] = _row(
                         question, end, plan, progress, rows.get(question.thread_id)
                     )
@@ -218,40 +220,6 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
 
         await asyncio.gather(*(one(question, settings) for question, settings in plan.questions))
     return [rows[question.thread_id] for question in order]
-
-
-async def _driven(
-    service: RunService, question: BatchQuestion, settings: Settings, progress: BatchProgress
-) -> ThreadEnd:
-    """One question's run at its end: read back when it finished before, else resumed or
-    started here (another model or timeout given since is saved with it, as `resume --model`;
-    what it reads and starts is this command's, never the store's); raises if it stops before."""
-    thread_id = question.thread_id
-    try:
-        info = await service.read(CALLER, thread_id)
-    except UnknownRun:
-        info = None
-    if info is not None and info.status == "done":
-        return ThreadEnd(info.values, ran=False, seconds=0.0)
-    progress.start(question.line, info is not None)
-    began = time.monotonic()
-    step: Command | None = None
-    if info is None:
-        admitted = Admitted(question.question, settings)  # checked by `plan_batch`
-        await service.start(CALLER, admitted, run_id=thread_id, launch=False)
-    else:
-        stored = info.values.get("settings")
-        kept = answered_otherwise(stored, settings) or (stored and settings_from(stored))
-        own = {name: getattr(settings, name) for name in SERVER_ONLY}
-        if kept is not None and (
-            kept != stored or any(getattr(kept, n) != v for n, v in own.items())
-        ):
-            step = Command(update={"settings": kept.model_copy(update=own)})
-    with service.watching(thread_id, lambda event: progress.event(question.line, event)):
-        end = await service.drive(CALLER, thread_id, step)
-    if end.status != "done":
-        raise RuntimeError(f"the run stopped before its end, at {list(end.snapshot.next)}")
-    return ThreadEnd(end.values, ran=True, seconds=time.monotonic() - began)
 
 
 def batch_command(args: Any, target: str, flags: dict) -> int:

@@ -77,7 +77,7 @@ async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict
     finish; the summary rows in file order, and how many questions are still queued."""
     from deep_research.cli.batch import SUMMARY_FILE, _row, read_summary, write_summary
     from deep_research.cli.runner import CALLER
-    from deep_research.graph.many_threads import ThreadEnd
+    from deep_research.service.runs import Ended
 
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     summary = plan.out_dir / SUMMARY_FILE
@@ -90,7 +90,7 @@ async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict
         for question, settings in plan.questions:
             info, new = await _submitted(service, question.thread_id, question.question, settings)
             if info is not None and info.status == "done":
-                end = ThreadEnd(info.values, ran=False, seconds=0.0)
+                end = Ended(info.values, ran=False, seconds=0.0)
                 rows[question.thread_id] = _row(
                     question, end, plan, progress, rows.get(question.thread_id)
                 )
@@ -105,7 +105,7 @@ async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict
             for thread_id, (question, began) in list(pending.items()):
                 info = await service.read(CALLER, thread_id)
                 if info.status == "done":
-                    end = ThreadEnd(info.values, ran=True, seconds=time.monotonic() - began)
+                    end = Ended(info.values, ran=True, seconds=time.monotonic() - began)
                     rows[thread_id] = _row(question, end, plan, progress, rows.get(thread_id))
                 elif info.status == "failed":
                     progress.finish(question.line, "failed", "its job failed on a worker")

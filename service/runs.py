@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from langgraph.types import Command, StateSnapshot
 
+from deep_research.domain.answering_settings import answered_otherwise
 from deep_research.graph.threads import advance, standing, thread_config
 from deep_research.service.admission import Admission, Admitted, Operator
 from deep_research.service.bad_input import BadInput
@@ -30,10 +31,11 @@ from deep_research.service.executors import Executor, InProcess
 from deep_research.service.follow_up import follow_up_from
 from deep_research.service.index import QUESTION_CHARS, RunRow, figures, state_of
 from deep_research.service.store import Store, open_store
-from deep_research.settings import Settings, settings_from
+from deep_research.settings import SERVER_ONLY, Settings, settings_from
 from deep_research.state import PlanDecision
 from deep_research.tools.checkpoints import store_target
 from deep_research.tools.events import ProgressEvent
+from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact
 
 RunStatus = Literal["queued", "running", "waiting", "done", "stopped", "failed", "unfinished"]
@@ -82,6 +84,15 @@ class RunInfo:
         if self.status != "waiting" or not self.snapshot.interrupts:
             return None
         return self.snapshot.interrupts[0].value.get("plan")
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A run at its end: its final state values, whether this call ran it, in how long."""
+
+    values: dict[str, Any]
+    ran: bool  # False: it had ended before and was read back
+    seconds: float  # wall time of this call's stretch (0 when read back)
 
 
 @dataclass(frozen=True)
@@ -398,6 +409,41 @@ class RunService:
             resumed.append(row.run_id)
         return resumed
 
+    async def to_the_end(
+        self,
+        caller: Caller,
+        admitted: Admitted,
+        run_id: str,
+        on_event: Callable[[ProgressEvent], None] = lambda event: None,
+        starting: Callable[[bool], None] = lambda resumed: None,
+    ) -> Ended:
+        """A run with a stable id (a batch line, an eval task) driven here to its end: read
+        back when it ended before, resumed when it was interrupted (another model or timeout
+        given since is saved with it, as `resume --model`; what it reads and starts is this
+        call's `admitted` settings, never the store's), started otherwise; raises if it stops
+        before its end. `starting` hears whether it resumes (True) or begins."""
+        try:
+            info = await self.read(caller, run_id)
+        except UnknownRun:
+            info = None
+        if info is not None and info.status == "done":
+            return Ended(info.values, ran=False, seconds=0.0)
+        starting(info is not None)
+        began = time.monotonic()
+        step: Command | None = None
+        if info is None:
+            await self.start(caller, admitted, run_id=run_id, launch=False)
+        elif (stored := info.values.get("settings")) is not None:
+            kept = answered_otherwise(stored, admitted.settings) or settings_from(stored)
+            own = {name: getattr(admitted.settings, name) for name in SERVER_ONLY}
+            executing = kept.model_copy(update=own)
+            step = None if executing == settings_from(stored) else _new_settings(executing)
+        with self.watching(run_id, on_event):
+            end = await self.drive(caller, run_id, step)
+        if end.status != "done":
+            raise RuntimeError(f"the run stopped before its end, at {list(end.snapshot.next)}")
+        return Ended(end.values, ran=True, seconds=time.monotonic() - began)
+
     async def execute(
         self, run_id: str, starting: Callable[[bool], None] = lambda resumed: None
     ) -> RunStatus:
@@ -549,6 +595,7 @@ async def open_service(
     max_queued: int | None = None,
     create: bool = True,
     pooled: bool = False,
+    runs: LiveRuns | None = None,
     notes: Callable[[str], None] = lambda text: None,
 ) -> AsyncIterator[RunService]:
     """The run service over the store `target` names, for one operator: runs go to `executor`
@@ -557,7 +604,7 @@ async def open_service(
     from its last step) and the store is closed."""
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(
-            open_store(target, create=create, pooled=pooled or queue)
+            open_store(target, create=create, pooled=pooled or queue, runs=runs)
         )
         if queue:
             from deep_research.service.executors import OnQueue
