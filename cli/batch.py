@@ -222,6 +222,21 @@ async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
     return [rows[question.thread_id] for question in order]
 
 
+def batch_view(args: Any, plan: BatchPlan, repeats: list[str]) -> BatchProgress:
+    """The batch's report formats, checked before any call (a missing PDF renderer: BadInput),
+    and its progress view, a row per question, with the notes about repeated lines."""
+    try:
+        plan.formats = tuple(parse_formats(args.format))
+        check_formats(list(plan.formats))
+    except (UnknownFormat, PdfRendererMissing) as error:
+        raise BadInput(str(error)) from None
+    rows = [BatchRow(q.line, q.question) for q, _ in plan.questions]
+    progress = BatchProgress(rows, live=sys.stderr.isatty(), quiet=args.quiet)
+    for note in repeats:
+        progress.note(note)
+    return progress
+
+
 def batch_command(args: Any, target: str, flags: dict) -> int:
     """The `batch` subcommand: 0 when every question is done, 1 when any failed (rerun the same
     command to resume them), 2 for bad input (raised as BadInput), 130 on Ctrl-C."""
@@ -235,15 +250,7 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
             models.check(settings)
         except BadInput as error:
             raise BadInput(f"line {question.line}: {error}") from None
-    try:
-        plan.formats = tuple(parse_formats(args.format))
-        check_formats(list(plan.formats))  # a missing PDF renderer: said before any call
-    except (UnknownFormat, PdfRendererMissing) as error:
-        raise BadInput(str(error)) from None
-    rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
-    progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
-    for note in repeats:
-        progress.note(note)
+    progress = batch_view(args, plan, repeats)
     if any(settings.fetch_private_addresses for _, settings in plan.questions):
         progress.note(GUARD_NOTE)
     try:

@@ -64,34 +64,15 @@ def _log_to_stderr_redacted() -> None:
     warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
 
 
-def _serve_mcp(args: argparse.Namespace, target: str) -> int:
-    """`mcp`: serve research to agents until stopped; 2 when it cannot start."""
-    from deep_research.cli import serve_mcp
+def _launch(door: str, args: argparse.Namespace, target: str) -> int:
+    """Start a server door (`mcp`, `web`) or a queue worker until stopped; 2 when it cannot
+    start. Each is imported here only: `--help` stays light."""
+    import importlib
 
+    module = {"mcp": "serve_mcp", "web": "serve_web", "worker": "worker"}[door]
+    command = importlib.import_module(f"deep_research.cli.{module}").command
     try:
-        return serve_mcp.command(args, target)
-    except BadInput as error:
-        error_line(str(error))
-        return exit_codes.BAD_INPUT
-
-
-def _worker(args: argparse.Namespace, target: str) -> int:
-    """`worker`: take runs from the queue until stopped; 2 when it cannot start."""
-    from deep_research.cli import worker
-
-    try:
-        return worker.command(args, target)
-    except BadInput as error:
-        error_line(str(error))
-        return exit_codes.BAD_INPUT
-
-
-def _serve_web(args: argparse.Namespace, target: str) -> int:
-    """`web`: serve the web app until stopped; 2 when it cannot start."""
-    from deep_research.cli import serve_web
-
-    try:
-        return serve_web.command(args, target)
+        return command(args, target)
     except BadInput as error:
         error_line(str(error))
         return exit_codes.BAD_INPUT
@@ -134,12 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands.batch(args, target)
     if args.command == "export":
         return commands.export(args, target)
-    if args.command == "mcp":
-        return _serve_mcp(args, target)
-    if args.command == "worker":
-        return _worker(args, target)
-    if args.command == "web":
-        return _serve_web(args, target)
+    if args.command in ("mcp", "web", "worker"):
+        return _launch(args.command, args, target)
     return commands.inspect_store(args, target)
 
 

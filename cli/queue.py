@@ -123,26 +123,15 @@ async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict
 def batch_on_queue(args: argparse.Namespace, target: str, flags: dict) -> int:
     """`batch FILE --queue`: 0 when every question is done (or, with --no-wait, submitted),
     1 when any failed (run it again to queue them again), 2 for bad input."""
-    from deep_research.cli.batch import SUMMARY_FILE, plan_batch
+    from deep_research.cli.batch import SUMMARY_FILE, batch_view, plan_batch
     from deep_research.cli.batch_file import read_batch, without_repeats
-    from deep_research.cli.batch_progress import BatchProgress, BatchRow
-    from deep_research.export.formats import UnknownFormat, check_formats, parse_formats
-    from deep_research.export.pdf import PdfRendererMissing
     from deep_research.service.preflight import check_store, queue_store
 
     questions, repeats = without_repeats(read_batch(args.file))
     conninfo = queue_store(target)
     plan = plan_batch(questions, flags, args.out_dir, conninfo, 1)
     check_store(conninfo)
-    try:
-        plan.formats = tuple(parse_formats(args.format))
-        check_formats(list(plan.formats))
-    except (UnknownFormat, PdfRendererMissing) as error:
-        raise BadInput(str(error)) from None
-    rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
-    progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
-    for note in repeats:
-        progress.note(note)
+    progress = batch_view(args, plan, repeats)
     try:
         with progress:
             rows, queued = asyncio.run(collect_batch(plan, progress, wait=not args.no_wait))
