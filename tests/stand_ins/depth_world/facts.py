@@ -3,10 +3,10 @@
 Four materials are asked about. Each has figures planted where only a worker that reads finds
 them: in an article's body past its snippet, in a table cell, on a page two and three links
 deep, in a linked PDF, and on eight small trial pages (the spread: 32 sources, one figure each,
-in their snippets). Two figures are stated by two sources that disagree; two have a stale
-(2021) page and a newer (2024) one; two materials have a near-namesake (Quillon-S, Veltrane-X)
-whose figures must not be presented as theirs. Every figure is written once in the whole world,
-so a figure in a report can be traced to the one page that holds it.
+in the snippet of every other one). Two figures are stated by two sources that disagree; two
+have a stale (2021) page and a newer (2024) one; two materials have a near-namesake (Quillon-S,
+Veltrane-X) whose figures must not be presented as theirs. Every figure is written once in the
+whole world, so a figure in a report can be traced to the one page that holds it.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ def result_sentence(n: int, s: Subject, quantity: str, figure: str, unit: str) -
 
 
 def trial_sentence(s: Subject, site: str, value: str) -> str:
-    """A trial page's opening: the figure in the first sentence, where the snippet shows it."""
+    """How a trial page states its figure."""
     return (
         f"At the {site} laboratory, the 2025 round-robin trial measured a {s.trial_quantity} "
         f"of {value} {s.trial_unit} for the {s.name}."

@@ -5,13 +5,16 @@ text (crudely stemmed; Chinese characters one by one), ranked by how many query 
 (title words count three times), ties broken by a hash of query and address, so that two
 wordings of one question find overlapping but different pages. A result's `content` is the
 page's opening paragraph, as a provider's snippet often is; some results carry the provider's
-`published_date`. Pages no search returns (methods, annexes, the PDF) are reached by links only.
+`published_date` (as an HTTP-date). Pages no search returns (methods, annexes, the PDF) are
+reached by links only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from datetime import UTC, datetime
+from email.utils import format_datetime
 
 from stand_ins.depth_world.site import Page, world_pages
 from stand_ins.loopback import Reply, StandIn
@@ -27,6 +30,12 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 def stems(text: str) -> set[str]:
     """The words of `text` as the index matches them: lower case, cut to six letters."""
     return {w.lower()[:6] for w in _WORD.findall(text) if w.lower() not in STOPWORDS}
+
+
+def http_date(day: str) -> str:
+    """An ISO day as the HTTP-date form ("Tue, 04 Jun 2024 00:00:00 GMT") in which Tavily's
+    news results have been seen to give `published_date`."""
+    return format_datetime(datetime.fromisoformat(day).replace(tzinfo=UTC), usegmt=True)
 
 
 class WorldSite(StandIn):
@@ -89,7 +98,7 @@ class WorldSearch(StandIn):
                 "score": round(0.95 - 0.05 * n, 2),
             }
             if page.published:
-                hit["published_date"] = page.published
+                hit["published_date"] = http_date(page.published)
             results.append(hit)
         self.returned.append((query, [hit["url"] for hit in results]))
         return Reply(200, {"query": query, "results": results, "response_time": 0.01})

@@ -280,13 +280,17 @@ def datasheet(s: Subject) -> Page:
 
 
 def trial(s: Subject, site: str, value: str, day: int) -> Page:
-    """One of the spread's small pages: its figure in its first sentence (in the snippet)."""
+    """One of the spread's small pages: its figure in its first sentence, where the snippet
+    shows it, on every other page; on the rest after a paragraph on the trial, as a snippet
+    misses what it does not open with."""
     title = f"Round-robin trial at {site}: {s.name}"
-    lead = trial_sentence(s, site, value)
+    finding = trial_sentence(s, site, value)
+    opening = f"The {site} laboratory took part in the 2025 round-robin trial of the {s.name}."
+    lead, first = (finding, []) if day % 2 == 0 else (opening, [finding])
     date = f"2025-0{1 + day % 9}-{10 + day % 18:02d}"
     article = (
-        f"<h1>{_e(title)}</h1><p>{_e(lead)}</p>"
-        f'{_p(paragraphs(day, 2, s.name, s.noun))}<p><time datetime="{date}">{date}</time></p>'
+        f"<h1>{_e(title)}</h1><p>{_e(lead)}</p>{_p(paragraphs(day, 2, s.name, s.noun) + first)}"
+        f'<p><time datetime="{date}">{date}</time></p>'
     )
     body = document(title, article)
     return Page(trial_path(s, site), title, body, searchable=True, lead=lead,
@@ -320,45 +324,35 @@ def _simple(
                 published=published, headers=headers or {})  # fmt: skip
 
 
+# Each disagreeing source's title, opening ({q}uantity, {f}igure, {u}nit), filler and date.
+DISAGREEING = (
+    (
+        ("Tensile tests of the Veltrane polymer at Northfield",
+         "In Northfield's 2025 tests the Veltrane polymer had a mean {q} of {f} {u}.",
+         2, {"dated": "2025-04-02"}),
+        ("Veltrane polymer: the Polymer Review's verdict",
+         "The Polymer Review measured a {q} of {f} {u} for the Veltrane polymer.",
+         6, {"head": _published_meta("2025-05-20"), "published": "2025-05-20"}),
+    ),
+    (
+        ("A cure study of the Zerapine resin",
+         "In our study the {q} of the Zerapine resin was {f} {u}.",
+         9, {"dated": "2025-03-08"}),
+        ("Zerapine resin reviewed",
+         "The {q} of the Zerapine resin is {f} {u}, according to the digest's own tests.",
+         12, {"head": _published_meta("2025-06-17")}),
+    ),
+)  # fmt: skip
+
+
 def disagreement_pages() -> list[Page]:
     """Two sources per figure that disagree, each in its own words, both dated 2025."""
-    (velt, quantity, unit, (path_a, fig_a), (path_b, fig_b)), zera = DISAGREEMENTS
-    pages = [
-        _simple(
-            path_a,
-            "Tensile tests of the Veltrane polymer at Northfield",
-            f"In Northfield's 2025 tests the Veltrane polymer had a mean {quantity} of "
-            f"{fig_a} {unit}.",
-            paragraphs(2, 3, velt, "polymer"),
-            dated="2025-04-02",
-        ),
-        _simple(
-            path_b,
-            "Veltrane polymer: the Polymer Review's verdict",
-            f"The Polymer Review measured a {quantity} of {fig_b} {unit} for the Veltrane polymer.",
-            paragraphs(6, 3, velt, "polymer"),
-            head=_published_meta("2025-05-20"),
-            published="2025-05-20",
-        ),
-    ]
-    name, quantity, unit, (path_a, fig_a), (path_b, fig_b) = zera
-    pages += [
-        _simple(
-            path_a,
-            "A cure study of the Zerapine resin",
-            f"In our study the {quantity} of the Zerapine resin was {fig_a} {unit}.",
-            paragraphs(9, 3, name, "resin"),
-            dated="2025-03-08",
-        ),
-        _simple(
-            path_b,
-            "Zerapine resin reviewed",
-            f"The {quantity} of the Zerapine resin is {fig_b} {unit}, according to the "
-            f"digest's own tests.",
-            paragraphs(12, 3, name, "resin"),
-            head=_published_meta("2025-06-17"),
-        ),
-    ]
+    pages = []
+    for (name, quantity, unit, *sides), voices in zip(DISAGREEMENTS, DISAGREEING, strict=True):
+        noun = name.split()[-1]
+        for (path, figure), (title, opening, start, dating) in zip(sides, voices, strict=True):
+            lead = opening.format(q=quantity, f=figure, u=unit)
+            pages.append(_simple(path, title, lead, paragraphs(start, 3, name, noun), **dating))
     return pages
 
 
