@@ -1,8 +1,9 @@
-"""Drive one checkpointed thread to its next stop: a new run, or a resume from its checkpoint.
+"""Drive one checkpointed thread to its next stop, and say where a thread's run stands.
 
-The CLI's `run`/`resume`, `batch` and `eval` all go through `advance`, so a resumed thread always
-opens its run with what the checkpoint says it spent (the budget holds across a crash), and only
-the progress events the callers read are streamed, each as its typed model (`tools.events`).
+The run service (`service/`) drives every run of every door through `advance`, so a resumed
+thread always opens its run with what the checkpoint says it spent (the budget holds across a
+crash), and only the progress events the callers read are streamed, each as its typed model
+(`tools.events`). `standing` is the one rule for ended, waiting and resumable.
 """
 
 from __future__ import annotations
