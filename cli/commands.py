@@ -152,17 +152,20 @@ def _asked(args: argparse.Namespace, target: str, progress: Any) -> tuple[Any, A
     import asyncio
     import functools
 
-    from deep_research.cli.resume_settings import resume_update
+    from deep_research.cli.resume_settings import own_on_resume, resume_update
     from deep_research.cli.runner import Research, admit
     from deep_research.service import preflight
     from deep_research.service.admission import Operator
     from deep_research.service.setting_sources import resolve_settings
-    from deep_research.settings import GUARD_NOTE
+    from deep_research.settings import GUARD_NOTE, Settings
 
     check_output_paths(args)  # a folder named as the file: said before its missing extension
     report_outputs(args)
     resolved = resolve_settings(args)
-    operator = Operator.of(resolved.settings, strict=True)  # what it reads and starts: its own
+    own = resolved.settings
+    if args.command in ("resume", "ask"):  # `--set` of what it reads and starts
+        own = Settings.model_validate({**own.model_dump(), **own_on_resume(args)})
+    operator = Operator.of(own, strict=True)  # what it reads and starts: its own
     thread_id = getattr(args, "thread_id", None)
     if args.command == "resume":
         try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from deep_research.cli import eval_parser, serve_mcp, serve_web, worker
 from deep_research.cli.queue import add_queue_flags
 from deep_research.cli.redis_limits import add_redis_flag
-from deep_research.cli.resume_settings import add_resume_flags
+from deep_research.cli.resume_settings import add_resume_flags, add_server_only_set
 from deep_research.service.setting_sources import add_server_only_flags, add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question", help="the follow-up question")
     ask.add_argument("--thread-id", help="name the new run (default: a new id)")
     add_server_only_flags(ask)
+    add_server_only_set(ask)
     _outputs_flags(ask)
     _store_flag(ask)
     _all_doors_flag(ask)

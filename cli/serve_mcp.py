@@ -142,6 +142,7 @@ async def serve(
         visibility=Visibility(other_doors=args.all_doors),
         prefix="mcpq-" if args.queue else "mcp-",
         max_queued=args.max_queued,
+        pooled=True,  # a server lives long: its PostgreSQL connections are checked before use
         notes=notes.note,
     ) as service:
         if not args.queue:

@@ -8,6 +8,7 @@ crash), and only the progress events the callers read are streamed, each as its 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Literal
 
@@ -75,10 +76,11 @@ async def mend(graph: Pregel, thread_id: str) -> bool:
         return False
     if not latest.values:
         return False
-    async for earlier in graph.aget_state_history(config):  # newest first
-        if torn(earlier):
-            await graph.aupdate_state(earlier.config, None, as_node="__copy__")
-            return True
+    async with contextlib.aclosing(graph.aget_state_history(config)) as history:  # newest first
+        async for earlier in history:
+            if torn(earlier):
+                await graph.aupdate_state(earlier.config, None, as_node="__copy__")
+                return True
     return False
 
 

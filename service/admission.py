@@ -78,11 +78,9 @@ class Operator:
 
 
 def _flag(name: str) -> str:
-    """How a command is given a server-only setting again, for messages: its flag, else its
-    environment variable."""
-    return next(
-        (flag.option for flag in FLAGS if flag.field == name), f"DEEP_RESEARCH_{name.upper()}"
-    )
+    """How a command is given a server-only setting again, for messages: its flag, else
+    `--set` (which `resume` and `ask` take for these)."""
+    return next((flag.option for flag in FLAGS if flag.field == name), f"--set {name}=...")
 
 
 class Admission:

@@ -44,7 +44,7 @@ async def open_store(
     async with open_checkpointer(target, create=create, pooled=pooled) as saver:
         runs = LiveRuns() if runs is None else runs
         graph = build_graph(checkpointer=saver, runs=runs)
-        tables = await Tables(target).open()
+        tables = await Tables(target, pooled=pooled).open()
         try:
             events = await EventLog(tables).set_up()
             index = await RunIndex(tables).set_up(graph, saver)

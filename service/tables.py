@@ -17,18 +17,33 @@ from deep_research.tools.pg_setup import set_up_once
 
 
 class Tables:
-    """A connection to the store for the service's tables."""
+    """A connection to the store for the service's tables (on PostgreSQL, `pooled` for
+    processes that live long: a pool that checks a connection before lending it, so a dropped
+    connection, a restart or a failover, costs the statement in flight at most)."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, pooled: bool = False) -> None:
         """For the store `target` names; `open` connects."""
         self.target = store_target(target)
         self.postgres = is_postgres(self.target)
+        self.pooled = pooled and self.postgres
         self.lock = asyncio.Lock()
         self.conn: Any = None
 
     async def open(self) -> Tables:
         """Connect."""
-        if self.postgres:
+        if self.pooled:
+            from psycopg_pool import AsyncConnectionPool
+
+            self.conn = AsyncConnectionPool(
+                self.target,
+                min_size=1,
+                max_size=1,
+                open=False,
+                check=AsyncConnectionPool.check_connection,
+                kwargs={"autocommit": True},
+            )
+            await self.conn.open(wait=True)
+        elif self.postgres:
             import psycopg
 
             self.conn = await psycopg.AsyncConnection.connect(self.target, autocommit=True)
@@ -39,7 +54,7 @@ class Tables:
         return self
 
     async def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (or the pool)."""
         if self.conn is not None:
             await self.conn.close()
             self.conn = None
@@ -49,6 +64,10 @@ class Tables:
         if self.postgres:
             sql = sql.replace("?", "%s")
         async with self.lock:
+            if self.pooled:
+                async with self.conn.connection() as conn:
+                    cursor = await conn.execute(sql, params)
+                    return list(await cursor.fetchall()) if cursor.description else []
             cursor = await self.conn.execute(sql, params)
             rows = list(await cursor.fetchall()) if cursor.description else []
             if not self.postgres:

@@ -207,3 +207,35 @@ def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, tm
     assert process.returncode == 130
     assert "interrupted; resume with: deep-research resume ctrl-c" in err
     assert "Traceback" not in err
+
+
+def test_a_resume_takes_what_it_reads_and_starts_from_its_own_command_never_the_store(
+    chat_server, search_server, tmp_path, monkeypatch, capsys
+):
+    """A stored run's server-only settings (folders, MCP sources, private reads) are never used
+    as stored: `resume` refuses one started with others than it was given, naming them, and
+    goes on when they are given again."""
+    from deep_research.cli.main import main
+
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    failing = [True]
+
+    def prose_fails(number, body):  # the report writer fails until the test says otherwise
+        text = json.dumps(body["messages"])
+        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
+        if failing[0] and not structured:
+            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
+        return None
+
+    chat_server.fault = prose_fails
+    flags = ["--max-iterations", "1", "--min-iterations", "1", "--set", "model_retries=0"]
+    flags += ["--set", "fetch_private_addresses=true", "--thread-id", "own", "--quiet"]
+    assert main(["run", "Compare zstd and xz", *flags]) == 1  # failed, saved
+    failing[0] = False
+    capsys.readouterr()
+    assert main(["resume", "own", "--quiet"]) == 2
+    refused = capsys.readouterr().err
+    assert "fetch_private_addresses True (--set fetch_private_addresses=...)" in refused
+    given = ["--set", "fetch_private_addresses=true", "--quiet"]
+    assert main(["resume", "own", *given, "--output", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# ")

@@ -153,7 +153,7 @@ def test_ask_watch_read_downloads_match_the_cli_export(browser, web, tmp_path, c
 
     cli = tmp_path / "cli"
     files = [cli / f"report.{ext}" for ext in ("md", "html")]
-    args = ["export", thread_id, "--checkpoint-db", str(web.store)]
+    args = ["export", thread_id, "--checkpoint-db", str(web.store), "--all-doors"]  # a web run
     cli_command([*args, *(a for f in files for a in ("--output", str(f)))])
     for file in files:
         with page.expect_download() as got:

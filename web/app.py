@@ -370,6 +370,7 @@ async def serving(
         executor=InProcess(max_runs),
         visibility=Visibility(other_doors=other_doors),
         prefix=RUN_PREFIX,
+        pooled=True,  # a server lives long: its PostgreSQL connections are checked before use
         notes=_note,
     ) as service:
         await service.resume_own("web")
