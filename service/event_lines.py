@@ -31,6 +31,14 @@ from deep_research.tools.events import (
 )
 
 
+def revised_text(rounds: list[int]) -> str:
+    """ ", revised with round 2's findings" (or rounds'), or "" when it was kept unchanged."""
+    if not rounds:
+        return ""
+    which = ", ".join(map(str, rounds))
+    return f", revised with round{'s' if len(rounds) > 1 else ''} {which}'s findings"
+
+
 def score_text(score: float | None) -> str:
     """A quality score as "87/100" (a whole number: 86.858 claims a precision it has not), or
     "unknown" when the review could not score it."""
@@ -126,7 +134,8 @@ def describe(event: ProgressEvent) -> str | None:
             last += "" if event.last_score is None else f" {score_text(event.last_score)}"
             return (
                 f"handing back the round {event.round} report (quality "
-                f"{score_text(event.score)}): round {event.last_round} {last}"
+                f"{score_text(event.score)}){revised_text(event.revised_with)}: round "
+                f"{event.last_round} {last}"
             )
         case RunDone():
             return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"

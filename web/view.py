@@ -13,6 +13,7 @@ from deep_research.service.event_log import Record
 from deep_research.service.runs import RunInfo
 from deep_research.tools.events import (
     CitationsChecked,
+    EarlierReportKept,
     GapsAnalyzed,
     PlanMade,
     QualityScored,
@@ -70,6 +71,7 @@ class RunView:
     waiting_plan: dict[str, Any] | None = None
     parent: str = ""
     live_spent: RunSpent | None = None  # the run's ledger, ahead of the checkpoint mid-step
+    kept: EarlierReportKept | None = None  # the report handed back is an earlier round's
 
 
 def _round(view: RunView, number: int) -> RoundRow:
@@ -104,6 +106,8 @@ def fold_event(view: RunView, event: Any) -> None:
         case RunSpent():
             view.live_spent = event
             live_spending(view)
+        case EarlierReportKept():
+            view.kept = event
         case RunDone():
             view.stop_reason = event.stop_reason
 
