@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
 
-from stand_ins.loopback import Reply
+from stand_ins.faults import WriterFails
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -158,16 +158,8 @@ def test_queue_mode_needs_a_postgresql_store(tmp_path, capsys):
 def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
     chat_server, search_server, empty_postgres, tmp_path
 ):
-    failing = [True]
-
-    def prose_fails(number, body):  # the report writer fails until the test says otherwise
-        text = json.dumps(body["messages"])
-        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
-        if failing[0] and not structured:
-            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
-        return None
-
-    chat_server.fault = prose_fails
+    writer = WriterFails()  # the report writer fails until the test says otherwise
+    chat_server.fault = writer
     server = queue_server(empty_postgres)
     server.args += ["--max-queued", "1"]
 
@@ -184,7 +176,7 @@ def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
                 await client.call_tool("wait_for_research", wait)
                 failed = data(await client.call_tool("research_progress", {"run_id": run_id}))
                 searched = len(search_server.searches)
-                failing[0] = False
+                writer.failing = False
                 resumed = data(await client.call_tool("resume_research", {"run_id": run_id}))
                 done = data(await client.call_tool("wait_for_research", wait))
             finally:

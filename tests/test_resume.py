@@ -21,6 +21,7 @@ import pytest
 from deep_research.tools.checkpoints import open_checkpointer
 
 from checkpoint_probe import saved_writes, wait_until
+from stand_ins.faults import WriterFails
 from stand_ins.loopback import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,20 +219,12 @@ def test_a_resume_takes_what_it_reads_and_starts_from_its_own_command_never_the_
     from deep_research.cli.main import main
 
     monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
-    failing = [True]
-
-    def prose_fails(number, body):  # the report writer fails until the test says otherwise
-        text = json.dumps(body["messages"])
-        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
-        if failing[0] and not structured:
-            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
-        return None
-
-    chat_server.fault = prose_fails
+    writer = WriterFails()  # the report writer fails until the test says otherwise
+    chat_server.fault = writer
     flags = ["--max-iterations", "1", "--min-iterations", "1", "--set", "model_retries=0"]
     flags += ["--set", "fetch_private_addresses=true", "--thread-id", "own", "--quiet"]
     assert main(["run", "Compare zstd and xz", *flags]) == 1  # failed, saved
-    failing[0] = False
+    writer.failing = False
     capsys.readouterr()
     assert main(["resume", "own", "--quiet"]) == 2
     refused = capsys.readouterr().err
