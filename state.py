@@ -545,6 +545,17 @@ def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
     return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
 
 
+def latest_settings(
+    earlier: Settings | dict | None, later: Settings | dict | None
+) -> Settings | dict | None:
+    """Reducer: the settings written last win, also when two are written in one step. A
+    refused `Command(update=...)` from a LangGraph API caller stays among the step's pending
+    writes; without a reducer the next update's made two values in one step, and every read of
+    the thread (its state, a run, a resume) failed with "Can receive only one value per step"
+    for good. Now the newer update replaces the refused one."""
+    return earlier if later is None else later
+
+
 # ---------------------------------------------------------------- research graph
 
 
@@ -562,7 +573,8 @@ class ResearchInput(TypedDict):
     """What a caller gives: the question (settings may come here or as `context=`)."""
 
     question: str
-    settings: NotRequired[Settings | dict]  # in the input, they are checkpointed from step one
+    # in the input, they are checkpointed from step one; the last written win (`latest_settings`)
+    settings: NotRequired[Annotated[Settings | dict, latest_settings]]
     # A follow-up question: an earlier run's results, written from first; only what they leave
     # missing is researched (`nodes.follow_up`). Ignored from callers of LangGraph's server.
     prior_results: NotRequired[list[WorkerResult]]

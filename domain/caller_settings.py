@@ -50,7 +50,7 @@ CEILINGS: tuple[str, ...] = (
 )
 """Settings that bound what a run costs: when the operator sets one, a caller may ask for less,
 never more (None, no limit, counts as more than any number). The one list: the MCP server's
-ceilings (`server.arguments.CEILINGS`) are those of its options that are on it."""
+ceilings (`service.options.CEILINGS`) are those of its options that are on it."""
 
 
 PRICES = TypeAdapter(Settings.model_fields["prices"].annotation)

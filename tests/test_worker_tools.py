@@ -314,7 +314,7 @@ def test_a_page_read_once_the_run_budget_is_spent_is_quoted_without_a_model_call
 
 
 def test_the_progress_says_what_a_worker_did_and_when_it_fell_back():
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
     from deep_research.tools.events import ToolProtocolSettled, WorkerActed, WorkerFellBack
 
     where = dict(

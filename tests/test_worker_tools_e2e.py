@@ -296,7 +296,16 @@ def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
     answered = [r for r in chat_server.chat_requests if r["status"] == 200]
     before = len(chat_server.chat_requests)
     resumed = subprocess.run(
-        [*cli, "resume", thread, "--json", str(tmp_path / "r.json"), "--quiet"],
+        [
+            *cli,
+            "resume",
+            thread,
+            "--json",
+            str(tmp_path / "r.json"),
+            "--quiet",
+            "--set",
+            "fetch_private_addresses=true",
+        ],  # never taken from the store: given again
         cwd=ROOT,
         env=env,
         capture_output=True,

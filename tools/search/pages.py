@@ -17,7 +17,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpcore
@@ -39,6 +39,7 @@ from deep_research.tools.corpus.reading import (
 )
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
+from deep_research.tools.secrets import redact, redacted
 
 MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not one to follow
 MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
@@ -254,7 +255,7 @@ class PageFetcher:
             async with asyncio.timeout(seconds):
                 got = await self.fetch(url)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
-            return await asyncio.to_thread(  # parsing a big page must not stall the others
+            page = await asyncio.to_thread(  # parsing a big page must not stall the others
                 lambda: _split(
                     read_page(got.data, got.content_type, got.url, left),
                     got.url,
@@ -262,9 +263,11 @@ class PageFetcher:
                     got.last_modified,
                 )
             )
+            # where a page's text enters: a page that shows a key we hold is kept without it
+            return replace(page, passages=redacted(page.passages), title=redact(page.title))
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return FetchedPage([], error=f"{type(error).__name__}: {error}"[:300])
+            return FetchedPage([], error=redact(f"{type(error).__name__}: {error}")[:300])
 
     async def fetch(self, url: str) -> Fetched:
         """The body (at most `page_max_bytes`), its content type, the URL it came from and its
