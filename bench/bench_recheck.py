@@ -66,6 +66,7 @@ class World:
             TAVILY_API_KEY="tvly-bench",
             XDG_DATA_HOME=str(folder / "xdg"),
             DEEP_RESEARCH_WORKER_TOOLS="off",
+            DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES="true",  # the operator reads loopback pages
         )
         self.db = str(folder / f"runs-{pages}.sqlite")
         self.flags = [

@@ -13,7 +13,7 @@ import asyncio
 import sys
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 
 SHOWN_HASH = 16  # hex digits of a hash in the list (the whole one with N)
 
@@ -106,22 +106,22 @@ async def _show(
     target: str, thread_id: str, number: int | None, context: int, whole: bool
 ) -> list[str]:
     """The lines the command prints."""
-    from deep_research.graph.keeping import evidence_of, open_kept
-    from deep_research.graph.recheck import finished_values
+    from deep_research.cli.runner import CALLER, reading
+    from deep_research.service import keeping
 
-    async with open_kept(target) as (graph, evidence):
+    async with reading(target) as service:
         if number is not None:
-            return _details(await evidence_of(graph, evidence, thread_id, number, context), whole)
-        values = await finished_values(graph, thread_id)
-        kept = {row.number: row for row in await evidence.kept(thread_id)}
-        return _listing([s for s in values.get("sources") or [] if s.number], kept)
+            view = await keeping.evidence(service, CALLER, thread_id, number, context)
+            return _details(view, whole)
+        return _listing(*await keeping.kept_sources(service, CALLER, thread_id))
 
 
 def command(args: argparse.Namespace, target: str) -> int:
     """`evidence`: 0 when shown, 2 for an unknown run or citation."""
-    from deep_research.cli.preflight import check_store
     from deep_research.graph.keeping import NoSuchCitation
     from deep_research.graph.recheck import NotRecheckable
+    from deep_research.service.preflight import check_store
+    from deep_research.service.runs import UnknownRun
     from deep_research.tools.checkpoints import StoreMissing
 
     check_store(target, create=False)
@@ -129,7 +129,7 @@ def command(args: argparse.Namespace, target: str) -> int:
         raise BadInput("--context must be 0 or more")
     try:
         lines = asyncio.run(_show(target, args.thread_id, args.number, args.context, args.whole))
-    except (NotRecheckable, NoSuchCitation, StoreMissing) as error:
+    except (NotRecheckable, NoSuchCitation, UnknownRun, StoreMissing) as error:
         raise BadInput(str(error)) from None
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

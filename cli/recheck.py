@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 
 
 def add_command(commands: Any, store_flag: Any) -> None:
@@ -30,34 +30,60 @@ def add_command(commands: Any, store_flag: Any) -> None:
     sub.add_argument("thread_id", help="the thread id of a finished run")
     sub.add_argument("--output", type=Path, metavar="FILE.md", help="write the Markdown here")
     sub.add_argument("--json", type=Path, metavar="FILE", help="write the result as JSON")
+    own_settings_flags(sub)
     store_flag(sub)
 
 
-async def recheck(target: str, thread_id: str) -> Any:
-    """Re-check one run of the store `target` names; its `Recheck`."""
-    from deep_research.graph.keeping import open_kept
-    from deep_research.graph.recheck import recheck_thread
+def own_settings_flags(sub: argparse.ArgumentParser) -> None:
+    """The flags (and `--set`) of what this command reads and fetches: its own, never the
+    stored run's (`settings.SERVER_ONLY`)."""
+    from deep_research.cli.resume_settings import add_server_only_set
+    from deep_research.service.setting_sources import add_server_only_flags
 
-    async with open_kept(target) as (graph, evidence):
-        return (await recheck_thread(graph, evidence, thread_id)).recheck
+    add_server_only_flags(sub)
+    add_server_only_set(sub)
+
+
+def operator_of(args: argparse.Namespace, **how: bool) -> Any:
+    """This command's operator: its settings (config file, environment, flags, `--set`)."""
+    from deep_research.cli.resume_settings import own_on_resume
+    from deep_research.service.admission import Operator
+    from deep_research.service.setting_sources import resolve_settings
+    from deep_research.settings import Settings
+
+    own = resolve_settings(args).settings
+    own = Settings.model_validate({**own.model_dump(), **own_on_resume(args)})
+    return Operator.of(own, **how)
+
+
+async def recheck(target: str, thread_id: str, operator: Any) -> Any:
+    """Re-check one run of the store `target` names, as the terminal; its `Recheck`."""
+    from deep_research.cli.runner import CALLER
+    from deep_research.service import keeping
+    from deep_research.service.runs import open_service
+
+    async with open_service(target, operator, create=False) as service:
+        return await keeping.recheck(service, CALLER, thread_id)
 
 
 def command(args: argparse.Namespace, target: str) -> int:
     """`recheck`: 0 when re-checked, 2 for an unknown or unfinished run."""
     from deep_research.cli.output_paths import check_output_file
-    from deep_research.cli.preflight import check_store
     from deep_research.export.formats import write_file
     from deep_research.export.keeping import recheck_markdown
     from deep_research.graph.recheck import NotRecheckable
+    from deep_research.service.preflight import check_store
+    from deep_research.service.runs import UnknownRun
     from deep_research.tools.checkpoints import StoreMissing
 
     for path, flag in ((args.output, "--output"), (args.json, "--json")):
         if path is not None:
             check_output_file(path, flag)
     check_store(target, create=False)
+    operator = operator_of(args, strict=True)  # a stored run read otherwise is named
     try:
-        result = asyncio.run(recheck(target, args.thread_id))
-    except (NotRecheckable, StoreMissing) as error:
+        result = asyncio.run(recheck(target, args.thread_id, operator))
+    except (NotRecheckable, UnknownRun, StoreMissing) as error:
         raise BadInput(str(error)) from None
     markdown = recheck_markdown(result)
     if args.json:

@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.cli.recheck import own_settings_flags
+from deep_research.service.bad_input import BadInput
 
 SECRET_VARIABLE = "DEEP_RESEARCH_WEBHOOK_SECRET"
 
@@ -72,7 +73,15 @@ def add_command(commands: Any, store_flag: Any) -> None:
         metavar="SECONDS",
         help="with --run-due: a version whose process died is taken over after this long",
     )
+    own_settings_flags(sub)  # with --run-due: what the versions read, fetch and start
     store_flag(sub)
+
+
+def say(text: str) -> None:
+    """One line of `--run-due`'s log on stderr, with the time (as a worker's)."""
+    from deep_research.tools.secrets import redact
+
+    print(redact(f"{time.strftime('%H:%M:%S')} {text}"), file=sys.stderr, flush=True)
 
 
 def _when(moment: float) -> str:
@@ -98,29 +107,38 @@ def _limits(args: argparse.Namespace) -> Any:
 
 async def _start(target: str, args: argparse.Namespace, every: int) -> Any:
     """Start (or change) a watch."""
-    from deep_research.graph.keeping import open_kept
-    from deep_research.graph.watch import start_watching
-    from deep_research.tools.watches import WatchStore
+    from deep_research.cli.runner import CALLER, reading
+    from deep_research.service import keeping
 
-    async with open_kept(target) as (graph, _), WatchStore(target) as watches:
-        return await start_watching(
-            graph,
-            watches,
+    async with reading(target) as service:
+        return await keeping.watch(
+            service,
+            CALLER,
             args.thread_id,
             every,
-            _limits(args),
+            limits=_limits(args),
             webhook=args.webhook or "",
             secret_env=args.webhook_secret_env if args.webhook else "",
             webhook_private=args.webhook_allow_private,
         )
 
 
+async def _stop(target: str, watch_id: str) -> bool:
+    """Stop a watch; False when it was not watched."""
+    from deep_research.cli.runner import CALLER, reading
+    from deep_research.service import keeping
+
+    async with reading(target) as service:
+        return await keeping.unwatch(service, CALLER, watch_id)
+
+
 async def _list(target: str) -> list[str]:
     """One line per watch."""
-    from deep_research.tools.watches import WatchStore
+    from deep_research.cli.runner import CALLER, reading
+    from deep_research.service import keeping
 
-    async with WatchStore(target) as watches:
-        found = await watches.all()
+    async with reading(target) as service:
+        found = await keeping.watches(service, CALLER)
     if not found:
         return ["no question is watched"]
     lines = []
@@ -136,46 +154,31 @@ async def _list(target: str) -> list[str]:
 
 async def _changes(target: str, watch_id: str, number: int | None) -> Any:
     """A version's change list (the latest when `number` is None)."""
-    from deep_research.state import ChangeList
-    from deep_research.tools.watches import WatchStore
+    from deep_research.cli.runner import CALLER, reading
+    from deep_research.service import keeping
 
-    async with WatchStore(target) as watches:
-        versions = [v for v in await watches.versions(watch_id) if v.changes]
-    chosen = [v for v in versions if number is None or v.version == number]
-    if not chosen:
-        which = f"version {number}" if number is not None else "any version"
-        raise BadInput(f"no change list of {which} of {watch_id!r} is kept yet")
-    return ChangeList.model_validate_json(chosen[-1].changes)
+    async with reading(target) as service:
+        try:
+            return await keeping.change_list(service, CALLER, watch_id, number)
+        except keeping.NothingKept as error:
+            raise BadInput(str(error)) from None
 
 
-async def run_due(target: str, lease: float) -> tuple[list[Any], list[str]]:
-    """Make every version due now in this process."""
-    from deep_research.cli.worker import say
-    from deep_research.graph import build_graph
-    from deep_research.graph.watch import Watching
-    from deep_research.graph.watch import run_due as make_due
-    from deep_research.tools.checkpoints import open_checkpointer
-    from deep_research.tools.evidence.store import EvidenceStore
-    from deep_research.tools.run_resources import LiveRuns
-    from deep_research.tools.watches import WatchStore
+async def run_due(target: str, lease: float, operator: Any) -> tuple[list[Any], list[str]]:
+    """Make every version due now in this process, as runs of its run service (what they
+    read, fetch and start is this command's, never a stored run's)."""
+    from deep_research.service.runs import open_service
+    from deep_research.service.watch import run_due as make_due
 
-    async with (
-        open_checkpointer(target) as saver,
-        EvidenceStore(target) as evidence,
-        WatchStore(target) as watches,
-    ):
-        runs = LiveRuns(evidence=evidence)
-        graph = build_graph(checkpointer=saver, runs=runs)
-        return await make_due(Watching(graph, runs, evidence, watches), say, lease)
+    async with open_service(target, operator, notes=say) as service:
+        return await make_due(service, say, lease)
 
 
 def command(args: argparse.Namespace, target: str) -> int:
     """`watch`: 0 when done; 1 when a due version failed; 2 for bad input."""
-    from deep_research.cli.preflight import check_store
-    from deep_research.domain.recheck_rules import parse_every
-    from deep_research.export.formats import write_file
-    from deep_research.export.keeping import change_list_markdown
-    from deep_research.graph.watch import NotWatchable
+    from deep_research.cli.recheck import operator_of
+    from deep_research.service.preflight import check_store
+    from deep_research.service.runs import UnknownRun
 
     needs_id = args.every or args.stop or args.changes
     if needs_id and not args.thread_id:
@@ -186,20 +189,28 @@ def command(args: argparse.Namespace, target: str) -> int:
     if args.run_due:
         if args.lease <= 0:
             raise BadInput("--lease must be a number of seconds above 0")
-        made, failed = asyncio.run(run_due(target, args.lease))
+        operator = operator_of(args, unattended=True)  # nobody answers a version's plan
+        made, failed = asyncio.run(run_due(target, args.lease, operator))
         print(f"{len(made)} versions made, {len(failed)} failed", file=sys.stderr)
         return 1 if failed else 0
     if args.list:
         print("\n".join(asyncio.run(_list(target))))
         return 0
+    try:
+        return _on_a_run(args, target)
+    except UnknownRun as error:
+        raise BadInput(str(error)) from None
+
+
+def _on_a_run(args: argparse.Namespace, target: str) -> int:
+    """`watch ID --stop`, `--changes` or `--every`."""
+    from deep_research.domain.recheck_rules import parse_every
+    from deep_research.export.formats import write_file
+    from deep_research.export.keeping import change_list_markdown
+    from deep_research.service.watch import NotWatchable
+
     if args.stop:
-        from deep_research.tools.watches import WatchStore
-
-        async def stop() -> bool:
-            async with WatchStore(target) as watches:
-                return await watches.stop(args.thread_id)
-
-        if not asyncio.run(stop()):
+        if not asyncio.run(_stop(target, args.thread_id)):
             raise BadInput(f"{args.thread_id!r} is not watched")
         print(f"stopped watching {args.thread_id}; its versions stay", file=sys.stderr)
         return 0

@@ -1,24 +1,19 @@
 """A finished run's kept evidence, as the doors read and delete it.
 
-`open_kept` opens a store for these commands (the graph to read runs with, the evidence
-tables); `evidence_of` is what `deep-research evidence ID N` shows; `forget_thread` is what
-every door that deletes a run calls before deleting its checkpoints.
+`evidence_of` is what `deep-research evidence ID N` shows; `forget_thread` is what the run
+service calls before it deletes a run's checkpoints.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from deep_research.domain.claims import cited_pairs
 from deep_research.domain.evidence_text import around
 from deep_research.graph.recheck import finished_values
-from deep_research.graph.research import build_graph
 from deep_research.graph.threads import thread_config
 from deep_research.state import Source
-from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.evidence.store import EvidenceStore, Kept
 from deep_research.tools.watches import WatchStore
 
@@ -49,17 +44,6 @@ class NoSuchCitation(LookupError):
     """The report cites no source by that number."""
 
 
-@asynccontextmanager
-async def open_kept(target: str) -> AsyncIterator[tuple[Any, EvidenceStore]]:
-    """A graph over the store's saved runs and its evidence tables, for commands that read
-    (the store must exist: `StoreMissing` otherwise)."""
-    async with (
-        open_checkpointer(target, create=False) as saver,
-        EvidenceStore(target) as evidence,
-    ):
-        yield build_graph(checkpointer=saver), evidence
-
-
 async def evidence_of(
     graph: Any, evidence: EvidenceStore, thread_id: str, number: int, chars: int = CONTEXT_CHARS
 ) -> EvidenceView:
@@ -81,10 +65,11 @@ async def evidence_of(
     return EvidenceView(source, row, text, quotes)
 
 
-async def forget_thread(graph: Any, evidence: EvidenceStore, thread_id: str) -> None:
+async def forget_thread(
+    graph: Any, evidence: EvidenceStore, watches: WatchStore, thread_id: str
+) -> None:
     """Delete what is kept beside a run (its evidence, re-checks and watch); its checkpoints
     are the caller's to delete next."""
     values = (await graph.aget_state(thread_config(thread_id))).values
     await evidence.forget(thread_id, str(values.get("run_id") or ""))
-    async with WatchStore(evidence.tables.target) as watches:
-        await watches.forget(thread_id)
+    await watches.forget(thread_id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,7 +25,7 @@ from deep_research.domain.recheck_rules import claim_state, source_state
 from deep_research.domain.sources import normalize_url
 from deep_research.graph.threads import run_ended, thread_config
 from deep_research.nodes.verifying import check_claims
-from deep_research.settings import settings_from
+from deep_research.settings import Settings, settings_from
 from deep_research.state import (
     ClaimRecheck,
     Recheck,
@@ -111,11 +112,14 @@ async def recheck_thread(
     thread_id: str,
     *,
     models: ModelSource = chat_model,
+    executing: Callable[[Settings], Settings] = lambda stored: stored,
 ) -> RecheckDone:
-    """Re-check a finished run's citations against their sources now; keep and return it."""
+    """Re-check a finished run's citations against their sources now; keep and return it.
+    `executing` gives the settings it reads with (what reads pages, and how, is the process's
+    that re-checks: `service.admission.Admission.executing`)."""
     began = time.monotonic()
     values = await finished_values(graph, thread_id)
-    settings = settings_from(values["settings"])
+    settings = executing(settings_from(values["settings"]))
     sources: list[Source] = [s for s in values.get("sources") or [] if s.number]
     kept = {row.number: row for row in await evidence.kept(thread_id)}
     befores = {s.number: _before(s, kept) for s in sources}

@@ -18,6 +18,7 @@ RUN_FLAGS = [
     "--max-iterations", "1", "--min-iterations", "1", "--fetch-pages", "1",
     "--search", "tavily", "--set", "fetch_private_addresses=true", "--quiet",
 ]  # fmt: skip
+READ_FLAGS = ["--set", "fetch_private_addresses=true"]  # what recheck and watch --run-due read
 
 
 class World:

@@ -159,7 +159,9 @@ def test_exports_show_each_citations_quote_read_time_and_hash(
 def test_deleting_a_run_deletes_its_evidence_but_not_what_another_run_shares(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ):
-    from deep_research.web.runs import WebRuns
+    from deep_research.service.admission import Operator
+    from deep_research.service.caller import Caller
+    from deep_research.service.runs import open_service
 
     db = str(tmp_path / "runs.sqlite")
     with world_on(monkeypatch, topics=2):
@@ -167,8 +169,8 @@ def test_deleting_a_run_deletes_its_evidence_but_not_what_another_run_shares(
         run(db, "second")
 
     async def delete(thread: str) -> None:
-        async with WebRuns(db) as runs:
-            await runs.delete(thread)
+        async with open_service(db, Operator()) as service:
+            await service.delete(Caller("cli"), thread)
 
     asyncio.run(delete("first"))
     rows, _, sizes = asyncio.run(kept_rows(db, "first"))
@@ -193,12 +195,13 @@ def test_local_documents_are_kept_with_their_files_validators_and_rechecked_from
     assert rows and {row.read.kind for row in rows} == {"document"}
     assert all(row.read.etag.count("-") == 1 and texts[row.number] for row in rows)
     capsys.readouterr()
-    assert main(["recheck", "local", "--checkpoint-db", db]) == 0
+    assert main(["recheck", "local", "--corpus", str(folder), "--checkpoint-db", db]) == 0
     assert "page gone" not in capsys.readouterr().out
     gone = next(row for row in rows if "zstd.md" in row.read.url)
     (folder / "zstd.md").unlink()
     out = tmp_path / "recheck.json"
-    assert main(["recheck", "local", "--checkpoint-db", db, "--json", str(out)]) == 0
+    again = ["recheck", "local", "--corpus", str(folder), "--checkpoint-db", db]
+    assert main([*again, "--json", str(out)]) == 0
     from deep_research.state import Recheck
 
     result = Recheck.model_validate_json(out.read_text())

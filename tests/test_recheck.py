@@ -8,7 +8,7 @@ import asyncio
 import json
 
 import pytest
-from keeping_world import QUESTION, RUN_FLAGS, world_on
+from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, world_on
 
 from deep_research.cli.main import main
 from deep_research.domain.recheck_rules import claim_state, parse_every, same_place, source_state
@@ -75,7 +75,9 @@ def run_and_recheck(monkeypatch, tmp_path, change) -> tuple[Recheck, dict]:
         change(world)
         calls, requests = world.model_calls, len(world.pages.requests)
         out = tmp_path / "recheck.json"
-        assert main(["recheck", "first", "--checkpoint-db", db, "--json", str(out)]) == 0
+        assert (
+            main(["recheck", "first", *READ_FLAGS, "--checkpoint-db", db, "--json", str(out)]) == 0
+        )
         cost = {
             "model_calls": world.model_calls - calls,
             "requests": world.pages.requests[requests:],
@@ -159,7 +161,7 @@ def test_an_unknown_or_unfinished_run_is_refused(monkeypatch: pytest.MonkeyPatch
     with world_on(monkeypatch, topics=1):
         assert main(["run", QUESTION, *RUN_FLAGS, "--checkpoint-db", db, "--thread-id", "a"]) == 0
     assert main(["recheck", "other", "--checkpoint-db", db]) == 2
-    assert "no run with thread id 'other'" in capsys.readouterr().err
+    assert "no run with id 'other'" in capsys.readouterr().err
 
 
 def test_a_run_whose_citations_were_not_checked_is_rechecked_by_its_reports_statements(

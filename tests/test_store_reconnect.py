@@ -78,8 +78,8 @@ def test_a_worker_that_procrastinate_stopped_on_a_failed_store_call_starts_again
     stop, when it is cancelled (procrastinate's graceful stop)."""
     from procrastinate.exceptions import ConnectorException
 
-    from deep_research.graph import run_queue
-    from deep_research.graph.run_queue import RunQueue
+    from deep_research.service import queue as run_queue
+    from deep_research.service.queue import RunQueue
 
     queue = RunQueue("postgresql://nobody@127.0.0.1:9/none")
     said: list[str] = []

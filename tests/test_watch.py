@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from keeping_world import QUESTION, RUN_FLAGS, hold_first, world_on
+from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, hold_first, world_on
 
 from deep_research.cli.main import main
 from deep_research.state import ChangeList
@@ -67,12 +67,14 @@ def test_a_second_version_names_exactly_the_figures_that_changed_with_both_value
     with world_on(monkeypatch, topics=3) as world:
         first_run(db)
         assert main(["watch", "first", "--every", "7d", "--checkpoint-db", db]) == 0
-        assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0  # nothing due yet
+        assert (
+            main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db]) == 0
+        )  # nothing due yet
         world.pages.edit(0, "7301", "7350")
         world.pages.edit(2, "1220 kelvin", "1225 kelvin")
         due_now(db)
         asked = len(world.chat.requests)
-        assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0
+        assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db]) == 0
         pages = [world.pages.page_url(k) for k in range(3)]
         gaps = [r for r in world.chat.requests[asked:] if "GapAnalysis" in json.dumps(r["body"])]
     assert gaps and all("scheduled update" in json.dumps(r["body"]) for r in gaps)
@@ -98,7 +100,7 @@ def test_a_version_with_nothing_changed_has_an_empty_change_list_and_asks_no_mod
         first_run(db)
         assert main(["watch", "first", "--every", "1d", "--checkpoint-db", db]) == 0
         due_now(db)
-        assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0
+        assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db]) == 0
         compared = list(world.brain.compared)
     changes = changes_of(db)
     assert changes.empty and changes.model_calls == 0 and compared == []
@@ -114,7 +116,7 @@ def test_a_source_gone_is_said_with_the_claims_it_no_longer_supports(
         world.pages.delete(1, status=410)
         world.pages.remove(2, melting(2))
         due_now(db)
-        assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0
+        assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db]) == 0
     changes = changes_of(db)
     assert [s.number for s in changes.sources_gone] == [2] and changes.sources_gone[0].status == 410
     why = {d.claim.claim: d.why for d in changes.no_longer_supported}
@@ -182,12 +184,12 @@ def test_a_change_list_is_posted_signed_to_the_webhook_and_a_private_one_is_refu
             assert main(["watch", "first", "--every", "1d", *hook]) == 0
             world.pages.edit(0, "7301", "7350")
             due_now(db)
-            assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0
+            assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db]) == 0
             assert receiver.received == []  # loopback: refused where the socket opens
             assert main(["watch", "first", "--every", "1d", *hook, "--webhook-allow-private"]) == 0
             world.pages.edit(1, "7302", "7309")
             due_now(db)
-            assert main(["watch", "--run-due", "--checkpoint-db", db]) == 0
+            assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db]) == 0
     finally:
         receiver.stop()
     refused = asyncio.run(_sql(db, "SELECT delivered FROM watch_versions WHERE version = 2"))
@@ -224,7 +226,7 @@ def test_a_run_due_killed_mid_version_is_resumed_and_nothing_answered_is_sent_tw
         hold, held = hold_first(world.chat, "WorkerFindings")  # the version's gap round
         searched_before, asked_before = len(world.search.queries), len(world.chat.requests)
         env = {**os.environ}
-        due = cli("watch", "--run-due", "--checkpoint-db", db, "--lease", "600")
+        due = cli("watch", "--run-due", *READ_FLAGS, "--checkpoint-db", db, "--lease", "600")
         killed = subprocess.Popen(due, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
         try:
             assert held.wait(60), "the version never reached its gap round"

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from keeping_world import QUESTION, RUN_FLAGS, hold_first, world_on
+from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, hold_first, world_on
 
 from deep_research.cli.main import main
 from deep_research.state import ChangeList, Recheck
@@ -36,6 +36,7 @@ def cli(*args: str) -> list[str]:
 def start_worker(number: int, env: dict, log: Path) -> subprocess.Popen:
     command = cli("worker", "--concurrency", "1", "--stalled-after", "3", "--watch-tick", TICK)
     worker_env = {**env, "OPENAI_API_KEY": f"sk-worker-{number}"}
+    worker_env["DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES"] = "true"  # the operator reads loopback
     return subprocess.Popen(command, env=worker_env, cwd=ROOT, stderr=log.open("w"))
 
 
@@ -87,7 +88,7 @@ def test_evidence_and_rechecks_are_kept_in_postgresql_too(
         assert main([*command, "--thread-id", "second"]) == 0
         world.pages.edit(0, "7301", "7350")
         calls = world.model_calls
-        assert main(["recheck", "first", "--checkpoint-db", empty_postgres]) == 0
+        assert main(["recheck", "first", *READ_FLAGS, "--checkpoint-db", empty_postgres]) == 0
         assert world.model_calls == calls + 1
 
     async def kept() -> tuple:
@@ -183,6 +184,6 @@ def test_run_due_without_workers_and_one_claim_per_version_on_postgresql(
     with world_on(monkeypatch, topics=2) as world:
         watched(empty_postgres)
         world.pages.edit(0, "7301", "7344")
-        assert main(["watch", "--run-due", "--checkpoint-db", empty_postgres]) == 0
+        assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", empty_postgres]) == 0
     changes = finished_version(empty_postgres, seconds=1)
     assert {(f.old_value, f.new_value) for f in changes.changed_figures} == {("7301", "7344")}

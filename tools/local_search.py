@@ -10,6 +10,7 @@ import hashlib
 from email.utils import formatdate
 from itertools import zip_longest
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -20,6 +21,16 @@ from deep_research.tools.corpus import LocalCorpus
 from deep_research.tools.corpus.index import named_folder
 from deep_research.tools.evidence.reads import Capture, PageRead
 from deep_research.tools.search.base import SearchBackend, rank_score
+from deep_research.tools.secrets import redact
+
+
+@runtime_checkable
+class KnowsLanguages(Protocol):
+    """A backend that can say which languages its documents are in (the user's folder)."""
+
+    async def languages(self) -> dict[str, int]:
+        """Language codes and how many documents are in each, most first."""
+        ...
 
 
 def index_path(corpus_dir: str | Path | None) -> Path:
@@ -47,16 +58,25 @@ class LocalSearch:
         self._opening = asyncio.Lock()
         self._on_read = on_read  # told of every passage found (the run's evidence)
 
-    async def search(self, query: str, max_results: int) -> list[SearchHit]:
-        """The best passages for a query, one per document section."""
+    async def _opened(self) -> LocalCorpus:
+        """The folder's index, opened once (off the event loop)."""
         async with self._opening:
             if self._corpus is None:
                 self._corpus = await asyncio.to_thread(open_corpus, self._folder)
-        hits = await self._corpus.asearch(query, max_results)
+        return self._corpus
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """The best passages for a query, one per document section (each told to `on_read`)."""
+        hits = await (await self._opened()).asearch(query, max_results)
         if self._on_read is not None:
             for hit in hits:
                 await self._on_read(await asyncio.to_thread(document_read, hit))
         return hits
+
+    async def languages(self) -> dict[str, int]:
+        """The languages of the folder's documents, with how many are in each."""
+        corpus = await self._opened()
+        return await asyncio.to_thread(corpus.languages)
 
 
 def file_validators(path: Path) -> tuple[str, str]:
@@ -70,11 +90,11 @@ def file_validators(path: Path) -> tuple[str, str]:
 
 
 def document_read(hit: SearchHit) -> PageRead:
-    """A local passage as the run read it, with its file's validators."""
+    """A local passage as the run read it (without a key we hold, as the run keeps its hits),
+    with its file's validators."""
     etag, modified = file_validators(path_of(hit.url))
-    return PageRead(
-        url=hit.url, kind="document", text=hit.content, etag=etag, last_modified=modified
-    )
+    text = redact(hit.content)
+    return PageRead(url=hit.url, kind="document", text=text, etag=etag, last_modified=modified)
 
 
 def path_of(url: str) -> Path:
@@ -92,6 +112,10 @@ class HybridSearch:
     def local(self) -> SearchBackend:
         """The folder's search alone (a worker's `search_documents` tool)."""
         return self._local
+
+    async def languages(self) -> dict[str, int]:
+        """The languages of the folder's documents (the web's are the model's guess)."""
+        return await self._local.languages() if isinstance(self._local, LocalSearch) else {}
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Local and web hits alternately (local first), without duplicates, scored in that order.

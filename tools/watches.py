@@ -197,6 +197,22 @@ class WatchStore:
         )
         return [Version(*row) for row in rows]
 
+    async def claimed(self, thread_id: str) -> Claim | None:
+        """The claim a version's run was made under (its watch, the version before, its caps),
+        read back from the store; None when its watch is no longer kept."""
+        rows = await self.tables.run(
+            "SELECT watch_id, version, previous, tokens, cost_usd FROM watch_versions"
+            " WHERE thread_id = ?",
+            (thread_id,),
+        )
+        if not rows:
+            return None
+        watch_id, version, previous, tokens, cost = rows[0]
+        watch = await self.get(watch_id)
+        if watch is None:
+            return None
+        return Claim(watch, version, thread_id, previous, tokens, cost)
+
     async def claim_due(
         self, now: float | None = None, lease: float = LEASE_SECONDS
     ) -> list[Claim]:

@@ -20,6 +20,7 @@ from deep_research.tools.search.pages import (
     answer_text,
     clean_passages,
 )
+from deep_research.tools.secrets import redacted
 
 
 @dataclass(frozen=True)
@@ -99,5 +100,5 @@ def _reread_file(read: PageRead) -> Reread:
         document = read_document(path)
     except (SkippedFile, OSError) as error:
         return Reread(None, note=f"{path} cannot be read: {error}"[:300])
-    text = "\n\n".join(clean_passages(document))
+    text = "\n\n".join(redacted(clean_passages(document)))  # as a run keeps what it reads
     return Reread(200, read.url, text, conditional=True, etag=etag, last_modified=modified)

@@ -11,21 +11,24 @@ once per run. A page that cannot be read leaves its hit as the provider returned
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpcore
 import httpx
 
 from deep_research.domain.control_chars import without_any_controls, without_controls
+from deep_research.domain.dates import page_date
 from deep_research.domain.lexical import support_score
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
-from deep_research.state import SearchHit
+from deep_research.state import PageLink, SearchHit
 from deep_research.tools.corpus.passages import blocks_of, passages_of
 from deep_research.tools.corpus.reading import (
     Document,
@@ -36,7 +39,10 @@ from deep_research.tools.corpus.reading import (
 )
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
+from deep_research.tools.secrets import redact, redacted
 
+MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not one to follow
+MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
 THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
 PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order
 MAX_REDIRECTS = 5
@@ -88,7 +94,7 @@ def read_page(data: bytes, content_type: str, url: str, seconds: float = 10.0) -
     if kind == "application/pdf" or (
         (undeclared or kind == "text/plain") and data.startswith(b"%PDF-")
     ):
-        return read_pdf(data)
+        return read_pdf(data, MAX_PDF_PAGES)
     looks_html = data.lstrip()[:1] == b"<"
     if kind in HTML_TYPES or ((undeclared or kind.startswith("text/")) and looks_html):
         return read_html(data, seconds)
@@ -116,26 +122,48 @@ def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> s
 
 @dataclass(frozen=True)
 class FetchedPage:
-    """A page as read: its passages in page order, its title, and the absolute http(s) URLs
-    of its links (resolved against the address it came from); `error` says why it is empty."""
+    """A page as read: its passages in page order, its title, its links (absolute http(s)
+    URLs, resolved against the address it came from, with their words), the date it states;
+    `error` says why it is empty."""
 
     passages: list[str]
     title: str = ""
-    links: list[str] = field(default_factory=list)
+    links: list[PageLink] = field(default_factory=list)
     error: str = ""
+    published: str = ""
 
 
-def page_links(document: Document, base: str) -> list[str]:
-    """A document's links as absolute http(s) URLs, first occurrence kept, fragments dropped."""
-    seen: dict[str, None] = {}
-    for href in document.links:
+@dataclass(frozen=True)
+class Fetched:
+    """A response as fetched: its body (capped), content type, final URL, Last-Modified."""
+
+    data: bytes
+    content_type: str
+    url: str
+    last_modified: str = ""
+
+
+def page_links(document: Document, base: str) -> list[PageLink]:
+    """A document's links as absolute http(s) URLs (of at most `MAX_LINK_CHARS`) with their
+    words, in page order, first occurrence kept (one in the text wins over the same URL in a
+    list), fragments dropped."""
+    seen: dict[str, PageLink] = {}
+    for link in document.links:
         try:
-            url = urldefrag(urljoin(base, without_any_controls(href))).url
+            url = urldefrag(urljoin(base, without_any_controls(link.href))).url
         except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
             continue
-        if urlsplit(url).scheme in ("http", "https"):
-            seen.setdefault(url, None)
-    return list(seen)
+        if urlsplit(url).scheme not in ("http", "https") or len(url) > MAX_LINK_CHARS:
+            continue
+        found = PageLink(
+            url=url,
+            text=without_any_controls(link.text),
+            context=without_any_controls(link.context),
+            in_text=link.in_text,
+        )
+        if url not in seen or (found.in_text and not seen[url].in_text):
+            seen[url] = found
+    return list(seen.values())
 
 
 def clean_passages(document: Document) -> list[str]:
@@ -143,31 +171,66 @@ def clean_passages(document: Document) -> list[str]:
     return [text for text in map(without_controls, page_passages(document)) if text.strip()]
 
 
-def _split(document: Document, url: str, allowed: SourceFilter) -> FetchedPage:
-    """A read document as passages, title and absolute links, as evidence may hold them (the
-    door every hit passes, `domain.sources.admitted`): no control characters, and only the
-    links the run's source filter lets it follow."""
+def _split(
+    document: Document, url: str, allowed: SourceFilter, last_modified: str = ""
+) -> FetchedPage:
+    """A read document as passages, title, absolute links and date, as evidence may hold them
+    (the door every hit passes, `domain.sources.admitted`): no control characters, and only
+    the links the run's source filter lets it follow."""
     passages = clean_passages(document)
-    links = [link for link in page_links(document, url) if allowed.refusal(link) is None]
+    links = [link for link in page_links(document, url) if allowed.refusal(link.url) is None]
     title = " ".join(without_any_controls(document.title).split())
-    return FetchedPage(passages, title, links)
+    headings = [block.heading for block in document.blocks if block.heading]
+    published = page_date(list(document.dates), list(document.times), headings, last_modified)
+    return FetchedPage(passages, title, links, published=published)
 
 
-OnRead = Callable[[str, "Answer", str], Awaitable[None]]
+_tally: ContextVar[list[int] | None] = ContextVar("page_fetch_tally", default=None)
+
+
+@contextlib.contextmanager
+def counted_fetches() -> Iterator[list[int]]:
+    """Count the page fetches started inside the block, by this task and the tasks it starts
+    (a search whose thin hits are read whole): `[n]`. What a step spent on pages travels with
+    its usage into state, where a resumed run finds it."""
+    tally = [0]
+    token = _tally.set(tally)
+    try:
+        yield tally
+    finally:
+        _tally.reset(token)
+
+
+OnRead = Callable[[str, "Answer", str], Awaitable[None]]  # URL asked, last answer, kept text
 
 
 class PageFetcher:
-    """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
+    """Reads pages for one run: each URL once (concurrent asks share it), within a budget.
+
+    `book` is the run's page budget (`RunLedger.take_page`): called as a fetch starts, False
+    once it is spent. Without one, the fetcher counts its own fetches against
+    `max_page_fetches`. `on_read` is handed every page read, as the run keeps it (redacted):
+    the run's evidence.
+    """
 
     def __init__(
-        self, settings: Settings, tls: ssl.SSLContext | None = None, on_read: OnRead | None = None
+        self,
+        settings: Settings,
+        tls: ssl.SSLContext | None = None,
+        book: Callable[[], bool] | None = None,
+        on_read: OnRead | None = None,
     ) -> None:
         self._settings = settings
-        self._on_read = on_read  # told of every page read: the address asked, answer, text
+        self._on_read = on_read
         self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
-        self.sent = 0  # fetches started this run, counted against max_page_fetches
+        self._book = book or self._own_count
+        self.sent = 0  # fetches this fetcher started
+
+    def _own_count(self) -> bool:
+        """The budget of a fetcher without a run ledger: its own fetches."""
+        return self.sent < self._settings.max_page_fetches
 
     async def text(self, url: str, query: str) -> str:
         """The page's best passages for the query; empty when refused, unreadable or over budget."""
@@ -187,36 +250,44 @@ class PageFetcher:
         """The page read whole (passages, title, links), fetched once per URL; no passages and
         the reason when refused, unreadable or over the run's page budget."""
         if url not in self._pages:
-            if self.sent >= self._settings.max_page_fetches:
+            if not self._book():
                 return FetchedPage([], error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
+            if (tally := _tally.get()) is not None:
+                tally[0] += 1
             self._pages[url] = asyncio.ensure_future(self._read(url))
         return await asyncio.shield(self._pages[url])
 
     async def _read(self, url: str) -> FetchedPage:
         """Fetch and split, turning every failure into no passages (and a log line); a page
-        read is handed to `on_read` (the run's evidence)."""
+        read is handed to `on_read` (the run's evidence) as the run keeps it."""
         try:
             seconds = self._settings.page_timeout
             deadline = time.monotonic() + seconds
             async with asyncio.timeout(seconds):
                 answer = await self.answer(url)
-            data, content_type, final_url = _readable(answer)
+            got = _readable(answer)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
             page = await asyncio.to_thread(  # parsing a big page must not stall the others
                 lambda: _split(
-                    read_page(data, content_type, final_url, left), final_url, self._allowed
+                    read_page(got.data, got.content_type, got.url, left),
+                    got.url,
+                    self._allowed,
+                    got.last_modified,
                 )
             )
+            # where a page's text enters: a page that shows a key we hold is kept without it
+            page = replace(page, passages=redacted(page.passages), title=redact(page.title))
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return FetchedPage([], error=f"{type(error).__name__}: {error}"[:300])
+            return FetchedPage([], error=redact(f"{type(error).__name__}: {error}")[:300])
         if self._on_read is not None and page.passages:
             await self._on_read(url, answer, page_text(page))
         return page
 
-    async def fetch(self, url: str) -> tuple[bytes, str, str]:
-        """The body (at most `page_max_bytes`), its content type and the URL it came from."""
+    async def fetch(self, url: str) -> Fetched:
+        """The body (at most `page_max_bytes`), its content type, the URL it came from and its
+        Last-Modified header."""
         return _readable(await self.answer(url))
 
     async def answer(self, url: str, extra: tuple[tuple[bytes, bytes], ...] = ()) -> Answer:
@@ -276,22 +347,25 @@ class Answer:
         return _header(self.headers, name)
 
 
-def _readable(answer: Answer) -> tuple[bytes, str, str]:
-    """An answer's body, content type and address when it is a page we read; else SkippedFile
-    naming why (a status other than 200, an encoding we did not ask for)."""
+def _readable(answer: Answer) -> Fetched:
+    """An answer as a page we read (body, content type, address, Last-Modified); else
+    SkippedFile naming why (a status other than 200, an encoding we did not ask for)."""
     if answer.status != 200:
         raise SkippedFile(f"{answer.url} answered HTTP {answer.status}")
     encoding = answer.header(b"content-encoding").strip().lower()
     if encoding not in ("", "identity"):
         raise SkippedFile(f"{answer.url} came {encoding}-encoded though we asked for none")
-    return answer.data, answer.header(b"content-type"), answer.url
+    content_type = answer.header(b"content-type")
+    return Fetched(answer.data, content_type, answer.url, answer.header(b"last-modified"))
 
 
 def answer_text(answer: Answer, seconds: float) -> str:
-    """An answer's text as a run keeps a page's (its passages in page order); SkippedFile when
-    it is no page we read (another status, an image)."""
-    data, content_type, url = _readable(answer)
-    return "\n\n".join(clean_passages(read_page(data, content_type, url, seconds)))
+    """An answer's text as a run keeps a page's (its passages in page order, redacted as
+    where a page's text enters); SkippedFile when it is no page we read (another status, an
+    image)."""
+    got = _readable(answer)
+    document = read_page(got.data, got.content_type, got.url, seconds)
+    return "\n\n".join(redacted(clean_passages(document)))
 
 
 def page_text(page: FetchedPage) -> str:
@@ -300,7 +374,8 @@ def page_text(page: FetchedPage) -> str:
 
 
 class WholePages:
-    """A search backend whose thin top hits carry their page's best passages."""
+    """A search backend whose thin top hits carry their page's best passages (and its date,
+    when the provider gave none)."""
 
     def __init__(self, backend: SearchBackend, fetcher: PageFetcher, per_search: int) -> None:
         self._backend, self._fetcher, self._per_search = backend, fetcher, per_search
@@ -313,9 +388,11 @@ class WholePages:
             for i, hit in enumerate(hits[: self._per_search])
             if len(hit.content) < THIN_SNIPPET_CHARS and hit.url.startswith(("http:", "https:"))
         ]
-        texts = await asyncio.gather(*(self._fetcher.text(hits[i].url, query) for i in thin))
-        for index, text in zip(thin, texts, strict=True):
-            if text:
+        pages = await asyncio.gather(*(self._fetcher.page(hits[i].url) for i in thin))
+        for index, page in zip(thin, pages, strict=True):
+            if text := best_passages(page.passages, query):
                 content = f"{hits[index].content}\n\n{text}".strip()
-                hits[index] = hits[index].model_copy(update={"content": content})
+                published = hits[index].published or page.published
+                update = {"content": content, "published": published}
+                hits[index] = hits[index].model_copy(update=update)
         return hits

@@ -1,14 +1,17 @@
 """Research runs on a job queue in the PostgreSQL store (procrastinate), taken by any number of
-`deep-research worker` processes on any number of machines.
+`deep-research worker` processes on any number of machines (`service.executors.OnQueue`).
 
-A job names a thread: its id, question and settings. A worker drives it with the same logic as
-`batch` (`graph.many_threads.drive`): a finished thread is left as it is, an interrupted one
-resumes from its last checkpoint, a new one starts. Each job holds `lock=` its thread id (a run
-is on one worker at a time) and `queueing_lock=` its thread id (submitting it again while it
-waits adds nothing). Every worker sends a heartbeat; each also looks for jobs whose worker has
-sent none for `stalled_after` seconds (it died: SIGKILL, a lost machine) and queues them again,
-so another worker resumes the run from its checkpoint. The run's budget ledger is in its
-checkpointed state, so it holds wherever the run goes on.
+A job names a run by its id, and nothing else: what the run asks (question, settings) is read
+from the store, where admission put it, and what the worker reads, fetches and starts
+(server-only settings: folders, private reads, MCP configs) is the worker's own
+(`RunService.execute`), so write access to the job table starts no command on a worker. A
+finished run is left as it is, an interrupted one resumes from its last checkpoint, an accepted
+one starts. Each job holds `lock=` its run id (a run is on one worker at a time) and
+`queueing_lock=` its run id (submitting it again while it waits adds nothing). Every worker
+sends a heartbeat; each also looks for jobs whose worker has sent none for `stalled_after`
+seconds (it died: SIGKILL, a lost machine) and queues them again, so another worker resumes
+the run from its checkpoint. The run's budget ledger is in its checkpointed state, so it holds
+wherever the run goes on.
 """
 
 from __future__ import annotations
@@ -17,57 +20,33 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from procrastinate import App, JobContext, PsycopgConnector
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
 
-from deep_research.graph import build_graph, watch_queue
-from deep_research.graph.many_threads import ThreadJob, drive
-from deep_research.settings import Settings, settings_from
-from deep_research.tools.checkpoints import open_checkpointer
-from deep_research.tools.evidence.store import EvidenceStore
+from deep_research.service import watch_queue
 from deep_research.tools.pg_setup import set_up_once
-from deep_research.tools.run_resources import LiveRuns
-from deep_research.tools.watches import WatchStore
 
 QUEUE = "deep-research"
 TASK = "deep_research.research"
 DEFAULT_STALLED_AFTER = 60.0  # seconds without a heartbeat before a worker counts as dead
 WAITING = ("todo", "doing")  # a job in these states is the thread's live submission
+GAVE_UP = ("failed", "cancelled", "aborted")  # job states after which no worker will run it
 TICK_LATE = 5.0  # seconds: more than the deferrer's 0.5 s margin past each tick
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 RESTART_PAUSE = 1.0  # seconds before a worker that stopped on a failed store call starts again
 
 
-@dataclass(frozen=True)
-class QueuedRun:
-    """One run to hand to the queue: its thread id, question and settings."""
+async def research(context: JobContext, thread_id: str, **_earlier: Any) -> None:
+    """The job: drive the run to its next stop on this worker (start, resume or leave it).
 
-    thread_id: str
-    question: str
-    settings: Settings
-
-    def job_arguments(self) -> dict[str, Any]:
-        """The job's JSON arguments (settings as plain values; no secret is ever in them)."""
-        settings = self.settings.model_dump(mode="json")
-        return {"thread_id": self.thread_id, "question": self.question, "settings": settings}
-
-
-async def research(context: JobContext, thread_id: str, question: str, settings: dict) -> None:
-    """The job: drive the thread to its end on this worker (start, resume or leave it)."""
-    graph, runs, say = (context.additional_context[k] for k in ("graph", "runs", "say"))
-    job = ThreadJob(None, thread_id, question, settings_from(settings))
+    Arguments a job row of an earlier version carries (question, settings) are not read."""
+    service, say = (context.additional_context[k] for k in ("service", "say"))
     say(f"{thread_id}: taken")
-    end = await drive(
-        graph,
-        runs,
-        job,
-        started=lambda _, resumed: say(f"{thread_id}: {'resumed' if resumed else 'started'}"),
-        on_event=lambda _, event: None,
-    )
-    say(f"{thread_id}: {'done' if end.ran else 'finished before'}")
+    starting = lambda resumed: say(f"{thread_id}: {'resumed' if resumed else 'started'}")  # noqa: E731
+    status = await service.execute(thread_id, starting)
+    say(f"{thread_id}: {status}")
 
 
 class RunQueue:
@@ -95,25 +74,21 @@ class RunQueue:
         return bool(row["present"])
 
     async def set_up(self) -> None:
-        """The queue's tables, and those of the evidence and the watched questions its workers
-        keep, made by one process even when many start at once (before a worker says it is
-        ready: afterwards it only connects)."""
+        """The queue's tables, made by one process even when many start at once."""
         await set_up_once(self.conninfo, self._ready, self.app.schema_manager.apply_schema_async)
-        async with EvidenceStore(self.conninfo), WatchStore(self.conninfo):
-            pass
 
     async def jobs_of(self, thread_id: str) -> list[Any]:
         """Every job ever submitted for the thread, oldest first."""
         jobs = await self.app.job_manager.list_jobs_async(queue=QUEUE, queueing_lock=thread_id)
         return sorted(jobs, key=lambda job: job.id or 0)
 
-    async def submit(self, run: QueuedRun) -> bool:
+    async def submit(self, run_id: str) -> bool:
         """Queue the run unless a job of its thread waits or runs; True when one was added."""
-        if any(job.status in WAITING for job in await self.jobs_of(run.thread_id)):
+        if any(job.status in WAITING for job in await self.jobs_of(run_id)):
             return False
-        deferrer = self.task.configure(lock=run.thread_id, queueing_lock=run.thread_id)
+        deferrer = self.task.configure(lock=run_id, queueing_lock=run_id)
         try:
-            await deferrer.defer_async(**run.job_arguments())
+            await deferrer.defer_async(thread_id=run_id)
         except AlreadyEnqueued:  # another submitter was first
             return False
         return True
@@ -145,52 +120,39 @@ class RunQueue:
             say(f"{job.lock}: its worker stopped answering; queued again")
 
     async def work(
-        self, concurrency: int, stalled_after: float, say: Callable[[str], None]
+        self, service: Any, concurrency: int, stalled_after: float, say: Callable[[str], None]
     ) -> None:
-        """Take runs from the queue until stopped (SIGINT or SIGTERM); says "worker ready" once
-        its stores are open (from then on a dropped connection costs a call, not the worker)."""
-        async with (
-            open_checkpointer(self.conninfo, pooled=True) as saver,
-            EvidenceStore(self.conninfo) as evidence,
-            WatchStore(self.conninfo) as watches,
-        ):
-            runs = LiveRuns(evidence=evidence)
-            graph = build_graph(checkpointer=saver, runs=runs)
-            say(f"worker ready: {concurrency} at once")
+        """Take runs (and watched questions' versions) from the queue until stopped (SIGINT or
+        SIGTERM), each driven by `service` (this worker's, over the same store, whose tables
+        it has made: from then on a dropped connection costs a call, not the worker)."""
 
-            async def rescue() -> None:
-                """Every third of `stalled_after`, queue again the jobs of dead workers."""
-                while True:
-                    await asyncio.sleep(stalled_after / 3)
-                    await self.requeue_stalled(stalled_after, say)
+        async def rescue() -> None:
+            """Every third of `stalled_after`, queue again the jobs of dead workers."""
+            while True:
+                await asyncio.sleep(stalled_after / 3)
+                await self.requeue_stalled(stalled_after, say)
 
-            options = {
-                "queues": [QUEUE, watch_queue.WATCH_QUEUE],
-                "concurrency": concurrency,
-                "update_heartbeat_interval": stalled_after / 4,
-                "stalled_worker_timeout": stalled_after,
-                "additional_context": {
-                    "graph": graph,
-                    "runs": runs,
-                    "say": say,
-                    "evidence": evidence,
-                    "watches": watches,
-                },
-                "fetch_job_polling_interval": 1.0,
-                "install_signal_handlers": False,  # ours: they tell a stop from a failure
-            }
-            loop = asyncio.get_running_loop()
-            stopping = asyncio.Event()
+        options = {
+            "queues": [QUEUE, watch_queue.WATCH_QUEUE],
+            "concurrency": concurrency,
+            "update_heartbeat_interval": stalled_after / 4,
+            "stalled_worker_timeout": stalled_after,
+            "additional_context": {"service": service, "say": say},
+            "fetch_job_polling_interval": 1.0,
+            "install_signal_handlers": False,  # ours: they tell a stop from a failure
+        }
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        for number in STOP_SIGNALS:
+            loop.add_signal_handler(number, stopping.set)
+        rescuer = loop.create_task(rescue())
+        try:
+            while not stopping.is_set():
+                await self._worker_until_stopped(options, stopping, say)
+        finally:
+            rescuer.cancel()
             for number in STOP_SIGNALS:
-                loop.add_signal_handler(number, stopping.set)
-            rescuer = loop.create_task(rescue())
-            try:
-                while not stopping.is_set():
-                    await self._worker_until_stopped(options, stopping, say)
-            finally:
-                rescuer.cancel()
-                for number in STOP_SIGNALS:
-                    loop.remove_signal_handler(number)
+                loop.remove_signal_handler(number)
 
     async def _worker_until_stopped(
         self, options: dict[str, Any], stopping: asyncio.Event, say: Callable[[str], None]

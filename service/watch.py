@@ -5,8 +5,10 @@ A version is made in four steps, each of which a version killed midway finds don
 1. the version before is re-checked (`graph.recheck`): what it cited is read again;
 2. the new version starts from that version's evidence (`nodes.follow_up`), with what no longer
    holds taken out (a source gone, a page changed under its quotes: its new text instead), and
-   researches what its review finds missing, like any follow-up; a version killed here resumes
-   from its checkpoint (its thread is named by its number: `WATCH-vN`);
+   researches what its review finds missing, like any follow-up; it is a run of the run
+   service (admitted with this process's ceilings and server-only settings, owned by whoever
+   owns the watched run), and a version killed here resumes from its checkpoint (its run id is
+   named by its number: `WATCH-vN`);
 3. the change list against the version before (`nodes.change_list`) is kept with it;
 4. it is posted to the watch's webhook, if any.
 The schedule and who holds a version are in `tools.watches`; `run_due` makes what is due (for a
@@ -19,19 +21,20 @@ import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from deep_research.domain.budgets import cost_usd
 from deep_research.domain.claims import report_claims
 from deep_research.domain.sources import normalize_url
 from deep_research.graph.recheck import finished_values, now_iso, recheck_thread
-from deep_research.graph.threads import advance, run_ended, thread_config
+from deep_research.graph.threads import run_ended, standing, thread_config
 from deep_research.nodes.change_list import compare, dropped_claims, figure_changes
 from deep_research.nodes.follow_up import Stale, refreshed
-from deep_research.settings import settings_from
-from deep_research.state import ChangeList, Recheck, Usage
-from deep_research.tools.evidence.store import RECHECK_READER, EvidenceStore
+from deep_research.service.caller import Caller
+from deep_research.service.runs import RunService
+from deep_research.settings import Settings, settings_from
+from deep_research.state import ChangeList, Recheck, Usage, WorkerResult
+from deep_research.tools.evidence.store import RECHECK_READER
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.watches import LEASE_SECONDS, Claim, Limits, Watch, WatchStore
 from deep_research.tools.webhook import post
@@ -48,8 +51,8 @@ class LeaseLost(RuntimeError):
 
 
 async def start_watching(
-    graph: Any,
-    watches: WatchStore,
+    service: RunService,
+    caller: Caller,
     thread_id: str,
     every_seconds: int,
     limits: Limits | None = None,
@@ -59,12 +62,14 @@ async def start_watching(
     webhook_private: bool = False,
     now: float | None = None,
 ) -> Watch:
-    """Watch a finished run's question: its next version is due `every_seconds` from now (a
-    watch already kept is given the new schedule; its versions stay)."""
+    """Watch a finished run the caller may see: its next version is due `every_seconds` from
+    now (a watch already kept is given the new schedule; its versions stay)."""
     limits = limits or Limits()
+    watches = service.store.watches
     try:
-        values = await finished_values(graph, thread_id)
-    except LookupError as error:
+        await service.read(caller, thread_id)
+        values = await finished_values(service.store.graph, thread_id)
+    except LookupError as error:  # UnknownRun, or not finished
         raise NotWatchable(str(error)) from None
     if not any(r.sources for r in values.get("worker_results") or []):
         raise NotWatchable(f"the run {thread_id!r} found no evidence to start a version from")
@@ -120,11 +125,19 @@ def stale_sources(recheck: Recheck, fresh: dict[str, Any]) -> dict[str, Stale]:
 
 
 async def version_input(
-    graph: Any, evidence: EvidenceStore, claim: Claim, runs: LiveRuns
-) -> dict[str, Any]:
-    """The next version's input: the version before re-checked, its evidence refreshed."""
-    previous = await finished_values(graph, claim.previous)
-    done = await recheck_thread(graph, evidence, claim.previous, models=runs.models)
+    service: RunService, claim: Claim
+) -> tuple[str, Settings, list[WorkerResult]]:
+    """The next version's question, settings and evidence: the version before re-checked, its
+    evidence refreshed."""
+    store = service.store
+    previous = await finished_values(store.graph, claim.previous)
+    done = await recheck_thread(
+        store.graph,
+        store.evidence,
+        claim.previous,
+        models=store.runs.models,
+        executing=service.admission.executing,  # read with this process's settings
+    )
     carried = [r for r in previous.get("worker_results") or [] if r.status != "failed"]
     results = refreshed(carried, stale_sources(done.recheck, done.fresh))
     saved = previous["settings"]
@@ -137,13 +150,31 @@ async def version_input(
             "max_cost_usd": claim.max_cost_usd or saved.max_cost_usd,
         }
     )
-    return {
-        "question": previous["question"],
-        "settings": settings_from(settings.model_dump()),
-        "prior_results": [r for r in results if r.sources],
-        "follow_up_of": claim.previous,
-        "refreshed_by": RECHECK_READER.format(thread_id=claim.previous),
-    }
+    evidence = [r for r in results if r.sources]
+    return previous["question"], settings_from(settings.model_dump()), evidence
+
+
+async def owner_of(service: RunService, watch_id: str) -> Caller:
+    """Who a watch's versions belong to: whoever owns the watched run (its door and user)."""
+    row = await service.store.index.get(watch_id)
+    if row is None or row.door not in ("cli", "mcp", "web"):
+        return Caller("cli")  # a run the index never knew: the store's own door
+    return Caller(row.door, row.owner)  # type: ignore[arg-type]
+
+
+async def _start_version(service: RunService, claim: Claim, caller: Caller) -> None:
+    """Put a claimed version in the store as a run of the service (not begun)."""
+    question, settings, evidence = await version_input(service, claim)
+    admitted = await service.admission.inherited(question, settings)
+    await service.start(
+        caller,
+        admitted,
+        run_id=claim.thread_id,
+        parent=claim.previous,
+        prior=evidence,
+        refreshed_by=RECHECK_READER.format(thread_id=claim.previous),
+        launch=False,
+    )
 
 
 async def _holding(watches: WatchStore, claim: Claim, work: Awaitable[Any], lease: float) -> Any:
@@ -202,23 +233,13 @@ async def changes_between(
     )
 
 
-@dataclass(frozen=True)
-class Watching:
-    """What making versions needs: a graph over the store, its live runs (which keep the
-    evidence of what they read), the evidence tables and the watch tables."""
-
-    graph: Any
-    runs: LiveRuns
-    evidence: EvidenceStore
-    watches: WatchStore
-
-
 async def make_version(
-    parts: Watching, claim: Claim, say: Say = lambda text: None, lease: float = LEASE_SECONDS
+    service: RunService, claim: Claim, say: Say = lambda text: None, lease: float = LEASE_SECONDS
 ) -> ChangeList:
     """Make one claimed version to its end (or finish one a killed process left), keep its
     change list, and post it to the watch's webhook; a version already finished is read back."""
-    graph, runs, evidence, watches = parts.graph, parts.runs, parts.evidence, parts.watches
+    store = service.store
+    graph, runs, evidence, watches = store.graph, store.runs, store.evidence, store.watches
     recorded = next(
         (v for v in await watches.versions(claim.watch.watch_id) if v.version == claim.version),
         None,
@@ -228,12 +249,12 @@ async def make_version(
     config = thread_config(claim.thread_id)
     snapshot = await graph.aget_state(config)
     if not run_ended(snapshot):
-        resumed = bool(snapshot.values)
-        say(f"{claim.thread_id}: {'resumed' if resumed else 'started'}")
-        step_input = None if resumed else await version_input(graph, evidence, claim, runs)
-        snapshot = await _holding(
-            watches, claim, advance(graph, claim.thread_id, step_input, runs=runs), lease
-        )
+        begun = standing(snapshot) != "unknown"
+        say(f"{claim.thread_id}: {'resumed' if begun else 'started'}")
+        if not begun:
+            await _start_version(service, claim, await owner_of(service, claim.watch.watch_id))
+        await _holding(watches, claim, service.execute(claim.thread_id), lease)
+        snapshot = await graph.aget_state(config)
         if not run_ended(snapshot):
             raise RuntimeError(
                 f"{claim.thread_id} stopped before its end, at {list(snapshot.next)}"
@@ -283,17 +304,18 @@ def summary(changes: ChangeList) -> str:
 
 
 async def run_due(
-    parts: Watching, say: Say = lambda text: None, lease: float = LEASE_SECONDS
+    service: RunService, say: Say = lambda text: None, lease: float = LEASE_SECONDS
 ) -> tuple[list[ChangeList], list[str]]:
     """Make every version due now, one after another (what a system timer calls). A version
     that fails is said and given back (the next call resumes it from its checkpoint); the
     others go on. Returns the change lists made and the versions that failed."""
     made, failed = [], []
-    for claim in await parts.watches.claim_due(lease=lease):
+    watches = service.store.watches
+    for claim in await watches.claim_due(lease=lease):
         try:
-            made.append(await make_version(parts, claim, say, lease))
+            made.append(await make_version(service, claim, say, lease))
         except Exception as error:  # this version failed (said, counted); the others go on
             say(f"{claim.thread_id}: failed ({type(error).__name__}: {error}); it resumes later")
-            await parts.watches.release(claim)
+            await watches.release(claim)
             failed.append(claim.thread_id)
     return made, failed
