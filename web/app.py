@@ -35,6 +35,8 @@ from deep_research.service.runs import NotNow, RunInfo, RunService, UnknownRun, 
 from deep_research.state import PlanDecision, output_of
 from deep_research.web.forms import FormErrors, checked_input, edited_plan
 from deep_research.web.guard import Guard, checked_form, csrf_token, user_of
+from deep_research.web.keeping_page import keeping_part
+from deep_research.web.keeping_routes import KeepingRoutes
 from deep_research.web.labels import UiLanguage, pick_language, words
 from deep_research.web.pages import (
     LIVE,
@@ -87,6 +89,7 @@ class WebApp:
     def __init__(self, service: RunService, guard: Guard) -> None:
         """Serve `service`'s runs; the operator's settings are its admission's."""
         self.service, self.guard = service, guard
+        self.keeping = KeepingRoutes(service, _caller, self._run_page)
 
     @property
     def corpus(self) -> bool:
@@ -118,8 +121,17 @@ class WebApp:
 
     async def run(self, request: Request) -> Response:
         """GET /runs/{id}: the run as it stands, then live."""
-        _, view = await self._view(request, request.path_params["thread_id"])
-        return _html(request, run_page(view, _lang(request), csrf_token(request)))
+        return await self._run_page(request, request.path_params["thread_id"])
+
+    async def _run_page(
+        self, request: Request, thread_id: str, keeping_error: str = "", status: int = 200
+    ) -> Response:
+        """The run page; a finished run's with what keeps it true (re-check, watch)."""
+        info, view = await self._view(request, thread_id)
+        lang, csrf = _lang(request), csrf_token(request)
+        kept = await self.keeping.kept(_caller(request), info, keeping_error)
+        extra = [keeping_part(kept, lang, csrf)] if kept else []
+        return _html(request, run_page(view, lang, csrf, extra=extra), status)
 
     async def events(self, request: Request) -> Response:
         """GET /runs/{id}/events: server-sent updates from the last one the browser saw."""
@@ -343,6 +355,7 @@ def build_app(service: RunService, guard: Guard) -> Starlette:
         Route("/runs/{thread_id}/events", web.events),
         Route("/runs/{thread_id}/report", web.report),
         Route("/runs/{thread_id}/export.{fmt}", web.export),
+        *web.keeping.routes(),
         Route("/runs/{thread_id}/{action}", web.act, methods=["POST"]),
         Mount("/static", static, name="static"),
     ]

@@ -546,8 +546,11 @@ def _parent_link(view: RunView, w: dict[str, str]) -> Any:
     return el("p", {"class": "thread"}, f"{w['follow_up_of']} ", link)
 
 
-def run_page(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "") -> str:
-    """The run page: everything so far, then live updates over server-sent events."""
+def run_page(
+    view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "", extra: list | None = None
+) -> str:
+    """The run page: everything so far, then live updates over server-sent events; `extra`
+    (parts of other modules: keeping a finished report true) after them."""
     w = words(lang)
     base = f"/runs/{view.thread_id}"
     stream = (
@@ -583,6 +586,7 @@ def run_page(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "")
                 progress(view, lang),
             ),
         ),
+        *(extra or []),
     ]
     return page(view.question or view.thread_id, body, lang, csrf, base)
 
