@@ -2,7 +2,8 @@
 
 A run lasts minutes, so `start_research` answers with a run id at once and the run goes on in
 the server; `research_progress` and `research_result` read it, `wait_for_research` waits with
-progress notifications for clients that prefer one call. Reports are also resources.
+progress notifications for clients that prefer one call. Reports are also resources. A finished
+report is kept true by the tools of `server.keeping_tools` (evidence, re-check, watch).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from pydantic import Field
 
+from deep_research.server.keeping_tools import add_keeping_tools
 from deep_research.server.views import (
     REPORT_URI,
     RunProgress,
@@ -155,6 +157,7 @@ def build_server(service: RunService, token: str | None = None, url: str = "") -
             raise ResourceNotFoundError(f"run {run_id!r} is {info.status}: no report yet")
         return info.values.get("report") or ""
 
+    add_keeping_tools(server, service, CALLER)
     return server
 
 

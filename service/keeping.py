@@ -12,10 +12,12 @@ from deep_research.graph.keeping import EvidenceView, evidence_of
 from deep_research.graph.recheck import finished_values, recheck_thread
 from deep_research.service.caller import Caller
 from deep_research.service.runs import RunService, UnknownRun
-from deep_research.service.watch import start_watching
+from deep_research.service.watch import NotWatchable, start_watching
 from deep_research.state import ChangeList, Recheck, Source
 from deep_research.tools.evidence.store import Kept
 from deep_research.tools.watches import Version, Watch
+
+REMOTE_SHORTEST_PERIOD = 3600  # seconds: a remote caller's watch makes at most a version an hour
 
 
 class NothingKept(LookupError):
@@ -66,7 +68,10 @@ async def latest_recheck(service: RunService, caller: Caller, run_id: str) -> Re
 async def watch(
     service: RunService, caller: Caller, run_id: str, every_seconds: int, **how: Any
 ) -> Watch:
-    """Watch a finished run's question (`service.watch.start_watching`)."""
+    """Watch a finished run's question (`service.watch.start_watching`); a remote caller (the
+    web, MCP) at most once an hour: each version is a paid run."""
+    if service.admission.operator.remote and every_seconds < REMOTE_SHORTEST_PERIOD:
+        raise NotWatchable("a question is watched at most once an hour from here (1h)")
     return await start_watching(service, caller, run_id, every_seconds, **how)
 
 

@@ -24,7 +24,6 @@ from deep_research.web.keeping_page import Kept
 
 CallerOf = Callable[[Request], Caller]
 PageOf = Callable[[Request, str, str, int], Awaitable[Response]]  # run page with an error
-SHORTEST_PERIOD = 3600  # seconds: a web user's watch makes at most a version an hour
 
 
 class KeepingRoutes:
@@ -77,8 +76,6 @@ class KeepingRoutes:
         form = await checked_form(request)
         try:
             every = parse_every(str(form.get("every") or ""))
-            if every < SHORTEST_PERIOD:
-                raise ValueError("a question is watched at most once an hour from here (1h)")
             await keeping.watch(self.service, caller, thread_id, every)
         except ValueError as error:  # an unusable period, or NotWatchable
             status = 409 if isinstance(error, NotWatchable) else 400
