@@ -54,6 +54,28 @@ def world_on(monkeypatch: pytest.MonkeyPatch, topics: int = 3, filler: int = 0) 
         world.stop()
 
 
+def claims_at_once(target: str, stores: int = 4) -> list:
+    """A watch due now in the store, claimed by `stores` connections at the same moment: every
+    claim any of them got."""
+    import asyncio
+
+    from deep_research.tools.watches import Watch, WatchStore
+
+    async def race() -> list:
+        async with WatchStore(target) as store:
+            await store.add(Watch("w", "q?", 86400, next_due=0.0, version=1, latest="w"))
+        opened = [WatchStore(target) for _ in range(stores)]
+        for store in opened:
+            await store.__aenter__()
+        try:
+            return await asyncio.gather(*(store.claim_due() for store in opened))
+        finally:
+            for store in opened:
+                await store.__aexit__()
+
+    return [claim for found in asyncio.run(race()) for claim in found]
+
+
 def hold_first(chat: ChatServer, contract: str) -> tuple[threading.Event, threading.Event]:
     """Hold the first request for `contract` (`held` is set) until `hold` is set, then answer
     it 503: its sender is killed meanwhile, so nothing answered it."""

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, hold_first, world_on
+from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, claims_at_once, hold_first, world_on
 
 from deep_research.cli.main import main
 from deep_research.state import ChangeList
@@ -126,22 +126,7 @@ def test_a_source_gone_is_said_with_the_claims_it_no_longer_supports(
 
 
 def test_a_version_is_claimed_once_whoever_asks_at_the_same_moment(tmp_path):
-    db = str(tmp_path / "runs.sqlite")
-    watch = Watch("w", "q?", 86400, next_due=0.0, version=1, latest="w")
-
-    async def race() -> list:
-        async with WatchStore(db) as store:
-            await store.add(watch)
-        stores = [WatchStore(db) for _ in range(4)]
-        for store in stores:
-            await store.__aenter__()
-        try:
-            return await asyncio.gather(*(store.claim_due() for store in stores))
-        finally:
-            for store in stores:
-                await store.__aexit__()
-
-    claims = [claim for found in asyncio.run(race()) for claim in found]
+    claims = claims_at_once(str(tmp_path / "runs.sqlite"))
     assert [(c.version, c.thread_id) for c in claims] == [(2, version_thread("w", 2))]
 
 

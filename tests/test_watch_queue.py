@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, hold_first, world_on
+from keeping_world import QUESTION, READ_FLAGS, RUN_FLAGS, claims_at_once, hold_first, world_on
 
 from deep_research.cli.main import main
 from deep_research.state import ChangeList, Recheck
@@ -165,21 +165,7 @@ def test_a_worker_killed_mid_version_has_it_finished_by_another_and_nothing_sent
 def test_run_due_without_workers_and_one_claim_per_version_on_postgresql(
     monkeypatch: pytest.MonkeyPatch, empty_postgres
 ):
-    from deep_research.tools.watches import Watch
-
-    async def race() -> list:
-        async with WatchStore(empty_postgres) as store:
-            await store.add(Watch("w", "q?", 86400, next_due=0.0, version=1, latest="w"))
-        stores = [WatchStore(empty_postgres) for _ in range(4)]
-        for store in stores:
-            await store.__aenter__()
-        try:
-            return await asyncio.gather(*(store.claim_due() for store in stores))
-        finally:
-            for store in stores:
-                await store.__aexit__()
-
-    claims = [claim for found in asyncio.run(race()) for claim in found]
+    claims = claims_at_once(empty_postgres)
     assert [(c.watch.watch_id, c.version) for c in claims] == [("w", 2)]
     with world_on(monkeypatch, topics=2) as world:
         watched(empty_postgres)

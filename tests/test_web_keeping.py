@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 from keeping_world import QUESTION, world_on
+from test_web import browser  # noqa: F401  (the fixture: one Chromium for this module)
 
-from web_harness import CHROMIUM, DESKTOP, SHOTS, WebServer, cli_command, launch, serious_violations
+from web_harness import CHROMIUM, DESKTOP, SHOTS, WebServer, cli_command, serious_violations
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -29,16 +30,8 @@ expect.set_options(timeout=STEP)
 OPERATOR = ["--search", "tavily", "--fetch-pages", "1", "--set", "fetch_private_addresses=true"]
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-def new_page(browser, script: bool = True):
-    context = browser.new_context(viewport=DESKTOP, locale="en-US", java_script_enabled=script)
+def new_page(chromium, script: bool = True):
+    context = chromium.new_context(viewport=DESKTOP, locale="en-US", java_script_enabled=script)
     page = context.new_page()
     page.set_default_timeout(STEP)
     return page
@@ -63,7 +56,9 @@ def claim_row(page, statement: str):
 
 
 def test_a_finished_run_is_rechecked_watched_and_its_change_list_shown_on_its_page(
-    browser, tmp_path, monkeypatch: pytest.MonkeyPatch
+    browser,  # noqa: F811 (the fixture imported above)
+    tmp_path,
+    monkeypatch: pytest.MonkeyPatch,
 ):
     from stand_ins.changing_world import zeta
 
