@@ -4,20 +4,20 @@ the MCP SDK's client, against the changing world's pages, search and model on lo
 A finished run's evidence (every cited source with its read time and hash; a citation's quotes
 in the stored text), re-checks (nothing changed: no model call; a figure edited: its claim's
 quote gone, the others unchanged), a watch (a period under an hour refused, a day taken), a
-version made by `watch --run-due` and its change list read back, and stopping the watch.
+version made by `watch --run-due` and its change list read back, and stopping the watch; on
+SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import sqlite3
 
 import pytest
 from keeping_world import QUESTION, READ_FLAGS, world_on
 from test_mcp_server import data, error_text, stdio
 
 from deep_research.cli.main import main
+from deep_research.tools.watches import WatchStore
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client  # noqa: E402
@@ -28,20 +28,30 @@ QUICK = {"max_iterations": 1, "min_iterations": 1}
 
 def due_now(store: str, watch_id: str) -> None:
     """Time passes: the watch's next version is due."""
-    with contextlib.closing(sqlite3.connect(store)) as db, db:
-        db.execute("UPDATE watches SET next_due = 0 WHERE watch_id = ?", (watch_id,))
+
+    async def run() -> None:
+        async with WatchStore(store) as watches:
+            await watches.tables.run(
+                "UPDATE watches SET next_due = 0 WHERE watch_id = ?", (watch_id,)
+            )
+
+    asyncio.run(run())
 
 
 def states(recheck: dict) -> dict[str, str]:
     return {claim["statement"]: claim["state"] for claim in recheck["claims"]}
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_evidence_rechecks_a_watch_and_its_change_list_through_the_mcp_client(
-    monkeypatch: pytest.MonkeyPatch, tmp_path
+    monkeypatch: pytest.MonkeyPatch, tmp_path, request, kind
 ):
     from stand_ins.changing_world import zeta
 
-    store = str(tmp_path / "runs.sqlite")
+    if kind == "sqlite":
+        store = str(tmp_path / "runs.sqlite")
+    else:
+        store = request.getfixturevalue("empty_postgres")
     with world_on(monkeypatch, topics=2) as world:
 
         async def first() -> dict:
