@@ -208,3 +208,36 @@ def test_local_documents_are_kept_with_their_files_validators_and_rechecked_from
     states = {s.number: s.state for s in result.sources}
     assert states[gone.number] == "gone"
     assert {state for n, state in states.items() if n != gone.number} == {"unchanged"}
+
+
+def test_a_page_that_shows_a_key_we_hold_is_kept_and_read_again_without_it(
+    page_server, monkeypatch: pytest.MonkeyPatch
+):
+    """Main's redaction where a page's text enters: the evidence holds the page as the run
+    does, and a re-check compares the text read now in the same form (no false change)."""
+    from deep_research.settings import Settings
+    from deep_research.tools.evidence.reads import PageRead
+    from deep_research.tools.evidence.reread import reread
+    from deep_research.tools.search.pages import PageFetcher
+
+    key = "sk-held-key-for-this-test-81f3"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    page_server.pages["/leaky"] = (
+        "<html><body><article><p>The Zeta index of Quillon alloy is 7301.</p>"
+        f"<p>Debug: called with Authorization Bearer {key}.</p></article></body></html>"
+    )
+    url = f"{page_server.url}/leaky"
+    settings = Settings(fetch_private_addresses=True)
+    kept: list[str] = []
+
+    async def on_read(asked: str, answer, text: str) -> None:
+        kept.append(text)
+
+    async def scenario():
+        await PageFetcher(settings, on_read=on_read).page(url)
+        before = PageRead(url=url, kind="page", text=kept[0])
+        return await reread(before, PageFetcher(settings), 10)
+
+    again = asyncio.run(scenario())
+    assert kept and key not in kept[0] and "Bearer ***" in kept[0]
+    assert again.status == 200 and again.text == kept[0]  # the same text: unchanged by hash

@@ -61,6 +61,18 @@ async def stored_text(target: str, thread_id: str) -> str:
     return "\n".join(parts)
 
 
+def evidence_text(target: str) -> str:
+    """Every text the store keeps as evidence (the runs' reads and the texts their citations
+    rest on), as one text."""
+    import sqlite3
+
+    with sqlite3.connect(target) as db:
+        rows = db.execute(
+            "SELECT text FROM evidence_texts UNION ALL SELECT text FROM evidence_reads"
+        )
+        return "\n".join(text for (text,) in rows)
+
+
 def test_keys_echoed_in_answers_reach_no_state_report_log_or_progress(
     chat_server, search_server, tmp_path, monkeypatch, capsys
 ):
@@ -81,9 +93,11 @@ def test_keys_echoed_in_answers_reach_no_state_report_log_or_progress(
         "export": (tmp_path / "e.html").read_text(encoding="utf-8"),
         "progress": progress,
         "store": asyncio.run(stored_text(store, "echo")),
+        "evidence": evidence_text(store),
     }
     leaks = {where: key for where, text in written.items() for key in KEYS if key in text}
     assert leaks == {}
     assert "you sent ***" in written["progress"]  # the echo was there, and was removed
     assert "api_key=***" in written["store"]
+    assert "api_key=***" in written["evidence"]  # kept as read, without the key
     assert "## Sources" in written["report"]
