@@ -15,6 +15,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+import httpx
 import pytest
 from keeping_world import QUESTION, world_on
 from test_web import browser  # noqa: F401  (the fixture: one Chromium for this module)
@@ -117,5 +118,10 @@ def test_a_finished_run_is_rechecked_watched_and_its_change_list_shown_on_its_pa
             page.get_by_role("button", name="Stop watching").click()
             expect(page.get_by_role("button", name="Watch", exact=True)).to_be_visible()
             expect(page.locator("article#version-2")).to_contain_text("7301 → 7350")  # it stays
+            for action in ("recheck", "watch", "unwatch"):  # no page token: refused, nothing done
+                forged = httpx.post(f"{web.url}/runs/{run_id}/{action}", data={"every": "1d"})
+                assert forged.status_code == 403
+            page.reload()
+            expect(page.get_by_role("button", name="Watch", exact=True)).to_be_visible()
         finally:
             web.stop()
