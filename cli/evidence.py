@@ -103,13 +103,13 @@ def _details(view: Any, whole: bool) -> list[str]:
 
 
 async def _show(
-    target: str, thread_id: str, number: int | None, context: int, whole: bool
+    target: str, thread_id: str, number: int | None, context: int, whole: bool, all_doors: bool
 ) -> list[str]:
     """The lines the command prints."""
     from deep_research.cli.runner import CALLER, reading
     from deep_research.service import keeping
 
-    async with reading(target) as service:
+    async with reading(target, all_doors) as service:
         if number is not None:
             view = await keeping.evidence(service, CALLER, thread_id, number, context)
             return _details(view, whole)
@@ -128,7 +128,8 @@ def command(args: argparse.Namespace, target: str) -> int:
     if args.context < 0:
         raise BadInput("--context must be 0 or more")
     try:
-        lines = asyncio.run(_show(target, args.thread_id, args.number, args.context, args.whole))
+        shown = (args.thread_id, args.number, args.context, args.whole, args.all_doors)
+        lines = asyncio.run(_show(target, *shown))
     except (NotRecheckable, NoSuchCitation, UnknownRun, StoreMissing) as error:
         raise BadInput(str(error)) from None
     sys.stdout.write("\n".join(lines) + "\n")

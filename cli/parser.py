@@ -175,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     evidence.add_command(commands, _store_flag)
     recheck.add_command(commands, _store_flag)
     watch.add_command(commands, _store_flag)
+    for keeping in ("evidence", "recheck", "watch"):
+        _all_doors_flag(commands.choices[keeping])
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     worker.add_command(commands, _store_flag)

@@ -56,13 +56,15 @@ def operator_of(args: argparse.Namespace, **how: bool) -> Any:
     return Operator.of(own, **how)
 
 
-async def recheck(target: str, thread_id: str, operator: Any) -> Any:
+async def recheck(target: str, thread_id: str, operator: Any, all_doors: bool = False) -> Any:
     """Re-check one run of the store `target` names, as the terminal; its `Recheck`."""
     from deep_research.cli.runner import CALLER
     from deep_research.service import keeping
+    from deep_research.service.caller import Visibility
     from deep_research.service.runs import open_service
 
-    async with open_service(target, operator, create=False) as service:
+    seeing = Visibility(other_doors=all_doors)
+    async with open_service(target, operator, visibility=seeing, create=False) as service:
         return await keeping.recheck(service, CALLER, thread_id)
 
 
@@ -82,7 +84,7 @@ def command(args: argparse.Namespace, target: str) -> int:
     check_store(target, create=False)
     operator = operator_of(args, strict=True)  # a stored run read otherwise is named
     try:
-        result = asyncio.run(recheck(target, args.thread_id, operator))
+        result = asyncio.run(recheck(target, args.thread_id, operator, args.all_doors))
     except (NotRecheckable, UnknownRun, StoreMissing) as error:
         raise BadInput(str(error)) from None
     markdown = recheck_markdown(result)

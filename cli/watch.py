@@ -110,7 +110,7 @@ async def _start(target: str, args: argparse.Namespace, every: int) -> Any:
     from deep_research.cli.runner import CALLER, reading
     from deep_research.service import keeping
 
-    async with reading(target) as service:
+    async with reading(target, args.all_doors) as service:
         return await keeping.watch(
             service,
             CALLER,
@@ -123,21 +123,21 @@ async def _start(target: str, args: argparse.Namespace, every: int) -> Any:
         )
 
 
-async def _stop(target: str, watch_id: str) -> bool:
+async def _stop(target: str, watch_id: str, all_doors: bool) -> bool:
     """Stop a watch; False when it was not watched."""
     from deep_research.cli.runner import CALLER, reading
     from deep_research.service import keeping
 
-    async with reading(target) as service:
+    async with reading(target, all_doors) as service:
         return await keeping.unwatch(service, CALLER, watch_id)
 
 
-async def _list(target: str) -> list[str]:
+async def _list(target: str, all_doors: bool) -> list[str]:
     """One line per watch."""
     from deep_research.cli.runner import CALLER, reading
     from deep_research.service import keeping
 
-    async with reading(target) as service:
+    async with reading(target, all_doors) as service:
         found = await keeping.watches(service, CALLER)
     if not found:
         return ["no question is watched"]
@@ -152,12 +152,12 @@ async def _list(target: str) -> list[str]:
     return lines
 
 
-async def _changes(target: str, watch_id: str, number: int | None) -> Any:
+async def _changes(target: str, watch_id: str, number: int | None, all_doors: bool) -> Any:
     """A version's change list (the latest when `number` is None)."""
     from deep_research.cli.runner import CALLER, reading
     from deep_research.service import keeping
 
-    async with reading(target) as service:
+    async with reading(target, all_doors) as service:
         try:
             return await keeping.change_list(service, CALLER, watch_id, number)
         except keeping.NothingKept as error:
@@ -194,7 +194,7 @@ def command(args: argparse.Namespace, target: str) -> int:
         print(f"{len(made)} versions made, {len(failed)} failed", file=sys.stderr)
         return 1 if failed else 0
     if args.list:
-        print("\n".join(asyncio.run(_list(target))))
+        print("\n".join(asyncio.run(_list(target, args.all_doors))))
         return 0
     try:
         return _on_a_run(args, target)
@@ -210,12 +210,12 @@ def _on_a_run(args: argparse.Namespace, target: str) -> int:
     from deep_research.service.watch import NotWatchable
 
     if args.stop:
-        if not asyncio.run(_stop(target, args.thread_id)):
+        if not asyncio.run(_stop(target, args.thread_id, args.all_doors)):
             raise BadInput(f"{args.thread_id!r} is not watched")
         print(f"stopped watching {args.thread_id}; its versions stay", file=sys.stderr)
         return 0
     if args.changes:
-        changes = asyncio.run(_changes(target, args.thread_id, args.version))
+        changes = asyncio.run(_changes(target, args.thread_id, args.version, args.all_doors))
         if args.json:
             write_file(args.json, (changes.model_dump_json(indent=2) + "\n").encode("utf-8"))
         sys.stdout.write(change_list_markdown(changes))

@@ -44,7 +44,7 @@ def states(recheck: dict) -> dict[str, str]:
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_evidence_rechecks_a_watch_and_its_change_list_through_the_mcp_client(
-    monkeypatch: pytest.MonkeyPatch, tmp_path, request, kind
+    monkeypatch: pytest.MonkeyPatch, tmp_path, request, kind, capsys
 ):
     from stand_ins.changing_world import zeta
 
@@ -113,6 +113,14 @@ def test_evidence_rechecks_a_watch_and_its_change_list_through_the_mcp_client(
                 return changes, stopped, error_text(again)
 
         changes, stopped, again = asyncio.run(then())
+    capsys.readouterr()
+    terminal = ["--checkpoint-db", store]  # an MCP run: the terminal reaches it when told to
+    assert main(["evidence", run_id, *terminal]) == 2
+    assert f"no run with id {run_id!r}" in capsys.readouterr().err
+    assert main(["evidence", run_id, "1", *terminal, "--all-doors"]) == 0
+    assert zeta(0) in capsys.readouterr().out
+    assert main(["watch", run_id, "--changes", *terminal, "--all-doors"]) == 0
+    assert "**7301 → 7350**" in capsys.readouterr().out
 
     assert {
         "research_evidence",
