@@ -267,6 +267,11 @@ class ChatServer(StandIn):
         self._count = 0
         self._brain_lock = threading.Lock()
 
+    def delay(self, path: str) -> float:
+        """A model's latency is its generation: completions take `latency`, other paths (the
+        context-window probes) answer at once, as real servers do."""
+        return self.latency if path.endswith("/chat/completions") else 0.0
+
     def _refusal(self, body: dict) -> Reply | None:
         """A feature refusal or a too-long prompt, as the configured real server answers it."""
         kind = body.get("response_format", {}).get("type")

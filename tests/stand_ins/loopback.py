@@ -137,13 +137,17 @@ class StandIn:
         with self._lock:
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
+        started, waited = time.monotonic(), self.delay(path)
         try:
-            if self.latency:
-                time.sleep(self.latency)
+            if waited:
+                time.sleep(waited)
             reply = self.handle(path, body, headers)
             with self._lock:
                 self.requests.append(
                     {
+                        "started": started,
+                        "ended": time.monotonic(),
+                        "waited": waited,
                         "path": path,
                         "method": method,
                         "body": body,
@@ -156,6 +160,10 @@ class StandIn:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    def delay(self, path: str) -> float:
+        """Seconds a request for `path` takes before it is answered (`latency` for all)."""
+        return self.latency
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
         raise NotImplementedError
