@@ -29,7 +29,7 @@ from deep_research.domain.fences import data_section
 from deep_research.domain.language import run_language
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.domain.sources import normalize_url
-from deep_research.domain.verbatim import best_sentences, verbatim
+from deep_research.domain.verbatim import FlatPage, best_sentences
 from deep_research.nodes import prompts
 from deep_research.nodes.worker_search import admitted_hits, budget_use, search_once
 from deep_research.state import (
@@ -294,8 +294,9 @@ async def _web_search(run: RunResources, queries: list[str], documents: bool = F
 def _kept_quotes(answer: PageQuotes, text: str) -> list[PageQuote]:
     """The model's quotes that the page holds, as the page words them (repeats dropped)."""
     kept: dict[str, PageQuote] = {}
+    page = FlatPage(text)  # flattened once, not once per quote
     for quote in answer.quotes:
-        words = verbatim(quote.text, text)
+        words = page.verbatim(quote.text)
         if words and words not in kept:
             kept[words] = PageQuote(text=words, claim=" ".join(quote.claim.split())[:300])
     return list(kept.values())[:MAX_QUOTES]
