@@ -161,8 +161,9 @@ def three_rounds(world: World) -> list[tuple[str, str]]:
     sent = stats["queries"]
     hits = result["output"]["usage"].search_cache_hits
     unique = {" ".join(q.casefold().split()) for q in sent}
+    after = stats["answered"] - sum(calls)
     return [
-        ("model calls per round (+ after last review)", f"{calls} (+{stats['answered'] - sum(calls)})"),
+        ("model calls per round (+ after last review)", f"{calls} (+{after})"),
         ("prompt tokens per round (server count)", str(tokens)),
         ("total model calls / prompt tokens", f"{stats['answered']} / {stats['prompt_tokens']}"),
         (

@@ -28,15 +28,16 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stand_ins.chat import ChatServer  # noqa: E402
-from stand_ins.loopback import Reply, StandIn  # noqa: E402
-from stand_ins.search import SearchServer, slug  # noqa: E402
+from stand_ins.chat import ChatServer
+from stand_ins.loopback import Reply, StandIn
+from stand_ins.search import SearchServer, slug
 
-_WORDS = (
+_WORD_TEXT = (
     "archive compression ratio level dictionary window stream block frame throughput memory "
     "decoder encoder entropy corpus benchmark server rotation retention storage format tool "
     "release default option parallel thread checksum index seek latency disk network cost"
-).split()
+)
+_WORDS = _WORD_TEXT.split()
 _NUMBERED = (
     "In test {a}, zstd level {b} compressed the {w} logs {c}.{d}x at {e} MB/s.",
     "xz -{f} reached a ratio of {c}.{a}x on the same {w} corpus, taking {e} seconds.",
