@@ -8,8 +8,10 @@ The same Pydantic models are the structured-output schemas the models must fill.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, NotRequired
 
+from langgraph.channels import DeltaChannel
 from pydantic import BaseModel, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
@@ -434,6 +436,17 @@ def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
 # ---------------------------------------------------------------- research graph
 
 
+def appended(results: list, batches: Sequence[list]) -> list:
+    """Reducer of the `worker_results` channel: each step's new results after the earlier ones."""
+    return [*results, *(result for batch in batches for result in batch)]
+
+
+WorkerResults = Annotated[list[WorkerResult], DeltaChannel(appended)]
+"""The research's evidence as a `DeltaChannel`: a checkpoint stores only the results a step
+added (its writes), not the whole list again at every step; LangGraph rebuilds the list by
+replaying them (`tools/checkpoints.py` and docs/architecture.md say why)."""
+
+
 class ScoredReport(BaseModel):
     """A report with the review that scored it and the round that wrote it."""
 
@@ -480,7 +493,7 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
 
     run_id: str
     plan: TaskPlan
-    worker_results: Annotated[list[WorkerResult], operator.add]
+    worker_results: WorkerResults
     quality_history: Annotated[list[float | None], operator.add]  # None: no valid review
     gap_analysis: GapAnalysis
     best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)

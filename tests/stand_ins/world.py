@@ -20,6 +20,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +88,30 @@ def article(path: str, paragraphs: int = 12, sentences: int = 6) -> str:
     )
 
 
+class RateLimitedChat(ChatServer):
+    """The chat stand-in with a provider's rate limit: over `rps` requests a second (0: no
+    limit) get 429 with `Retry-After: 1`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rps, self.refused = 0.0, 0
+        self._recent: deque[float] = deque()
+        self._window_lock = threading.Lock()
+
+    def handle(self, path: str, body: dict, headers: dict) -> Reply:
+        if self.rps:
+            now = time.monotonic()
+            with self._window_lock:
+                while self._recent and now - self._recent[0] > 1.0:
+                    self._recent.popleft()
+                if len(self._recent) >= self.rps:
+                    self.refused += 1
+                    error = {"message": "rate limit reached", "type": "requests"}
+                    return Reply(429, {"error": error}, headers={"retry-after": "1"})
+                self._recent.append(now)
+        return super().handle(path, body, headers)
+
+
 class Articles(StandIn):
     """Any path is an article of its own (see `article`)."""
 
@@ -111,7 +138,7 @@ def _kind(server: str, request: dict) -> str:
 class Control(StandIn):
     """The world's own door: `/timeline`, `/reset`, `/configure` (knobs), `/stats`."""
 
-    def __init__(self, model: ChatServer, search: SearchServer, pages: Articles) -> None:
+    def __init__(self, model: RateLimitedChat, search: SearchServer, pages: Articles) -> None:
         super().__init__()
         self.servers = {"model": model, "search": search, "page": pages}
         self.model, self.search = model, search
@@ -126,6 +153,7 @@ class Control(StandIn):
                     server.peak_concurrency = 0
             self.model.brain.calls.clear()
             self.model.answered = self.model.prompt_tokens = self.model.completion_tokens = 0
+            self.model.refused = 0
             return Reply(200, {})
         if path == "/configure":
             self.configure(body)
@@ -137,6 +165,7 @@ class Control(StandIn):
     def configure(self, knobs: dict) -> None:
         """Latencies and the brain's knobs (`subtasks`, `gap_tasks`, `scores`, ...)."""
         self.model.latency = knobs.pop("latency", self.model.latency)
+        self.model.rps = knobs.pop("rps", self.model.rps)
         self.search.latency = knobs.pop("search_latency", self.search.latency)
         for name, value in knobs.items():
             setattr(self.model.brain, name, value)
@@ -166,7 +195,15 @@ class Control(StandIn):
             "model_peak": self.model.peak_concurrency,
             "search_peak": self.search.peak_concurrency,
             "answered": self.model.answered,
+            "refused": self.model.refused,
             "prompt_tokens": self.model.prompt_tokens,
+            "largest_prompt_tokens": max(
+                (
+                    len(json.dumps(r["body"].get("messages"), ensure_ascii=False)) // 4 + 1
+                    for r in self.model.chat_requests
+                ),
+                default=0,
+            ),
             "contracts": dict(self.model.brain.calls),
             "queries": self.search.queries,
         }
@@ -174,7 +211,7 @@ class Control(StandIn):
 
 def serve() -> None:
     """The world in this process until stdin closes; its addresses first, as one JSON line."""
-    model, search, pages = ChatServer().start(), SearchServer().start(), Articles().start()
+    model, search, pages = RateLimitedChat().start(), SearchServer().start(), Articles().start()
     search.url_for = lambda query, n: f"{pages.url}/{slug(query)}/{n}"
     control = Control(model, search, pages).start()
     urls = {"model": model.url, "search": search.url, "pages": pages.url, "control": control.url}
