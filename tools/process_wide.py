@@ -37,8 +37,8 @@ class ProcessWide:
         self.gates = Gates()
         self.capabilities = CapabilityMemory()
         self.tool_protocols = CapabilityMemory(methods=TOOL_PROTOCOLS)
-        self.context_windows = ContextWindows()
         self.search_clients = SearchClients()
+        self.context_windows = ContextWindows(tls=self.search_clients.tls)
         self.chat_clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]
         ] = weakref.WeakKeyDictionary()

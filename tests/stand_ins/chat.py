@@ -260,6 +260,7 @@ class ChatServer(StandIn):
         self.stream_usage = True  # False: no usage chunk (llama-cpp-python ignores the option)
         # What GET/POST on other paths answer, e.g. {"/props": {...}} as llama.cpp's server does
         self.info_paths: dict[str, dict] = {}
+        self.info_latency = 0.0  # seconds before answering them (a remote server's round trip)
         self.fault = lambda number, body: None  # return a Reply to inject a failure
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -269,8 +270,8 @@ class ChatServer(StandIn):
 
     def delay(self, path: str) -> float:
         """A model's latency is its generation: completions take `latency`, other paths (the
-        context-window probes) answer at once, as real servers do."""
-        return self.latency if path.endswith("/chat/completions") else 0.0
+        context-window probes) `info_latency` (0: at once, as a server on loopback answers)."""
+        return self.latency if path.endswith("/chat/completions") else self.info_latency
 
     def _refusal(self, body: dict) -> Reply | None:
         """A feature refusal or a too-long prompt, as the configured real server answers it."""
