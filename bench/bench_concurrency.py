@@ -53,12 +53,9 @@ async def watch_stalls(worst: list[float]) -> None:
         worst[0] = max(worst[0], loop.time() - due)
 
 
-async def research_all(n: int) -> dict:
+async def research_all(graph, n: int) -> dict:
     """N runs at once on one event loop: wall and CPU seconds, worst stall, each run's output
     (or the error it raised)."""
-    from deep_research.graph import build_graph
-
-    graph = build_graph()
     worst = [0.0]
     watcher = asyncio.create_task(watch_stalls(worst))
     started, cpu = time.perf_counter(), time.process_time()
@@ -72,8 +69,11 @@ async def research_all(n: int) -> dict:
 
 
 def run_batch(n: int) -> None:
-    """Child process: N runs at once; print the figures as one JSON line."""
-    done = asyncio.run(research_all(n))
+    """Child process: N runs at once; print the figures as one JSON line. The graph is
+    imported and built first, as a server does at its start."""
+    from deep_research.graph import build_graph
+
+    done = asyncio.run(research_all(build_graph(), n))
     outputs = [out for out in done["outputs"] if isinstance(out, dict)]
     errors = [repr(out)[:200] for out in done["outputs"] if not isinstance(out, dict)]
     calls = sum(out["usage"].llm_calls for out in outputs)
