@@ -35,11 +35,11 @@ class FlatPage:
     def __init__(self, page: str) -> None:
         self.page = page
         marked = page.translate(_MARKS)  # one character for one: offsets are the page's
-        words = [(m.start(), m.group()) for m in _WORD.finditer(marked)]
-        self._page_starts = [at for at, _ in words]
-        self._flat_starts = list(accumulate((len(w) + 1 for _, w in words[:-1]), initial=0))
+        words = marked.split()
+        self._page_starts = [match.start() for match in _WORD.finditer(marked)]
+        self._flat_starts = list(accumulate((len(w) + 1 for w in words[:-1]), initial=0))
         trailing = " " if words and marked[-1].isspace() else ""
-        self.flat = " ".join(w for _, w in words) + trailing
+        self.flat = " ".join(words) + trailing
         folded = self.flat.casefold()
         self._folded = folded if len(folded) == len(self.flat) else None  # else offsets move
 

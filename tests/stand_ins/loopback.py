@@ -61,6 +61,10 @@ class StandIn:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # A reply's headers and body are two writes: with Nagle's algorithm on, the body
+            # waited for the client's delayed ACK, 40 ms a request (real servers set
+            # TCP_NODELAY too: uvicorn, nginx)
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass

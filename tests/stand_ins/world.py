@@ -24,6 +24,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ def _sentence(seed: int, n: int) -> str:
     )
 
 
+@lru_cache(maxsize=4096)
 def article(path: str, paragraphs: int = 12, sentences: int = 6) -> str:
     """A real-sized article page for `path`: head with scripts, navigation, the article,
     related links, footer (deterministic per path)."""
