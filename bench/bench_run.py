@@ -49,10 +49,11 @@ def fan_out_settings(wide: int) -> dict:
 
 
 def raise_endpoint_cap(wide: int) -> None:
-    """Tell the engine the model server takes the fan-out's calls at once (a worker quotes up
-    to 3 pages at once), as a hosted provider does; the default cap (32 in flight) would
-    measure the cap, not the fan-out."""
+    """Tell the engine the model server and the search service take the fan-out's calls at
+    once (a worker quotes up to 3 pages at once, and sends 2 queries), as hosted providers do;
+    the default caps (32 in flight each) would measure the caps, not the fan-out."""
     os.environ["DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS"] = str(max(32, 4 * wide))
+    os.environ["DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_SEARCHES"] = str(max(32, 2 * wide))
 
 
 async def one_run(graph, settings: dict, world: World, question: str = QUESTION) -> dict:
