@@ -61,7 +61,7 @@ def openai_model(
             max_retries=0,  # `tools.structured.send` retries, so that a refusal never is
             use_responses_api=False,
             stream_usage=True,
-            stream_chunk_timeout=idle_timeout,
+            stream_chunk_timeout=0,  # silence is timed by `tools.streaming` (one timer a call)
             http_client=blocking,
             http_async_client=httpx.AsyncClient(
                 timeout=timeout,

@@ -165,9 +165,11 @@ class Control(StandIn):
         return Reply(404, {})
 
     def configure(self, knobs: dict) -> None:
-        """Latencies and the brain's knobs (`subtasks`, `gap_tasks`, `scores`, ...)."""
+        """Latencies, the model's rate limit (`rps`) and stream chunks (`chunk_chars`), and the
+        brain's knobs (`subtasks`, `gap_tasks`, `scores`, ...)."""
         self.model.latency = knobs.pop("latency", self.model.latency)
         self.model.rps = knobs.pop("rps", self.model.rps)
+        self.model.chunk_chars = knobs.pop("chunk_chars", self.model.chunk_chars)
         self.search.latency = knobs.pop("search_latency", self.search.latency)
         for name, value in knobs.items():
             setattr(self.model.brain, name, value)
