@@ -177,12 +177,17 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
     return rows
 
 
-def whole_run(world: World, rounds: int, workers: int) -> tuple[str, float]:
+def whole_run(
+    world: World, rounds: int, workers: int, chunk_chars: int | None = None
+) -> tuple[str, float]:
     """CPU per model call of one long run: `workers` at once in each of `rounds` rounds (the
-    first round's subtasks, then as many gap tasks a round), after a warm-up run."""
+    first round's subtasks, then as many gap tasks a round), after a warm-up run; replies
+    streamed whole in one chunk, or `chunk_chars` characters a chunk (a real server sends a
+    token, 3-4 characters, a chunk)."""
     from deep_research.graph import build_graph
 
     world.configure(subtasks=workers, gap_tasks=workers, scores=[50.0] * (rounds + 1))
+    world.configure(chunk_chars=chunk_chars)
     settings = {
         "max_iterations": rounds,
         "min_iterations": rounds,
@@ -203,7 +208,9 @@ def whole_run(world: World, rounds: int, workers: int) -> tuple[str, float]:
     asyncio.run(graph.ainvoke({"question": "compare zstd and xz", "settings": settings}))
     cpu = time.process_time() - started
     calls = world.stats()["answered"]
-    return f"a whole run ({rounds} rounds x {workers} workers), per model call", 1000 * cpu / calls
+    chunks = f", {chunk_chars} characters a chunk" if chunk_chars else ""
+    label = f"a whole run ({rounds} rounds x {workers} workers{chunks}), per model call"
+    return label, 1000 * cpu / calls
 
 
 def main() -> None:
@@ -212,11 +219,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="calls at once")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the long run")
     parser.add_argument("--workers", type=int, default=12, help="workers per round, long run")
+    parser.add_argument(
+        "--chunk-chars", type=int, default=4, help="characters a chunk, long run's second row"
+    )
     args = parser.parse_args()
     world = World(0, 0, subtasks=16).enter()
     try:
         rows = asyncio.run(measure(args.calls, args.concurrency))
         rows.append(whole_run(world, args.rounds, args.workers))
+        rows.append(whole_run(world, args.rounds, args.workers, args.chunk_chars))
     finally:
         world.stop()
     width = max(len(label) for label, _ in rows)

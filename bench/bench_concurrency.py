@@ -97,7 +97,13 @@ def run_batch(n: int) -> None:
 
 def one_row(n: int, args: argparse.Namespace) -> dict:
     """A fresh world and a fresh child for N runs; collect what both saw."""
-    world = World(args.latency, args.search_latency, rps=args.server_rps, subtasks=4)
+    world = World(
+        args.latency,
+        args.search_latency,
+        rps=args.server_rps,
+        subtasks=4,
+        chunk_chars=args.chunk_chars,
+    )
     try:  # 4 subtasks: 8 first-round queries per run, above its search budget
         env = {
             **os.environ,
@@ -136,13 +142,20 @@ def main() -> None:
     parser.add_argument(
         "--server-rps", type=float, default=0, help="the model stand-in's limit (0: none)"
     )
+    parser.add_argument(
+        "--chunk-chars",
+        type=int,
+        default=None,
+        help="characters a streamed chunk (default: a reply in one chunk; a real server: 3-4)",
+    )
     args = parser.parse_args()
     print(
         f"model latency {args.latency} s, search {args.search_latency} s, "
         f"DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS={args.max_model_concurrency}, "
         f"DEEP_RESEARCH_ENDPOINT_MODEL_CALLS_PER_MINUTE={args.model_rpm or 'unset'}, "
         f"server limit {args.server_rps or 'none'} requests/s, "
-        f"max_search_calls {SEARCH_BUDGET} per run"
+        f"max_search_calls {SEARCH_BUDGET} per run, "
+        f"{args.chunk_chars or 'whole replies'} characters a streamed chunk"
     )
     header = (
         f"{'runs':>5} {'finished':>8} {'failed':>6} {'wall s':>7} {'calls':>6} "
