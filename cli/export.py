@@ -11,7 +11,7 @@ from typing import Any
 from deep_research.cli.runner import UnknownThread
 from deep_research.export.facts import RunFacts, facts_of
 from deep_research.graph import build_graph
-from deep_research.graph.threads import thread_config
+from deep_research.graph.threads import run_ended, thread_config
 from deep_research.state import output_of
 from deep_research.tools.checkpoints import open_checkpointer
 
@@ -27,7 +27,7 @@ async def finished_run(target: str, thread_id: str) -> tuple[dict[str, Any], Run
         snapshot = await graph.aget_state(thread_config(thread_id))
     if not snapshot.values:
         raise UnknownThread(f"no run with thread id {thread_id!r} in {target}")
-    if snapshot.next or not snapshot.values.get("stop_reason"):
+    if not run_ended(snapshot):
         raise UnfinishedRun(
             f"the run {thread_id!r} has not finished: continue it with "
             f"`deep-research resume {thread_id}`, then export it"

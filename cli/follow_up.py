@@ -15,7 +15,7 @@ from langgraph.types import StateSnapshot
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.preflight import check_question
 from deep_research.graph import build_graph
-from deep_research.graph.threads import thread_config
+from deep_research.graph.threads import run_ended, thread_config
 from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
 
 
@@ -37,7 +37,7 @@ def follow_up_from(snapshot: StateSnapshot, parent: str, question: str) -> dict[
     values = snapshot.values
     if not values:
         raise BadInput(f"no run with thread id {parent!r} to ask a follow-up of")
-    if snapshot.next or not values.get("stop_reason"):
+    if not run_ended(snapshot):
         raise BadInput(f"the run {parent!r} has not finished: resume it first")
     results = [r for r in values.get("worker_results") or [] if r.sources]
     if not results:

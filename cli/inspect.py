@@ -10,7 +10,7 @@ from langgraph.types import StateSnapshot
 
 from deep_research.cli.runner import UnknownThread
 from deep_research.graph import build_graph
-from deep_research.graph.threads import thread_config
+from deep_research.graph.threads import standing, thread_config
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.secrets import mask_url_passwords
 
@@ -40,10 +40,8 @@ async def history(target: str, thread_id: str) -> list[str]:
 
 
 def thread_status(snapshot: StateSnapshot) -> str:
-    """done, waiting (for a person's answer) or unfinished, as the store says."""
-    if snapshot.interrupts:
-        return "waiting"
-    return "unfinished" if snapshot.next else "done"
+    """done, waiting (for a person's answer) or unfinished, by the one rule (`standing`)."""
+    return {"ended": "done", "waiting": "waiting"}.get(standing(snapshot), "unfinished")
 
 
 async def recent_threads(

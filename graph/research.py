@@ -18,8 +18,8 @@ from deep_research.graph.routes import (
     route_after_synthesis,
 )
 from deep_research.graph.served import for_the_server
-from deep_research.graph.settings_guard import Route, reader_for, reading_settings
-from deep_research.graph.sync_bridge import node
+from deep_research.graph.settings_guard import reader_for
+from deep_research.graph.sync_bridge import node, route
 from deep_research.graph.worker import build_worker_graph
 from deep_research.nodes.approval import approve_plan
 from deep_research.nodes.planning import decompose, decompose_for_remote_callers
@@ -79,25 +79,21 @@ def build_graph(
     builder.add_node("verify_citations", node(verify_citations, runs, read=read))
     builder.add_node("finalize", node(finalize, runs, ends_run=True, read=read))
 
-    def route(path: Route) -> Route:
-        """A route of `graph.routes`, reading the settings as the steps do."""
-        return reading_settings(path, read)
-
     builder.add_edge(START, "decompose")
     builder.add_conditional_edges(
-        "decompose", route(route_after_plan), ["approve_plan", "research", "synthesize"]
+        "decompose", route(route_after_plan, read), ["approve_plan", "research", "synthesize"]
     )
     builder.add_conditional_edges(
-        "approve_plan", route(route_after_approval), ["research", "finalize"]
+        "approve_plan", route(route_after_approval, read), ["research", "finalize"]
     )
     builder.add_conditional_edges(
-        "research", route(route_after_research), ["research", "synthesize"]
+        "research", route(route_after_research, read), ["research", "synthesize"]
     )
-    builder.add_conditional_edges("synthesize", route(route_after_synthesis))
-    builder.add_conditional_edges("quality_check", route(route_after_quality))
+    builder.add_conditional_edges("synthesize", route(route_after_synthesis, read))
+    builder.add_conditional_edges("quality_check", route(route_after_quality, read))
     builder.add_conditional_edges(
         "analyze_gaps",
-        route(dispatch_supplementary),
+        route(dispatch_supplementary, read),
         ["supplementary_research", "verify_citations", "finalize"],
     )
     builder.add_edge("supplementary_research", "refine_report")

@@ -28,6 +28,7 @@ from deep_research.export.facts import facts_of
 from deep_research.export.formats import Rendering
 from deep_research.export.html_page import CSP as REPORT_CSP
 from deep_research.export.pdf import PdfRendererMissing
+from deep_research.graph.threads import run_ended
 from deep_research.state import PlanDecision, output_of
 from deep_research.web.forms import FormErrors, checked_input, edited_plan
 from deep_research.web.guard import Guard, checked_form, csrf_token, user_of
@@ -216,7 +217,7 @@ class WebApp:
         await self._visible(request, thread_id)
         snapshot = await self.runs.snapshot(thread_id)
         values = snapshot.values
-        if snapshot.next or not values.get("stop_reason"):
+        if not run_ended(snapshot):
             return None
         from datetime import datetime
 

@@ -21,7 +21,7 @@ from langgraph.types import Command, StateSnapshot
 
 from deep_research.cli.inspect import recent_threads
 from deep_research.graph import build_graph
-from deep_research.graph.threads import advance, run_ended, thread_config
+from deep_research.graph.threads import advance, run_ended, standing, thread_config
 from deep_research.state import PlanDecision
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.run_resources import LiveRuns
@@ -89,7 +89,7 @@ class WebRuns:
             ):
                 continue
             snapshot = await self._graph.aget_state(thread_config(thread_id))
-            if snapshot.values and (snapshot.interrupts or not snapshot.next):
+            if standing(snapshot) in ("ended", "waiting"):
                 continue  # it had reached its end, or its plan, before the server stopped
             self._launch(thread_id, None)
         return self

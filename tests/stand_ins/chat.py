@@ -73,6 +73,11 @@ class Brain:
     def on_PageQuotes(self, call: ChatCall) -> dict:
         return self.tools.quotes(call.user)
 
+    def decide_tools(self, call: ChatCall) -> list[tuple[str, dict]] | str:
+        """A worker's decide request: the calls its `tools` brain makes with what is offered."""
+        self.calls["tools"] += 1
+        return self.tools.decide(call.user, offered_tools(call.body, call.system))
+
     def answer(self, call: ChatCall) -> Any:
         self.calls[call.contract or "prose"] += 1
         handler = getattr(self, f"on_{call.contract}", None) if call.contract else None
@@ -352,8 +357,7 @@ class ChatServer(StandIn):
             call = ChatCall(None, "prose", call.system, call.user, body)
         with self._brain_lock:
             if call.method in ("tools", "tools_prompt"):
-                self.brain.calls["tools"] += 1
-                answer = self.brain.tools.decide(call.user, offered_tools(body, call.system))
+                answer = self.brain.decide_tools(call)
             else:
                 answer = self.brain.answer(call)
         message: dict[str, Any] = {"role": "assistant", "content": None}
