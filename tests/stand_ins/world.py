@@ -213,10 +213,26 @@ class Control(StandIn):
         }
 
 
+def pages_for(search: SearchServer, pages: Articles) -> None:
+    """Make every search result name a page of `pages` (on loopback, never a public address)."""
+    search.url_for = lambda query, n: f"{pages.url}/{slug(query)}/{n}"
+
+
+def environment(model_url: str, search_url: str) -> dict[str, str]:
+    """The variables that point a run at a model stand-in and a Tavily stand-in."""
+    return {
+        "OPENAI_BASE_URL": f"{model_url}/v1",
+        "OPENAI_API_KEY": "sk-bench",
+        "TAVILY_API_BASE_URL": search_url,
+        "TAVILY_API_KEY": "tvly-bench",
+        "DEEP_RESEARCH_MODEL": "stand-in",
+    }
+
+
 def serve() -> None:
     """The world in this process until stdin closes; its addresses first, as one JSON line."""
     model, search, pages = RateLimitedChat().start(), SearchServer().start(), Articles().start()
-    search.url_for = lambda query, n: f"{pages.url}/{slug(query)}/{n}"
+    pages_for(search, pages)
     control = Control(model, search, pages).start()
     urls = {"model": model.url, "search": search.url, "pages": pages.url, "control": control.url}
     print(json.dumps(urls), flush=True)
@@ -279,13 +295,7 @@ class World:
 
     def environment(self) -> dict[str, str]:
         """The variables that point a run at this world."""
-        return {
-            "OPENAI_BASE_URL": f"{self.urls['model']}/v1",
-            "OPENAI_API_KEY": "sk-bench",
-            "TAVILY_API_BASE_URL": self.urls["search"],
-            "TAVILY_API_KEY": "tvly-bench",
-            "DEEP_RESEARCH_MODEL": "stand-in",
-        }
+        return environment(self.urls["model"], self.urls["search"])
 
     def enter(self) -> World:
         """Point this process's runs at the world."""
