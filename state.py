@@ -278,6 +278,15 @@ class QualityAssessment(BaseModel):
     another_round_worthwhile: bool = Field(
         description="Would one more research round improve the report materially?"
     )
+    omitted: list[int] = Field(
+        default_factory=list,
+        description="Numbers of the unused evidence items the report should have used.",
+    )
+    other_entity: list[str] = Field(
+        default_factory=list,
+        description="Statements of the report, copied from it, that give facts about another "
+        "entity than the one the question names (a similar name, another version or model).",
+    )
 
     @model_validator(mode="after")
     def _score_matches_dimensions(self) -> QualityAssessment:
@@ -336,9 +345,9 @@ class OutlineSection(BaseModel):
 
 
 class ReportOutline(BaseModel):
-    """The writer's plan of a report: a title and its sections, in reading order."""
+    """The writer's plan of a report: its sections, in reading order (the title is the
+    question's own)."""
 
-    title: str = Field(min_length=1, description="The report's title.")
     sections: list[OutlineSection] = Field(min_length=1)
 
 
@@ -347,6 +356,72 @@ class ReportSection(OutlineSection):
 
     text: str = ""
     round: int = 1
+
+
+# ---------------------------------------------------------------- weighing the evidence
+
+SetAsideReason = Literal["off_topic", "superseded", "other_entity"]
+
+
+class Disagreement(BaseModel):
+    """Figures about one thing that differ between sources."""
+
+    subject: str = Field(
+        min_length=1, description="What the differing figures are about (entity and measure)."
+    )
+    items: list[int] = Field(
+        description="Numbers of the evidence items that give the differing figures (two or "
+        "more, from different sources)."
+    )
+    current: int | None = Field(
+        None,
+        description="The item whose figure is current (its source is newer, or supersedes the "
+        "others), or null when none can be said to be.",
+    )
+    why: str = Field("", description="Why that figure is current, or why none can be said to be.")
+
+
+class SetAside(BaseModel):
+    """An evidence item the report should not use as evidence for the question."""
+
+    item: int = Field(description="The number of the evidence item.")
+    reason: SetAsideReason = Field(
+        description="off_topic: it does not bear on the question; superseded: a newer item "
+        "replaces it; other_entity: it is about another product, version, place or person than "
+        "the one the question names (a similar name is not the same entity)."
+    )
+    note: str = Field("", description="What it is about instead, or what supersedes it.")
+
+
+class EvidenceWeighing(BaseModel):
+    """The pass over the numbered evidence before writing: where sources disagree, and what to
+    set aside (both empty: the evidence agrees and all of it bears on the question)."""
+
+    disagreements: list[Disagreement]
+    set_aside: list[SetAside]
+
+
+class Conflict(BaseModel):
+    """A disagreement between sources, its figures resolved to the run's evidence."""
+
+    subject: str
+    quotes: list[Quote] = Field(description="The differing figures, from two or more sources.")
+    current: Quote | None = None  # the figure the weighing found current, if it found one
+    why: str = ""
+
+
+class SetAsideQuote(Quote):
+    """A piece of evidence set aside, and why."""
+
+    reason: SetAsideReason
+    note: str = ""
+
+
+class WeighedEvidence(BaseModel):
+    """What the last weighing pass found, kept in run-wide terms (quotes, not item numbers)."""
+
+    conflicts: list[Conflict] = Field(default_factory=list)
+    set_aside: list[SetAsideQuote] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- citation checks
@@ -448,11 +523,13 @@ replaying them (`tools/checkpoints.py` and docs/architecture.md say why)."""
 
 
 class ScoredReport(BaseModel):
-    """A report with the review that scored it and the round that wrote it."""
+    """A report with the review that scored it, the round that wrote it and its sections (so a
+    later round's findings can still be written into it)."""
 
     report: str
     round: int
     quality: QualityAssessment
+    sections: list[ReportSection] = Field(default_factory=list)
 
 
 class ResearchInput(TypedDict):
@@ -481,6 +558,7 @@ class ResearchOutput(TypedDict):
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
     sources_found: int  # distinct sources the searches returned (0: no evidence at all)
     report_round: int  # the round whose report this is (an earlier, better-scored one is kept)
+    report_revised_with: list[int]  # later rounds whose findings revised that earlier report
 
 
 def output_of(values: dict) -> dict:
@@ -498,9 +576,11 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
     gap_analysis: GapAnalysis
     best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)
     usage: Annotated[Usage, add_usage]
-    report_title: str  # the outline's title
     sections: list[ReportSection]  # the report's sections as last written (summary apart)
     claims_needing_evidence: list[str]  # statements the last review found without support
+    weighed: WeighedEvidence  # the last weighing pass: disagreements, evidence set aside
+    review_omitted: list[Quote]  # evidence the last review said the report should have used
+    review_other_entity: list[str]  # statements the last review found about another entity
 
 
 # ---------------------------------------------------------------- worker subgraph

@@ -74,6 +74,7 @@ def run_summary(output: dict, seconds: float, reports: list[Path]) -> Any:
         structured_output=output.get("structured_output"),
         report_problem=output.get("report_problem") or "",
         report_round=output.get("report_round"),
+        report_revised_with=output.get("report_revised_with"),
     )
 
 

@@ -6,7 +6,14 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
-from deep_research.cli.summary import RunSummary, counted, rounds_text, score_text, summary_lines
+from deep_research.cli.summary import (
+    RunSummary,
+    counted,
+    revised_text,
+    rounds_text,
+    score_text,
+    summary_lines,
+)
 from deep_research.settings import GUARD_NOTE
 from deep_research.tools.events import (
     CallRetried,
@@ -114,7 +121,8 @@ def describe(event: ProgressEvent) -> str | None:
             last += "" if event.last_score is None else f" {score_text(event.last_score)}"
             return (
                 f"handing back the round {event.round} report (quality "
-                f"{score_text(event.score)}): round {event.last_round} {last}"
+                f"{score_text(event.score)}){revised_text(event.revised_with)}: round "
+                f"{event.last_round} {last}"
             )
         case RunDone():
             return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"

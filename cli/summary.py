@@ -7,6 +7,14 @@ from dataclasses import dataclass
 from rich.table import Table
 
 
+def revised_text(rounds: list[int]) -> str:
+    """ ", revised with round 2's findings" (or rounds'), or "" when it was kept unchanged."""
+    if not rounds:
+        return ""
+    which = ", ".join(map(str, rounds))
+    return f", revised with round{'s' if len(rounds) > 1 else ''} {which}'s findings"
+
+
 def score_text(score: float | None) -> str:
     """A quality score as "87/100" (a whole number: 86.858 claims a precision it has not), or
     "unknown" when the review could not score it."""
@@ -42,6 +50,7 @@ class RunSummary:
     structured_output: dict[str, str] | None = None  # model -> method it settled on
     report_problem: str = ""  # why the writer's reply could not be the report, if it could not
     report_round: int | None = None  # the round whose report was handed back (the best-scored)
+    report_revised_with: list[int] | None = None  # later rounds whose findings revised it
 
 
 def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
@@ -65,7 +74,9 @@ def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
 def _from_round(summary: RunSummary) -> str:
     """Which round's report the score is of, when not the last round's."""
     kept = summary.report_round
-    return f" (the report of round {kept})" if kept and kept != summary.rounds else ""
+    if not kept or kept == summary.rounds:
+        return ""
+    return f" (the report of round {kept}{revised_text(summary.report_revised_with or [])})"
 
 
 def _methods(methods: dict[str, str] | None) -> str:

@@ -11,6 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from deep_research.graph.routes import (
     dispatch_supplementary,
+    finish,
     route_after_approval,
     route_after_plan,
     route_after_quality,
@@ -25,7 +26,7 @@ from deep_research.nodes.approval import approve_plan
 from deep_research.nodes.planning import decompose, decompose_for_remote_callers
 from deep_research.nodes.reviewing import analyze_gaps, quality_check
 from deep_research.nodes.verifying import verify_citations
-from deep_research.nodes.writing import finalize, refine_report, synthesize
+from deep_research.nodes.writing import finalize, keep_best_report, refine_report, synthesize
 from deep_research.settings import Settings
 from deep_research.state import ResearchInput, ResearchOutput, ResearchState
 from deep_research.tools.models import given_models
@@ -76,6 +77,7 @@ def build_graph(
     builder.add_node("analyze_gaps", node(analyze_gaps, runs, read=read))
     builder.add_node("supplementary_research", worker)
     builder.add_node("refine_report", node(refine_report, runs, read=read))
+    builder.add_node("keep_best_report", node(keep_best_report, runs, read=read))
     builder.add_node("verify_citations", node(verify_citations, runs, read=read))
     builder.add_node("finalize", node(finalize, runs, ends_run=True, read=read))
 
@@ -94,8 +96,9 @@ def build_graph(
     builder.add_conditional_edges(
         "analyze_gaps",
         route(dispatch_supplementary, read),
-        ["supplementary_research", "verify_citations", "finalize"],
+        ["supplementary_research", "keep_best_report", "verify_citations", "finalize"],
     )
+    builder.add_conditional_edges("keep_best_report", route(finish, read))
     builder.add_edge("supplementary_research", "refine_report")
     builder.add_edge("refine_report", "quality_check")
     builder.add_edge("verify_citations", "finalize")

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
 
 from deep_research.domain.context import Material, assemble, clip, estimate_tokens, prompt_room
+from deep_research.domain.evidence import SectionEvidence, shown
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
 from deep_research.state import (
+    Conflict,
     OutlineSection,
     QualityAssessment,
+    Quote,
     ReadPage,
     SearchHit,
+    Source,
     SourceEvidence,
     SubTask,
     WorkerResult,
@@ -82,9 +86,25 @@ FINDINGS = (
     "{write_in} Translate faithfully: keep every number, comparison and negation as the "
     "evidence states it. {untrusted}"
 )
+WEIGH = (
+    "You weigh the evidence of a research run before its report is written. Each numbered "
+    "item (#n) is a quote or snippet of the source [id] above it; a source's date is given "
+    "when known. First, find the disagreements: items of different sources that give "
+    "different figures (numbers, dates, names, rankings) for the same thing: the same entity, "
+    "measure and conditions. List all the items of each, and name the current one when a "
+    "source is newer or supersedes the others, saying why (the dates, a correction); none "
+    "when it cannot be said. Figures for different things (another version, unit, condition, "
+    "or a year of measurement the text states) are no disagreement. Then set aside the items "
+    "the report must not use as evidence for the question: other_entity (about another "
+    "product, version, model, place or person than the one the question names, even with a "
+    "similar name), off_topic (bears on nothing the question asks), superseded (a newer item "
+    "gives the current value; list it in its disagreement too). When in doubt, keep an item. "
+    "Both lists empty: the evidence agrees and all of it bears on the question. {write_in} "
+    "{untrusted}"
+)
 OUTLINE = (
-    "You plan a research report from the research notes and the numbered sources. Give it a "
-    "title and {min_sections} to {max_sections} sections in reading order. Each section "
+    "You plan a research report from the research notes and the numbered sources. Give it "
+    "{min_sections} to {max_sections} sections in reading order. Each section "
     "answers one question of its own (no two overlap) and lists in source_ids the ids of the "
     "sources its answer draws on; every useful source belongs to a section. Plan no summary, "
     "introduction or conclusion: they are written separately. {write_in} {untrusted}"
@@ -96,25 +116,35 @@ CITING = (
     "translated from a source keeps its numbers, comparisons and negations exactly as the "
     "source states them."
 )
+WEIGHING = (
+    "Sources carry their date when it is known. Where the sources disagree, say so: give each "
+    "side in its own sentence with its own citation, say that they disagree, and which figure "
+    "is current and why (a newer source, a correction); never present an older figure as "
+    "current. State only facts about the entity the question names: never give another "
+    "product's, version's or person's facts as its own."
+)
 SECTION = (
     "You write one section of a research report, in Markdown. Start with the heading "
     "'## {title}'. Answer the section's question from its research notes and sources only, "
     "in about {words} words (fewer when the evidence is thin; never pad), with ### "
-    "subheadings or a table where they help. Do not write the report's title, summary or "
-    "conclusion, and leave to the other sections what they cover. {citing} {write_in} "
-    "{untrusted}"
+    "subheadings or a table where they help. The other sources, after the section's own, may "
+    "bear on its question: use those that do, ignore the rest. Do not write the report's "
+    "title, summary or conclusion, and leave to the other sections what they cover. "
+    "{weighing} {citing} {write_in} {untrusted}"
 )
 SECTION_REVISE = (
     "You revise one section of a research report with new research. Keep what is right and "
     "its citations, add what the new notes and sources establish, correct what they "
-    "contradict, and return the whole section, starting with its heading '## {title}', in "
-    "about {words} words. {citing} {write_in} {untrusted}"
+    "contradict, act on the review's findings, and return the whole section, starting with "
+    "its heading '## {title}', in about {words} words. {weighing} {citing} {write_in} "
+    "{untrusted}"
 )
 SUMMARY = (
-    "You write the summary that opens a research report: a level-2 heading (the word for "
-    "Summary) and one or two short paragraphs that give the main answer to the question. "
-    "Restate only what the report's sections say, and keep the citations [n] of every "
-    "statement you restate exactly as they are; add nothing new. {write_in} {untrusted}"
+    "You write the summary that opens a research report, for a reader who may read nothing "
+    "else: a level-2 heading (the word for Summary) and one or two short paragraphs that give "
+    "the main answer to the question. Restate only what the report's sections say; every "
+    "sentence restates cited statements and keeps their citations [n] exactly as they are "
+    "(a sentence without a citation is removed); add nothing new. {write_in} {untrusted}"
 )
 CONCLUSION = (
     "You write the conclusion of a research report: a level-2 heading (the word for "
@@ -132,17 +162,26 @@ QUALITY = (
     "what its cited sources, given below, say), depth (specifics, numbers, analysis), "
     "structure, readability, source_quality (authoritative, diverse, enough); every "
     "score is a number from 0 to 100, and the overall score agrees with the dimensions. "
+    "Check that every cited fact is about the entity the question names, not one with a "
+    "similar name or another version: copy each statement that is not into other_entity and "
+    "mark accuracy down. The unused evidence, when listed, was gathered but the report does "
+    "not use it: give in omitted the numbers of the items the report should have used, and "
+    "mark completeness down for them. Where the sources disagree (listed when found), the "
+    "report must say so, cite every side and say which figure is current. "
     "List concrete issues. Set another_round_worthwhile to false when more research "
     "would not change the report materially. {write_in} The report and its sources are "
     "built from web pages: {untrusted}"
 )
 GAPS = (
     "You find the gaps in a research report and plan supplementary research. Name the "
-    "gaps (missing parts of the question, claims without evidence, thin comparisons), then "
-    "at most {max_tasks} supplementary subtasks, each with 2-4 search queries, that would "
-    "fill them. Do not repeat subtasks already researched. Return no subtasks when the "
-    "report needs no more research. {write_in} The report is built from web pages: "
-    "{untrusted}"
+    "gaps (missing parts of the question, claims without evidence, thin comparisons, facts "
+    "given for another entity than the question names, disagreements whose current figure is "
+    "unknown), then at most {max_tasks} supplementary subtasks, each with 2-4 search queries, "
+    "that would fill them: research the named entity's own facts where the report used "
+    "another's, and what settles a disagreement. Evidence already gathered but unused needs "
+    "no new research: it is written in with the next round. Do not repeat subtasks already "
+    "researched. Return no subtasks when the report needs no more research. {write_in} The "
+    "report is built from web pages: {untrusted}"
 )
 VERIFY_SYSTEM = (
     "You check citations. For each numbered pair, decide from the source text alone whether "
@@ -368,10 +407,19 @@ def page_quotes(
 
 # ---------------------------------------------------------------- sectioned writing
 
+QUOTE_CHARS = 300  # an unused item as the reviewer and gap analysis see it, at most
 
-def _evidence(source: SourceEvidence) -> str:
-    """A source as a writer sees it: its number, title and address, then its evidence text."""
-    return f"[{source.id}] {_title(source.title)} — {source.url}\n{source.excerpt}"
+
+def _source_line(source: Source) -> str:
+    """A source's number, date (when known), title and address, on one line."""
+    dated = f"({source.published}) " if source.published else ""
+    return f"[{source.id}] {dated}{_title(source.title)} — {source.url}"
+
+
+def _evidence(source: SourceEvidence, text: str | None = None) -> str:
+    """A source as a writer sees it: its line, then its evidence text (`text`: what of it this
+    prompt shows; its whole excerpt by default)."""
+    return f"{_source_line(source)}\n{source.excerpt if text is None else text}"
 
 
 def _findings_citing(results: Iterable[WorkerResult], ids: set[int]) -> list[str]:
@@ -382,6 +430,55 @@ def _findings_citing(results: Iterable[WorkerResult], ids: set[int]) -> list[str
         for f in r.findings
         if ids & set(f.source_ids)
     ]
+
+
+def _conflict(conflict: Conflict, dates: Mapping[int, str]) -> str:
+    """A disagreement as one line: its subject, every side with its source and date, and the
+    current figure when the weighing found one."""
+    sides = "; ".join(
+        f"[{q.source_id}]{f' ({dates[q.source_id]})' if dates.get(q.source_id) else ''}: "
+        f'"{" ".join(q.text.split())}"'
+        for q in conflict.quotes
+    )
+    current = (
+        f" Current: [{conflict.current.source_id}]{f', {conflict.why}' if conflict.why else ''}."
+        if conflict.current
+        else f" Current: unknown{f' ({conflict.why})' if conflict.why else ''}."
+    )
+    return f"- {conflict.subject} (the sources disagree): {sides}.{current}"
+
+
+def _dates(sources: Iterable[Source]) -> dict[int, str]:
+    return {s.id: s.published for s in sources if s.published}
+
+
+def weigh_blocks(
+    items: Sequence[Quote], sources: Sequence[Source], numbers: Sequence[int] | None = None
+) -> list[str]:
+    """The evidence items numbered #1..#n (or by `numbers`, their places in the whole pool),
+    grouped under their sources' lines in the order the items come, one block per source."""
+    by_id = {s.id: s for s in sources}
+    grouped: dict[int, list[str]] = {}
+    for number, item in zip(numbers or range(1, len(items) + 1), items, strict=True):
+        if item.source_id not in grouped:
+            source = by_id.get(item.source_id)
+            grouped[item.source_id] = [_source_line(source) if source else f"[{item.source_id}]"]
+        grouped[item.source_id].append(f"#{number}: {' '.join(shown(item).split())}")
+    return ["\n".join(lines) for lines in grouped.values()]
+
+
+def weigh_room(limit: int) -> int:
+    """Tokens one weighing prompt's evidence may take."""
+    return prompt_room(limit, WEIGH, "Question: " + "x" * 400, data_section(""))
+
+
+def weigh(question: str, blocks: Sequence[str], room: int, *, language: str) -> list[BaseMessage]:
+    """The weighing pass over a batch of evidence blocks (already within `room`)."""
+    system = WEIGH.format(
+        write_in=write_in(language, "Write subjects and notes"), untrusted=UNTRUSTED
+    )
+    text = clip("\n\n".join(blocks), room)
+    return assemble(None, system, [f"Question: {question}\n\nEvidence:\n", data_section(text)])
 
 
 def outline(
@@ -397,10 +494,10 @@ def outline(
     system = OUTLINE.format(
         min_sections=sections[0],
         max_sections=sections[1],
-        write_in=write_in(language, "Write the title, headings and questions"),
+        write_in=write_in(language, "Write the headings and questions"),
         untrusted=UNTRUSTED,
     )
-    listed = [f"[{s.id}] {_title(s.title)} — {s.url}" for s in sources]
+    listed = [_source_line(s) for s in sources]
     return assemble(
         limit,
         system,
@@ -419,24 +516,27 @@ def section(
     part: OutlineSection,
     others: list[str],
     results: list[WorkerResult],
-    sources: list[SourceEvidence],
+    evidence: SectionEvidence,
     words: int,
     limit: int,
     *,
     language: str,
     current: str = "",
+    review: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """One section from its own notes and sources (best first, as many as fit); with `current`,
-    a revision of that text with new ones."""
+    """One section from its notes, its own sources (most cited first), the disagreements it
+    states and other sources that may bear on it, as many as fit; with `current`, a revision
+    of that text (`review`: what the review found that bears on it)."""
     template = SECTION_REVISE if current else SECTION
     system = template.format(
         title=part.title,
         words=words,
+        weighing=WEIGHING,
         citing=CITING,
         write_in=write_in(language, "Write the section, its headings included,"),
         untrusted=UNTRUSTED,
     )
-    ids = {s.id for s in sources}
+    own = {shown.source.id: shown for shown in evidence.own}
     other = "\n".join(f"- {name}" for name in others) or "(none)"
     head = (
         f"Question: {question}\nReport: {title}\nSection: {part.title}\n"
@@ -447,11 +547,26 @@ def section(
         parts += ["Current section:\n", Material([current], share=0.4), "\n\nNew research notes:\n"]
     else:
         parts.append("Research notes:\n")
+    parts.append(Material(_findings_citing(results, set(own)), share=0.3))
+    if review:
+        listed = [f"- {line}" for line in review]
+        parts += ["\n\nThe review found:\n", Material(listed, share=0.2)]
+    if evidence.conflicts:
+        dates = _dates(shown.source for shown in [*evidence.own, *evidence.others])
+        lines = [_conflict(c, dates) for c in evidence.conflicts]
+        parts += ["\n\nWhere the sources disagree:\n", Material(lines, share=0.3)]
+    ordered = _most_cited_first([s.source for s in evidence.own], results)
     parts += [
-        Material(_findings_citing(results, ids), share=0.3),
         "\n\nSources:\n",
-        Material([_evidence(s) for s in _most_cited_first(sources, results)]),
+        Material(
+            [_evidence(s, own[s.id].text) for s in ordered], share=0.8 if evidence.others else 1.0
+        ),
     ]
+    if evidence.others:
+        parts += [
+            "\n\nOther sources (use what answers this section's question):\n",
+            Material([_evidence(s.source, s.text) for s in evidence.others]),
+        ]
     return assemble(limit, system, parts)
 
 
@@ -471,6 +586,39 @@ def framing(
 # ---------------------------------------------------------------- reviewing
 
 
+def _unused(
+    heading: str, items: Sequence[Quote], sources: Mapping[int, Source], share: float
+) -> list[str | Material]:
+    """Evidence as headed, numbered lines (#1..#n: its source, date and words, each clipped)
+    packed within `share` of the room; nothing when none."""
+    lines = []
+    for number, item in enumerate(items, 1):
+        source = sources.get(item.source_id)
+        dated = f" ({source.published})" if source and source.published else ""
+        text = " ".join(shown(item).split())
+        text = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
+        lines.append(f"#{number} [{item.source_id}]{dated}: {text}")
+    return [f"\n\n{heading}\n", Material(lines, share=share)] if lines else []
+
+
+def _listed(heading: str, lines: Sequence[str], share: float) -> list[str | Material]:
+    """Statements as a headed bullet list packed within `share` of the room; nothing when none."""
+    if not lines:
+        return []
+    listed = "\n".join(f"- {line}" for line in lines)
+    return [f"\n\n{heading}\n", Material([listed], share=share)]
+
+
+def _weighed(
+    conflicts: Sequence[Conflict], sources: Mapping[int, Source], share: float
+) -> list[str | Material]:
+    """The disagreements the weighing found, headed; nothing when none."""
+    if not conflicts:
+        return []
+    lines = [_conflict(c, _dates(sources.values())) for c in conflicts]
+    return ["\n\nWhere the sources disagree:\n", Material(lines, share=share)]
+
+
 def quality(
     question: str,
     report: str,
@@ -480,19 +628,21 @@ def quality(
     language: str,
     evidence: Sequence[SourceEvidence] = (),
     weak: Sequence[str] = (),
+    unused: Sequence[Quote] = (),
+    conflicts: Sequence[Conflict] = (),
+    sources: Mapping[int, Source] | None = None,
 ) -> list[BaseMessage]:
     """The reviewer scores a report 0-100 on six dimensions against the question and the
     evidence (the cited sources, most cited first; statements the cheap check found without
-    support), and says whether to go on."""
+    support; the gathered evidence the report does not use, numbered; where the sources
+    disagree), and says whether to go on."""
     system = QUALITY.format(write_in=write_in(language, "Write the issues"), untrusted=UNTRUSTED)
+    known = sources or {}
     head = f"Question: {question}\nDistinct sources cited: {source_count}\n\nReport:\n"
     parts: list[str | Material] = [head, Material([report], share=0.5)]
-    if weak:
-        listed = "\n".join(f"- {claim}" for claim in weak)
-        parts += [
-            "\n\nStatements whose cited sources do not seem to state them:\n",
-            Material([listed], share=0.2),
-        ]
+    parts += _listed("Statements whose cited sources do not seem to state them:", weak, 0.2)
+    parts += _weighed(conflicts, known, 0.15)
+    parts += _unused("Unused evidence (gathered, not used by the report):", unused, known, 0.35)
     if evidence:
         parts += [
             "\n\nThe cited sources (the evidence):\n",
@@ -511,25 +661,32 @@ def gaps(
     *,
     language: str,
     claims: Sequence[str] = (),
+    omitted: Sequence[Quote] = (),
+    other_entity: Sequence[str] = (),
+    conflicts: Sequence[Conflict] = (),
+    sources: Mapping[int, Source] | None = None,
 ) -> list[BaseMessage]:
     """Gap analysis: what the report lacks (first the claims the review found without
-    evidence) and the new subtasks that would fill it."""
+    evidence, facts about another entity, disagreements, evidence left unused) and the new
+    subtasks that would fill it."""
     system = GAPS.format(
         max_tasks=max_tasks,
         write_in=write_in(language, "Write gaps and descriptions"),
         untrusted=UNTRUSTED,
     )
+    known = sources or {}
     issues = "\n".join(f"- {issue}" for issue in assessment.issues) if assessment else ""
     done = "\n".join(f"- {item}" for item in researched)
     head = (
         f"Question: {question}\n\nReview issues:\n{issues or '(none)'}\n\n"
-        f"Already researched:\n{done}\n\n"
+        f"Already researched:\n{done}"
     )
     parts: list[str | Material] = [head]
-    if claims:
-        listed = "\n".join(f"- {claim}" for claim in claims)
-        parts += [CLAIMS_NEEDING_EVIDENCE, Material([listed], share=0.3), "\n\n"]
-    return assemble(limit, system, [*parts, "Report:\n", Material([report])])
+    parts += _listed(CLAIMS_NEEDING_EVIDENCE.rstrip("\n"), claims, 0.3)
+    parts += _listed("Statements about another entity than the question names:", other_entity, 0.2)
+    parts += _weighed(conflicts, known, 0.15)
+    parts += _unused("Evidence the review found left out:", omitted, known, 0.2)
+    return assemble(limit, system, [*parts, "\n\nReport:\n", Material([report])])
 
 
 # ---------------------------------------------------------------- citation checks

@@ -151,7 +151,12 @@ def _sources(hits: list[SearchHit], read: set[str] = frozenset()) -> list[Source
     those whose page was read whole (`read`: normalized URLs) are marked so."""
     return [
         SourceEvidence(
-            id=n, url=h.url, title=h.title, excerpt=h.content, read=normalize_url(h.url) in read
+            id=n,
+            url=h.url,
+            title=h.title,
+            excerpt=h.content,
+            read=normalize_url(h.url) in read,
+            published=h.published,
         )
         for n, h in enumerate(hits, 1)
     ]

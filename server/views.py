@@ -37,6 +37,7 @@ class CitedSource(BaseModel):
     number: int
     title: str
     url: str
+    published: str = Field("", description="When it was published or updated (ISO), if known.")
 
 
 class RunResult(BaseModel):
@@ -103,7 +104,7 @@ def result_view(status: str, snapshot: StateSnapshot, run_id: str) -> RunResult:
         report=output.get("report") or "",
         report_uri=REPORT_URI.format(run_id=run_id),
         sources=[
-            CitedSource(number=s.number, title=s.title, url=s.url)
+            CitedSource(number=s.number, title=s.title, url=s.url, published=s.published)
             for s in output.get("sources") or []
             if s.number is not None
         ],

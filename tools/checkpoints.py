@@ -57,6 +57,12 @@ STATE_TYPES = (
     state.OutlineSection,
     state.ReportOutline,
     state.ReportSection,
+    state.Disagreement,
+    state.SetAside,
+    state.EvidenceWeighing,
+    state.Conflict,
+    state.SetAsideQuote,
+    state.WeighedEvidence,
 )
 
 

@@ -62,6 +62,10 @@ EN: dict[str, str] = {
     "of": "of",
     "no_budget": "no budget set",
     "stop_reason": "Why it stopped",
+    "kept_revised": "This is the round {round} report (quality {score}/100), revised with what "
+    "round {later} found: the later report scored lower.",
+    "kept_report": "This is the round {round} report (quality {score}/100): the later report "
+    "scored lower and found nothing new.",
     "stop": "Stop",
     "resume": "Resume",
     "report": "Read the report",
@@ -110,7 +114,7 @@ EN: dict[str, str] = {
     "budget": "a budget was spent",
     "quality_threshold": "the report was good enough",
     "plateau": "more rounds stopped improving the report",
-    "declined": "the report got worse: the best round's report is kept",
+    "declined": "the report got worse: the best round's report is kept, with later findings",
     "not_worthwhile": "the reviewer judged another round not worth it",
     "no_gaps": "nothing was left to research",
     "no_evidence": "no evidence was found",
@@ -176,6 +180,10 @@ ZH: dict[str, str] = {
     "of": "/",
     "no_budget": "未设预算",
     "stop_reason": "停止原因",
+    "kept_revised": "这是第 {round} 轮的报告（评分 {score}/100），并已补入第 {later} 轮的发现："
+    "之后的报告评分较低。",
+    "kept_report": "这是第 {round} 轮的报告（评分 {score}/100）：之后的报告评分较低，"
+    "且没有新的发现。",
     "stop": "停止",
     "resume": "继续",
     "report": "阅读报告",
@@ -222,7 +230,7 @@ ZH: dict[str, str] = {
     "budget": "预算已用完",
     "quality_threshold": "报告质量已足够",
     "plateau": "更多轮次不再改进报告",
-    "declined": "报告变差了：保留得分最高一轮的报告",
+    "declined": "报告变差了：保留得分最高一轮的报告，并补入之后的发现",
     "not_worthwhile": "审阅者认为不值得再研究一轮",
     "no_gaps": "没有需要继续研究的内容",
     "no_evidence": "没有找到证据",

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from deep_research.tools.events import (
     CitationsChecked,
+    EarlierReportKept,
     GapsAnalyzed,
     PlanMade,
     QualityScored,
@@ -73,6 +74,7 @@ class RunView:
     waiting_plan: dict[str, Any] | None = None
     parent: str = ""
     live_spent: RunSpent | None = None  # the run's ledger, ahead of the checkpoint mid-step
+    kept: EarlierReportKept | None = None  # the report handed back is an earlier round's
 
 
 def _round(view: RunView, number: int) -> RoundRow:
@@ -107,6 +109,8 @@ def fold_event(view: RunView, event: Any) -> None:
         case RunSpent():
             view.live_spent = event
             live_spending(view)
+        case EarlierReportKept():
+            view.kept = event
         case RunDone():
             view.stop_reason = event.stop_reason
 

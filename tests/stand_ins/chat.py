@@ -125,6 +125,10 @@ class Brain:
             "confidence": 0.8,
         }
 
+    def on_EvidenceWeighing(self, call: ChatCall) -> dict:
+        """Evidence that agrees and all bears on the question (what most worlds hold)."""
+        return {"disagreements": [], "set_aside": []}
+
     def on_QualityAssessment(self, call: ChatCall) -> dict:
         index = self.calls["QualityAssessment"] - 1
         score = self.scores[min(index, len(self.scores) - 1)]

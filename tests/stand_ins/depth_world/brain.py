@@ -16,6 +16,14 @@ structured replies, `write_<kind>` for prose), and records any contract it has n
   only when the prompt marks them as disagreeing or dates both sources; otherwise it writes
   each where it stands. A figure said of "it" on a page about a near namesake is written as
   the page says it: nothing tells it the page is about another product.
+- Weighing the evidence (`EvidenceWeighing`), it calls two items rivals by the rule it writes
+  by (reading three-letter quantity words too, as in "gel time"), names the newer one current
+  when both are dated (a year in a title or text counts) or when only one is and says it revises
+  ("now", "updated", "release notes"), and sets aside an item whose source's title names a near
+  namesake of an asked subject and not the subject.
+- Reviewing, it names by number the unused evidence that states a measured figure of an asked
+  subject (`omitted`) and copies the report's sentences that cite only a namesake's pages
+  (`other_entity`).
 - As a judge it checks figures: a statement is supported when its source states every figure
   of it, partial when some, unsupported when none (wording when it has no figure).
 """
@@ -32,6 +40,7 @@ from typing import Any
 from stand_ins.chat import ChatCall
 from stand_ins.depth_world import acting
 from stand_ins.depth_world.reading import (
+    STOPWORDS,
     entity_named,
     figures,
     is_cjk,
@@ -91,35 +100,123 @@ class Item:
         return measurements(self.sentence)
 
 
-def same_quantity(a: Item, b: Item, names: list[str]) -> bool:
+def same_quantity(a: Item, b: Item, names: list[str], shortest: int = 4) -> bool:
     """Two figures of one quantity: the same unit, other figures, and the same quantity words
     (two words in a row that both sentences share, names and the asked subjects' words aside:
-    "tensile strength" is one quantity, "yield strength" another)."""
+    "tensile strength" is one quantity, "yield strength" another). With `shortest` 3, words of
+    three letters count too ("gel time"), common words aside."""
     if not a.measured or not b.measured or a.measured[0][1] != b.measured[0][1]:
         return False
     if {f for f, _ in a.measured} & {f for f, _ in b.measured}:
         return False
     asked = {w.lower() for name in names for w in name.split()}
+    common = STOPWORDS if shortest < 4 else frozenset()
 
     def pairs(text: str) -> set[tuple[str, str]]:
-        words = re.findall(r"(?<![\w'-])[a-z]{4,}(?![\w-])", text)  # names are capitalised
-        return set(itertools.pairwise(w for w in words if w not in asked))
+        words = re.findall(rf"(?<![\w'-])[a-z]{{{shortest},}}(?![\w-])", text)  # names: capitals
+        return set(itertools.pairwise(w for w in words if w not in asked and w not in common))
 
     return bool(pairs(a.sentence) & pairs(b.sentence))
 
 
-def rival(items: list[Item], n: int, subjects_asked: list[str]) -> int | None:
+def rival(items: list[Item], n: int, subjects_asked: list[str], shortest: int = 4) -> int | None:
     """The one other item that gives another figure for item `n`'s quantity, about the same
     asked subject; None when there is none, or more than one (then the figures are a series,
     such as one figure per laboratory of a trial, not a disagreement)."""
     same = [
-        m for m in range(len(items)) if m != n and same_quantity(items[n], items[m], subjects_asked)
+        m
+        for m in range(len(items))
+        if m != n and same_quantity(items[n], items[m], subjects_asked, shortest)
     ]
     if len(same) != 1:
         return None
     pair = (items[n], items[same[0]])
     about = [name for name in subjects_asked if all(item.names(name) for item in pair)]
     return same[0] if about or not subjects_asked else None
+
+
+ITEM_LINE = re.compile(r"^#(\d+): (.*)$", re.M)
+UNUSED_LINE = re.compile(r"^#(\d+) \[\d+\](?: \([^)]*\))?: (.*)$", re.M)
+YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?:-[01]\d(?:-[0-3]\d)?)?(?!\d)")
+REVISES = re.compile(r"\b(?:now|updated?|revision|revised|replaces|release notes)\b", re.I)
+
+
+def marked_rival(call: ChatCall, items: list[Item], n: int) -> int | None:
+    """The item whose measurement (figure and unit, the same unit as item `n`'s) a prompt lists
+    on one line with item `n`'s as disagreeing."""
+    if not items[n].measured:
+        return None
+    mine = items[n].measured[0]
+    for line in call.user.splitlines():
+        listed = measurements(line)
+        if "disagree" not in line.lower() or mine not in listed:
+            continue
+        for m, other in enumerate(items):
+            theirs = other.measured[0] if other.measured else None
+            if m != n and theirs and theirs != mine and theirs[1] == mine[1] and theirs in listed:
+                return m
+    return None
+
+
+def acted_on(current: str, call: ChatCall) -> str:
+    """A section's text once what the review found is acted on, as a careful model would: a
+    statement about another entity is removed, and so is a sentence giving as settled a figure
+    of a quantity the sources disagree on (the section named states the disagreement)."""
+    found = section_of(call.user, "The review found:\n")
+    remove = [
+        set(figures(re.sub(r"\[\d+\]", "", statement)))
+        for statement in re.findall(r"remove it, or say whose it is\): (.*)$", found, re.M)
+    ]
+    subjects_of = re.findall(r"^- The sources disagree on (.*?); the section", found, re.M)
+    asked = stems(" ".join(subjects(call.question)))  # the materials' names are no quantity
+    disputed = [stems(subject) - asked for subject in subjects_of]
+    kept_lines = []
+    for line in current.split("\n"):
+        if line.startswith("#") or not line.strip():
+            kept_lines.append(line)
+            continue
+        kept = []
+        for sentence in sentences(line):
+            plain = re.sub(r"\[\d+\]", "", sentence)
+            said = set(figures(plain))
+            about_other = any(said and said <= figs for figs in remove)
+            settled = (
+                measurements(plain)
+                and "disagree" not in plain.lower()
+                and any(len(stems(plain) & words) >= 2 for words in disputed)
+            )
+            if not (about_other or settled):
+                kept.append(sentence)
+        if kept:
+            kept_lines.append(" ".join(kept))
+    return "\n".join(kept_lines)
+
+
+def current_named(call: ChatCall, item: Item) -> int | None:
+    """The source id a prompt names as current ("Current: [7]") on the line that lists `item`'s
+    figure as disagreeing, or None."""
+    figure = item.measured[0][0] if item.measured else ""
+    for line in call.user.splitlines():
+        if figure and figure in figures(line) and "disagree" in line.lower():
+            named = re.search(r"Current: \[(\d+)\]", line)
+            return int(named.group(1)) if named else None
+    return None
+
+
+def namesake_in(text: str, name: str) -> str:
+    """The near namesake of `name` that `text` names ("Quillon-S" for the Quillon alloy), or ""."""
+    match = re.search(rf"(?<![\w-]){re.escape(name.split()[0])}-[\w]+", text)
+    return match.group(0) if match else ""
+
+
+def quantity_words(a: Item, b: Item, names: list[str]) -> str:
+    """What two rival figures measure: the words both sentences share around the figure."""
+    asked = {w.lower() for name in names for w in name.split()}
+    words_a = re.findall(r"(?<![\w'-])[a-z]{4,}(?![\w-])", a.sentence)
+    words_b = set(re.findall(r"(?<![\w'-])[a-z]{4,}(?![\w-])", b.sentence))
+    shared = [w for w in words_a if w in words_b and w not in asked]
+    about = next((n for n in names if a.names(n)), "")
+    return " ".join(dict.fromkeys(shared)) + (f" of the {about}" if about else "")
 
 
 @dataclass
@@ -265,6 +362,59 @@ class WorldBrain:
             if measurements(s) or (figures(s) and len(stems(s) & wanted) >= 2)
         ]
 
+    # ------------------------------------------------------------ weighing the evidence
+
+    def on_EvidenceWeighing(self, call: ChatCall) -> dict:
+        """The numbered items read as a careful model reads them: an item whose source names a
+        near namesake of an asked subject (and not the subject itself) is about another entity;
+        two items of different sources giving another figure for one quantity of an asked
+        subject disagree, the newer current when both sources are dated."""
+        asked = subjects(call.question)
+        figures_of: list[tuple[int, Item]] = []
+        revising: dict[int, bool] = {}  # an item whose source says it revises earlier figures
+        set_aside = []
+        for block in source_blocks(section_of(call.user, "Evidence:\n")):
+            for number, text in ITEM_LINE.findall(block.text):
+                context = f"{block.title} {text}"
+                other = [n for n in asked if namesake_in(context, n)]
+                if other and not any(entity_named(context, n) for n in asked):
+                    note = f"about {namesake_in(context, other[0])}, not the {other[0]}"
+                    set_aside.append({"item": int(number), "reason": "other_entity", "note": note})
+                    continue
+                when = block.date or max(YEAR.findall(f"{block.title} {text}"), default="")
+                revises = bool(REVISES.search(f"{block.title} {text}"))
+                for sentence in sentences(text):
+                    if measurements(sentence):
+                        item = Item(sentence, (block.id,), (when,), (block.title,))
+                        figures_of.append((int(number), item))
+                        revising[int(number)] = revises
+        pool = [item for _, item in figures_of]
+        disagreements, paired = [], set()
+        for n, (number, item) in enumerate(figures_of):
+            m = rival(pool, n, asked, shortest=3)  # weighing, it reads "gel time" as a quantity
+            if m is None or pool[m].ids == item.ids or frozenset((n, m)) in paired:
+                continue
+            paired.add(frozenset((n, m)))
+            other_number, other = figures_of[m]
+            current, why = None, ""
+            if item.dates[0] and other.dates[0] and item.dates[0] != other.dates[0]:
+                newer = (number, item) if item.dates[0] > other.dates[0] else (other_number, other)
+                current, why = newer[0], f"its source is newer ({newer[1].dates[0]})"
+            elif bool(item.dates[0]) != bool(other.dates[0]):  # one dated: current if it revises
+                dated = (number, item) if item.dates[0] else (other_number, other)
+                if revising[dated[0]]:
+                    current = dated[0]
+                    why = f"its source ({dated[1].dates[0]}) says it revises earlier figures"
+            disagreements.append(
+                {
+                    "subject": quantity_words(item, other, asked),
+                    "items": [number, other_number],
+                    "current": current,
+                    "why": why,
+                }
+            )
+        return {"disagreements": disagreements, "set_aside": set_aside}
+
     # ------------------------------------------------------------ outline and sections
 
     def on_ReportOutline(self, call: ChatCall) -> dict:
@@ -338,6 +488,17 @@ class WorldBrain:
                 if sentence not in covered:
                     covered.add(sentence)
                     items.append(Item(sentence, (block.id,), (block.date,), (block.title,)))
+        asked = subjects(about)
+        others = section_of(
+            call.user, "Other sources (use what answers this section's question):\n"
+        )
+        for block in source_blocks(others):  # used when they answer the section's question
+            for sentence in self._figure_sentences(block.text, about):
+                item = Item(sentence, (block.id,), (block.date,), (block.title,))
+                if sentence not in covered and any(item.names(n) for n in asked):
+                    covered.add(sentence)
+                    blocks[block.id] = block
+                    items.append(item)
         said = {f for item in items for f in figures(item.sentence)}
         for claim, ids in notes(section_of(call.user, "notes:\n")):
             known = [blocks[i] for i in ids if i in blocks]
@@ -369,11 +530,15 @@ class WorldBrain:
             if n in used:
                 continue
             other = rival(items, n, asked)
+            if other is None:  # the prompt may say two figures disagree that it did not pair
+                other = marked_rival(call, items, n)
             if other is None or other in used or not self._marked(call, item, items[other]):
                 lines.append(self._cited(item.sentence, item.ids, cjk))
                 continue
             used.add(other)
-            lines.append(self._disagreement(item, items[other], cjk))
+            alone = "each side in its own sentence" in (call.system or call.user)
+            current = current_named(call, item)
+            lines.append(self._disagreement(item, items[other], cjk, current, alone))
         return lines
 
     @staticmethod
@@ -383,26 +548,46 @@ class WorldBrain:
         return f"据来源记载：{body} {marks}。" if cjk else f"{body} {marks}."
 
     @staticmethod
-    def _disagreement(a: Item, b: Item, cjk: bool) -> str:
-        """Both figures in one sentence, each cited, and which is current when dated."""
+    def _disagreement(
+        a: Item, b: Item, cjk: bool, current: int | None = None, each_side_alone: bool = False
+    ) -> str:
+        """Both figures in one sentence, each cited, and which is current: by their dates, or
+        as the prompt names it."""
         (fig_a, unit), (fig_b, _) = a.measured[0], b.measured[0]
         mark_a, mark_b = "".join(f"[{i}]" for i in a.ids), "".join(f"[{i}]" for i in b.ids)
         date_a, date_b = max(a.dates, default=""), max(b.dates, default="")
+        newer = older = ""
+        if date_a and date_b and date_a != date_b:
+            newer, older = (fig_a, date_b) if date_a > date_b else (fig_b, date_a)
+        elif current is not None:  # not both dated: the prompt says which one is current
+            newer = fig_a if current in a.ids else fig_b
+        if cjk and each_side_alone:
+            if newer == fig_a:
+                (fig_a, mark_a), (fig_b, mark_b) = (fig_b, mark_b), (fig_a, mark_a)
+            first = "较早的来源记载为" if newer else "一处来源记载为"
+            text = (
+                f"{first} {fig_a} {unit} {mark_a}。来源不一致：另一处记载为 {fig_b} {unit} {mark_b}"
+            )
+            return text + ("，这一较新的数值为现行数值。" if newer else "。")
         if cjk:
             text = f"来源不一致：一处为 {fig_a} {unit} {mark_a}，另一处为 {fig_b} {unit} {mark_b}"
-            if date_a and date_b and date_a != date_b:
-                newer = fig_a if date_a > date_b else fig_b
+            if newer:
                 text += f"；较新的数值 {newer} {unit} 为现行数值"
             return text + "。"
+        if each_side_alone:  # the instructions ask for each side in its own sentence
+            if newer == fig_a:
+                (a, mark_a), (b, mark_b) = (b, mark_b), (a, mark_a)
+            lead = "An earlier source gives" if newer else "One source gives"
+            text = f"{lead}: {a.sentence.rstrip('.')} {mark_a}. The sources disagree: "
+            text += f"{b.sentence.rstrip('.')} {mark_b}"
+            return text + (", and this newer figure is current." if newer else ".")
         text = (
             f"The sources disagree: {a.sentence.rstrip('.')} {mark_a}, whereas "
             f"{b.sentence.rstrip('.')} {mark_b}"
         )
-        if date_a and date_b and date_a != date_b:
-            newer, older = (fig_a, date_b) if date_a > date_b else (fig_b, date_a)
-            text += (
-                f"; the newer figure, {newer} {unit}, is current; the earlier dates from {older}"
-            )
+        if newer:
+            text += f"; the newer figure, {newer} {unit}, is current"
+            text += f"; the earlier dates from {older}" if older else "; the other is earlier"
         return text + "."
 
     def write_section(self, call: ChatCall) -> str:
@@ -418,7 +603,7 @@ class WorldBrain:
         return head + "\n\n".join(paragraphs)
 
     def write_revision(self, call: ChatCall) -> str:
-        current = section_of(call.user, "Current section:\n")
+        current = acted_on(section_of(call.user, "Current section:\n"), call)
         title = re.search(r"^Section: (.*)$", call.user, re.M).group(1)
         about = re.search(r"^Section question: (.*)$", call.user, re.M).group(1)
         said = set(figures(current))
@@ -470,8 +655,20 @@ class WorldBrain:
             "readability": 75,
             "source_quality": min(90, 40 + 3 * len(sources)),
         }
+        omitted = [  # unused evidence with a measured figure of an asked subject
+            int(number)
+            for number, text in UNUSED_LINE.findall(section_of(call.user, "Unused evidence"))
+            if measurements(text) and any(entity_named(text, n) for n in names)
+        ]
+        if omitted:
+            dimensions["completeness"] = max(0, dimensions["completeness"] - 2 * len(omitted))
+        other_entity = self._about_namesakes(call.user, report, names)
+        if other_entity:
+            dimensions["accuracy"] = max(0, dimensions["accuracy"] - 10 * len(other_entity))
         score = round(sum(dimensions.values()) / len(dimensions))
         issues = [f"Nothing on the {n}." for n in names if n not in covered]
+        if omitted:
+            issues.append(f"{len(omitted)} gathered figures of the asked materials are unused.")
         if dimensions["depth"] < 80:
             issues.append(f"Only {len(cited)} measured figures are cited.")
         return {
@@ -479,7 +676,27 @@ class WorldBrain:
             "dimensions": dimensions,
             "issues": issues or ["Some figures could be checked against more sources."],
             "another_round_worthwhile": score < 85,
+            "omitted": omitted,
+            "other_entity": other_entity,
         }
+
+    @staticmethod
+    def _about_namesakes(user: str, report: str, names: list[str]) -> list[str]:
+        """The report's sentences that cite only sources about a near namesake of an asked
+        subject (their title names the namesake, not the subject), copied as they stand."""
+        cited = source_blocks(section_of(user, "The cited sources (the evidence):\n"))
+        namesakes = {
+            b.id
+            for b in cited
+            if any(namesake_in(b.title, n) for n in names)
+            and not any(entity_named(b.title, n) for n in names)
+        }
+        found = []
+        for sentence in sentences(report):
+            ids = {int(i) for i in re.findall(r"\[(\d+)\]", sentence)}
+            if ids and ids <= namesakes and not any(entity_named(sentence, n) for n in names):
+                found.append(sentence)
+        return found
 
     def on_GapAnalysis(self, call: ChatCall) -> dict:
         report = section_of(call.user, "Report:\n")
