@@ -71,6 +71,22 @@ class SubTask(BaseModel):
     )
     complexity: Complexity = Field(description="Sets the worker's search budget.")
     perspective: str = Field("", description="For depth-first plans: the angle to take.")
+    search_languages: list[str] = Field(
+        default_factory=list,
+        description="The languages the best sources for this subtask are written in, which "
+        "its searches go out in (the question's own among them where sources in it exist).",
+    )
+
+    @field_validator("search_languages", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        """One language named alone ("English") is a list of one; at most 5 are kept."""
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            names = [" ".join(str(v).split())[:40] for v in value if str(v).strip()]
+            return list(dict.fromkeys(names))[:5]
+        return value
 
 
 class TaskPlan(BaseModel):
@@ -98,13 +114,15 @@ class PlanDecision(BaseModel):
 
 
 class Budget(BaseModel):
-    """What one worker may spend: search queries, observe-orient-decide-act cycles, and (when
-    its model chooses tools) pages read whole and MCP tool calls."""
+    """What one worker may spend: search queries and cycles of the fixed loop; when its model
+    chooses tools, decide-act rounds, MCP tool calls and a cap on pages read whole (None: a
+    fair share of the run's page budget, drawn as it needs them)."""
 
     max_queries: int = Field(ge=1)
     max_cycles: int = Field(ge=1)
-    max_pages: int = Field(3, ge=0)
+    max_pages: int | None = Field(None, ge=0)
     max_mcp_calls: int = Field(2, ge=0)
+    max_rounds: int = Field(6, ge=1)
 
 
 # ---------------------------------------------------------------- evidence
@@ -171,15 +189,35 @@ class PageQuotes(BaseModel):
     quotes: list[PageQuote]
 
 
+class PageLink(BaseModel):
+    """A link a page offers: its absolute URL, its anchor text, the words around it, and whether
+    it stands in the page's running text (not in a list of links, an aside or a footer)."""
+
+    url: str
+    text: str = ""
+    context: str = ""
+    in_text: bool = False
+
+
 class ReadPage(BaseModel):
-    """A page a worker read whole, kept compact: its quotes and the links it offers, not its
-    text (every checkpoint stores state again)."""
+    """A page a worker read whole, kept compact: its quotes, the links it offers (the ones in
+    its text first, those nearest the subtask first) and its date, not its text (every
+    checkpoint stores state again)."""
 
     url: str
     title: str = ""
     quotes: list[PageQuote] = Field(default_factory=list)
-    links: list[str] = Field(default_factory=list, description="Links found in it, in order.")
+    links: list[PageLink] = Field(default_factory=list, description="Its links, ranked.")
+    published: str = ""  # the date the page states (ISO 8601), '' when it states none
     error: str = ""  # why nothing could be read ("" when read)
+
+    @field_validator("links", mode="before")
+    @classmethod
+    def _bare_urls(cls, value: object) -> object:
+        """Pages checkpointed before links had their words kept them as bare URLs."""
+        if isinstance(value, list):
+            return [{"url": v} if isinstance(v, str) else v for v in value]
+        return value
 
 
 class Finding(BaseModel):
@@ -479,6 +517,7 @@ class Usage(BaseModel):
     output_tokens: int = 0
     search_calls: int = 0
     search_cache_hits: int = 0
+    page_fetches: int = 0  # whole pages fetched (counted when started; `max_page_fetches`)
     by_role: dict[str, RoleUsage] = Field(default_factory=dict)
 
     @classmethod
@@ -506,6 +545,17 @@ def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
     """Reducer: usage from parallel workers and successive steps adds up (a dict, as a server's
     serializer or `update_state` may hand one back, is read as the `Usage` it holds)."""
     return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
+
+
+def latest_settings(
+    earlier: Settings | dict | None, later: Settings | dict | None
+) -> Settings | dict | None:
+    """Reducer: the settings written last win, also when two are written in one step. A
+    refused `Command(update=...)` from a LangGraph API caller stays among the step's pending
+    writes; without a reducer the next update's made two values in one step, and every read of
+    the thread (its state, a run, a resume) failed with "Can receive only one value per step"
+    for good. Now the newer update replaces the refused one."""
+    return earlier if later is None else later
 
 
 # ---------------------------------------------------------------- research graph
@@ -536,7 +586,8 @@ class ResearchInput(TypedDict):
     """What a caller gives: the question (settings may come here or as `context=`)."""
 
     question: str
-    settings: NotRequired[Settings | dict]  # in the input, they are checkpointed from step one
+    # in the input, they are checkpointed from step one; the last written win (`latest_settings`)
+    settings: NotRequired[Annotated[Settings | dict, latest_settings]]
     # A follow-up question: an earlier run's results, written from first; only what they leave
     # missing is researched (`nodes.follow_up`). Ignored from callers of LangGraph's server.
     prior_results: NotRequired[list[WorkerResult]]
@@ -596,6 +647,9 @@ class WorkerInput(TypedDict):
     settings: Settings
     run_id: str
     spent: Usage  # the run's usage when the worker was sent, for the run budgets
+    # The subtask ids of the workers this one shares the run's budgets with (its fan-out, or
+    # the relay's workers still to come), itself included.
+    siblings: NotRequired[list[int]]
     earlier_findings: NotRequired[list[str]]  # depth-first relay: what the workers before found
 
 

@@ -54,7 +54,8 @@ THOROUGH = {
     "quality_threshold": 90,
     "max_queries": 8,
     "max_cycles": 4,
-    "max_pages": 10,
+    # no `max_pages`: it raised a worker's pages above complex's 8 when pages came by
+    # complexity; now that workers draw their pages from `max_page_fetches`, it would cap them
     "max_results": 10,
     "max_page_fetches": 100,
     "max_supplementary_tasks": 5,

@@ -6,29 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-
-def revised_text(rounds: list[int]) -> str:
-    """ ", revised with round 2's findings" (or rounds'), or "" when it was kept unchanged."""
-    if not rounds:
-        return ""
-    which = ", ".join(map(str, rounds))
-    return f", revised with round{'s' if len(rounds) > 1 else ''} {which}'s findings"
-
-
-def score_text(score: float | None) -> str:
-    """A quality score as "87/100" (a whole number: 86.858 claims a precision it has not), or
-    "unknown" when the review could not score it."""
-    return "unknown" if score is None else f"{score:.0f}/100"
-
-
-def counted(number: int | None, noun: str) -> str:
-    """A count with its noun, plural unless the count is one: "1 round", "3 rounds"."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def rounds_text(rounds: int | None) -> str:
-    """A number of rounds: "1 round", "3 rounds"."""
-    return counted(rounds, "round")
+from deep_research.service.event_lines import revised_text, score_text
 
 
 @dataclass

@@ -58,9 +58,13 @@ def _sends(
     tasks: list[SubTask],
     round_: int,
     earlier: list[str] | None = None,
+    siblings: list[SubTask] | None = None,
 ) -> list[Send]:
+    """One worker per task; `siblings`: the tasks whose workers share the run's budgets with
+    these (a relay's still to come; default the tasks sent together)."""
     settings = state["settings"]
     extra = {"earlier_findings": earlier} if earlier else {}
+    sharing = [task.id for task in (siblings or tasks)]
     return [
         Send(
             node,
@@ -72,6 +76,7 @@ def _sends(
                 settings=settings,
                 run_id=state["run_id"],
                 spent=state.get("usage") or Usage(),
+                siblings=sharing,
                 **extra,
             ),
         )
@@ -95,7 +100,7 @@ def dispatch_research(state: ResearchState) -> list[Send]:
     a relay, the first subtask only."""
     plan = state["plan"]
     first = plan.subtasks[:1] if research_shape(plan) == "relay" else plan.subtasks
-    return _sends(state, "research", first, 1)
+    return _sends(state, "research", first, 1, siblings=plan.subtasks)
 
 
 def earlier_findings(results: list[WorkerResult]) -> list[str]:
@@ -117,7 +122,7 @@ def route_after_research(state: ResearchState) -> list[Send] | Literal["synthesi
     left = [task for task in plan.subtasks if task.id not in done]
     if not left:
         return "synthesize"
-    return _sends(state, "research", left[:1], 1, earlier_findings(results))
+    return _sends(state, "research", left[:1], 1, earlier_findings(results), siblings=left)
 
 
 def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan", "synthesize"]:

@@ -1,12 +1,14 @@
-"""Drive one checkpointed thread to its next stop: a new run, or a resume from its checkpoint.
+"""Drive one checkpointed thread to its next stop, and say where a thread's run stands.
 
-The CLI's `run`/`resume`, `batch` and `eval` all go through `advance`, so a resumed thread always
-opens its run with what the checkpoint says it spent (the budget holds across a crash), and only
-the progress events the callers read are streamed, each as its typed model (`tools.events`).
+The run service (`service/`) drives every run of every door through `advance`, so a resumed
+thread always opens its run with what the checkpoint says it spent (the budget holds across a
+crash), and only the progress events the callers read are streamed, each as its typed model
+(`tools.events`). `standing` is the one rule for ended, waiting and resumable.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Literal
 
@@ -74,10 +76,11 @@ async def mend(graph: Pregel, thread_id: str) -> bool:
         return False
     if not latest.values:
         return False
-    async for earlier in graph.aget_state_history(config):  # newest first
-        if torn(earlier):
-            await graph.aupdate_state(earlier.config, None, as_node="__copy__")
-            return True
+    async with contextlib.aclosing(graph.aget_state_history(config)) as history:  # newest first
+        async for earlier in history:
+            if torn(earlier):
+                await graph.aupdate_state(earlier.config, None, as_node="__copy__")
+                return True
     return False
 
 

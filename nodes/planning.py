@@ -175,9 +175,12 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
         }
     fallback = ""
     try:
+        documents = await run.document_languages()  # a folder's, so queries go out in them
         plan, usage = await ask(
             TaskPlan,
-            prompts.plan(question, settings.max_subtasks, language=settings.language),
+            prompts.plan(
+                question, settings.max_subtasks, language=settings.language, documents=documents
+            ),
             role="planner",
             client=run.model_client(),
         )

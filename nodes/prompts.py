@@ -21,6 +21,7 @@ from deep_research.domain.markup import markers
 from deep_research.state import (
     Conflict,
     OutlineSection,
+    PageLink,
     QualityAssessment,
     Quote,
     ReadPage,
@@ -49,7 +50,11 @@ PLAN = (
     "economic, historical, critical...); one subtask per perspective, set `perspective`.\n"
     "Plan at most {max_subtasks} subtasks. Each description must stand alone (a researcher "
     "sees nothing else) and must not overlap the others. Give each 2-4 precise search "
-    "queries in the language most likely to find good sources. Set complexity: simple (a "
+    "queries written in the languages its best sources are written in, whatever the "
+    "question's language: on the web, the question's own where good sources in it exist and "
+    "the languages the subject's sources are mostly in; for the documents searched, the "
+    "languages they are in (listed below when known). Name those languages in "
+    "search_languages. Set complexity: simple (a "
     "few facts), medium (needs comparison), complex (needs synthesis of many sources). "
     "recommended_worker_count is how many subtasks are worth researching in parallel. "
     "{write_in}"
@@ -58,16 +63,20 @@ GAP_CHECK = (
     "You direct one web researcher. Judge whether the evidence answers the subtask. List "
     "concrete information gaps (none if it is answered well enough), and at most "
     "{budget_left} new search queries that would close them, different from those "
-    "already run, each in the language most likely to find good sources. "
-    "{write_in} {untrusted}"
+    "already run, each in the language its sources are written in (see below), whatever "
+    "the question's language. {write_in} {untrusted}"
 )
 WORKER_TOOLS = (
     "You are a web researcher working on one subtask of a larger question. Decide the next "
     "step by calling tools, several at once where useful: search for what is missing, read "
     "whole pages that look relevant (a hit's URL, or a link listed under a page already read) "
     "to keep their exact words as evidence, and finish as soon as the evidence answers the "
-    "subtask or nothing more can be found. Snippets are short: read the pages that matter. "
-    "Never read a URL that is not listed. {write_in} {untrusted}"
+    "subtask or nothing more can be found. Snippets are short: read the pages that matter, "
+    "and follow the links that lead to what is missing (a page's links are listed with their "
+    "words, those in its text first). Never read a URL that "
+    "is not listed. Write search queries in the languages the sources you need are written "
+    "in (see below), whatever the question's language: a query finds only pages in its own "
+    "language. {untrusted}"
 )
 PAGE_QUOTES = (
     "You read one page for a researcher. Copy, word for word, the passages of the page that "
@@ -212,7 +221,10 @@ def write_in(language: str, what: str = "Write") -> str:
 
 TITLE_CHARS = 300  # a source's title as a model sees it, at most
 HIT_CHARS = 300  # a search hit's snippet as a tool-choosing worker sees it, at most
-LINKS_SHOWN = 20  # links of a read page a tool-choosing worker is shown, at most
+LINKS_SHOWN = 20  # links of a read page a tool-choosing worker is shown when few stand in its
+IN_TEXT_SHOWN = 40  # text; else those in its text (ranked, up to this many), and from its
+LISTED_SHOWN = 5  # lists this many
+LINK_WORDS = 140  # a link's anchor and surrounding words as a worker sees them, at most
 
 
 def _title(title: str) -> str:
@@ -269,12 +281,33 @@ def fix_report(problem: str) -> str:
 # ---------------------------------------------------------------- planning
 
 
-def plan(question: str, max_subtasks: int, *, language: str) -> list[BaseMessage]:
-    """Route the question and split it into subtasks (a `TaskPlan`)."""
+def documents_line(languages: dict[str, int]) -> str:
+    """The languages of the documents a run searches, as a line of a prompt ('' for the web)."""
+    if not languages:
+        return ""
+    named = [
+        f"{'other languages' if code == 'und' else words_for(code).name} ({count})"
+        for code, count in languages.items()
+    ]
+    return f"The documents searched are in (documents in each): {', '.join(named)}.\n"
+
+
+def _search_in(subtask: SubTask, documents: dict[str, int]) -> str:
+    """Which languages a worker's searches go out in: the documents' and the planner's."""
+    planned = ", ".join(subtask.search_languages)
+    return documents_line(documents) + (f"Search in: {planned}.\n" if planned else "")
+
+
+def plan(
+    question: str, max_subtasks: int, *, language: str, documents: dict[str, int] | None = None
+) -> list[BaseMessage]:
+    """Route the question and split it into subtasks (a `TaskPlan`), searching in the
+    languages of the `documents` searched when they are known."""
     system = PLAN.format(
         max_subtasks=max_subtasks, write_in=write_in(language, "Write descriptions")
     )
-    return assemble(None, system, [f"Question: {question}"])
+    known = documents_line(documents or {})
+    return assemble(None, system, [f"Question: {question}" + (f"\n{known}" if known else "")])
 
 
 # ---------------------------------------------------------------- worker
@@ -298,16 +331,19 @@ def gap_check(
     *,
     language: str,
     earlier: Sequence[str] = (),
+    documents: dict[str, int] | None = None,
 ) -> list[BaseMessage]:
     """A worker's decide step: what is still missing for its subtask, and what to search next
-    (in a relay, knowing what the workers before it found)."""
+    (in a relay, knowing what the workers before it found; in the languages of the sources:
+    the planner's and those of the `documents` searched)."""
     system = GAP_CHECK.format(
         budget_left=budget_left, write_in=write_in(language, "Write the gaps"), untrusted=UNTRUSTED
     )
     ran = sorted({hit.query for hit in hits if hit.query})
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
-        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n\n"
+        f"Queries already run: {json.dumps(ran, ensure_ascii=False)}\n"
+        f"{_search_in(subtask, documents or {})}\n"
     )
     return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
@@ -332,16 +368,39 @@ def findings(
     return assemble(limit, system, [head, *_relayed(earlier), "Evidence:\n", Material(_hits(hits))])
 
 
+def shown_links(links: Sequence[PageLink]) -> list[PageLink]:
+    """The links of a read page a worker is shown, in their ranked order: those in the page's
+    text (up to `IN_TEXT_SHOWN`), and from its lists (navigation, "related pages") enough to
+    make `LINKS_SHOWN`, at least `LISTED_SHOWN`."""
+    in_text = [link for link in links if link.in_text][:IN_TEXT_SHOWN]
+    listed = [link for link in links if not link.in_text]
+    return in_text + listed[: max(LISTED_SHOWN, LINKS_SHOWN - len(in_text))]
+
+
+def link_line(link: PageLink) -> str:
+    """One link as a worker reads it: its URL, then its anchor text and the words around it."""
+    words = " ".join(f"{link.text} ({link.context})".split()) if link.context else link.text
+    words = " ".join(words.split())
+    if len(words) > LINK_WORDS:
+        words = words[: LINK_WORDS - 1] + "…"
+    return f"  {link.url}" + (f" — {words}" if words else "")
+
+
 def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
-    """The worker's evidence as its tool-choosing model sees it: pages read (their quotes and
-    links) first, then the other hits, each with the URL read_page takes."""
+    """The worker's evidence as its tool-choosing model sees it: pages read (their date, quotes
+    and links: each link once, none to a page already read) first, then the other hits, each
+    with the URL read_page takes."""
     read = {page.url for page in pages}
+    listed = set(read)
     blocks = []
     for page in pages:
         quotes = "\n".join(f'- "{q.text}"' for q in page.quotes) or f"(nothing kept: {page.error})"
-        links = "\n".join(f"  {link}" for link in page.links[:LINKS_SHOWN])
+        fresh = shown_links([link for link in page.links if link.url not in listed])
+        listed |= {link.url for link in fresh}
+        links = "\n".join(link_line(link) for link in fresh)
         shown = f"\nLinks on this page:\n{links}" if links else ""
-        blocks.append(f"Read: {_title(page.title)} — {page.url}\n{quotes}{shown}")
+        dated = f"Dated: {page.published}\n" if page.published else ""
+        blocks.append(f"Read: {_title(page.title)} — {page.url}\n{dated}{quotes}{shown}")
     for hit in hits:
         if hit.url not in read:
             blocks.append(f"Hit: {_title(hit.title)} — {hit.url}\n{hit.content[:HIT_CHARS]}")
@@ -355,21 +414,30 @@ def worker_tools(
     budget: str,
     limit: int,
     *,
-    language: str,
     tool_list: str = "",
     earlier: Sequence[str] = (),
+    suggested: Sequence[str] = (),
+    documents: dict[str, int] | None = None,
 ) -> list[BaseMessage]:
     """A worker's decide step when its model acts: the subtask, the evidence so far and what
     budget is left (`tool_list`: the tools written out, for the prompt protocol; in a relay,
-    `earlier`: what the workers before it found)."""
-    system = WORKER_TOOLS.format(
-        write_in=write_in(language, "Write search queries"), untrusted=UNTRUSTED
-    )
+    `earlier`: what the workers before it found; before its first search, `suggested`: the
+    planner's queries, which it may use, change or replace; the languages to search in: the
+    planner's and those of the `documents` searched, not the run's: a query finds only pages
+    in its own language)."""
+    system = WORKER_TOOLS.format(untrusted=UNTRUSTED)
     if tool_list:
         system = f"{system}\n\n{tool_list}"
+    ideas = json.dumps(list(suggested), ensure_ascii=False)
     head = (
         f"Overall question: {question}\nSubtask: {subtask.description}\n"
         + (f"Perspective: {subtask.perspective}\n" if subtask.perspective else "")
+        + (
+            f"Suggested first searches (use, change or replace them): {ideas}\n"
+            if suggested
+            else ""
+        )
+        + _search_in(subtask, documents or {})
         + f"Budget left: {budget}\n\n"
     )
     evidence_so_far = ["Evidence so far:\n", Material(evidence or ["(none yet)"])]

@@ -55,7 +55,7 @@ def test_each_figure_is_on_its_own_page_only_as_the_engine_reads_pages():
 def test_the_links_that_lead_deeper_come_after_the_twentieth():
     def links(path: str) -> list[str]:
         page = world_pages()[path]
-        return read_page(page.body, page.content_type, URL).links
+        return [link.href for link in read_page(page.body, page.content_type, URL).links]
 
     survey = links("/quillon-alloy/survey")  # a related list in an <aside> before the text
     assert survey.index("/quillon-alloy/methods") >= 24
@@ -136,7 +136,7 @@ def test_a_near_namesakes_figure_leaks_unless_the_namesake_is_named():
 # ---------------------------------------------------------------- the stand-in model
 
 
-def worker_call(pages: list[ReadPage], hits: list[SearchHit], box=None) -> ChatCall:
+def worker_call(pages: list[ReadPage], hits: list[SearchHit], box=None, suggested=()) -> ChatCall:
     """A worker's decide request as the engine builds it, natively with tools."""
     subtask = SubTask(
         description="What has been measured about the Quillon alloy?",
@@ -146,7 +146,7 @@ def worker_call(pages: list[ReadPage], hits: list[SearchHit], box=None) -> ChatC
     box = box or toolbox(search=True, pages=True, documents=False)
     messages = prompts.worker_tools(
         "Q?", subtask, prompts.tool_evidence(hits, pages), "2 searches, 3 page reads, 2 "
-        "rounds (this one included)", 50_000, language="en",
+        "rounds (this one included)", 50_000, suggested=suggested,
     )  # fmt: skip
     body = {"tools": box.specs(), "tool_choice": "auto"}
     return ChatCall(None, "tools", messages[0].text, messages[1].text, body)
@@ -164,11 +164,31 @@ def test_the_worker_reads_only_what_it_was_shown_with_arguments_that_fit():
     calls = WorldBrain().decide_tools(call)
     read = [args["url"] for name, args in calls if name == "read_page"]
     assert read and read[0] == f"{URL}/quillon-alloy/methods"  # the link that promises data
-    assert set(read) <= {*page.links, hit.url}
+    assert set(read) <= {*(link.url for link in page.links), hit.url}
     schemas = acting.offered(call.body, call.system)
     for name, args in calls:
         assert name in schemas
         assert acting.fitting(schemas[name], args) == args
+
+
+def test_the_worker_first_searches_what_its_prompt_suggests_then_its_own_wordings():
+    call = worker_call([], [], suggested=["Quillon alloy measurements"])
+    assert WorldBrain().decide_tools(call) == [
+        ("web_search", {"queries": ["Quillon alloy measurements"]})
+    ]
+    (name, args), *_ = WorldBrain().decide_tools(worker_call([], []))
+    assert name == "web_search" and "Quillon alloy measurements" not in args["queries"]
+
+
+def test_the_planner_searches_english_for_a_latin_named_subject_only_when_asked_languages():
+    def queries(system: str) -> list[str]:
+        user = "Question: Zerapine 树脂有哪些测量数据？"
+        plan = WorldBrain().on_TaskPlan(ChatCall("TaskPlan", "json_schema", system, user, {}))
+        return plan["subtasks"][0]["search_queries"]
+
+    asking = prompts.plan("Zerapine 树脂有哪些测量数据？", 4, language="zh-Hans")[0].text
+    assert "Zerapine resin measurements" in queries(asking)
+    assert "Zerapine resin measurements" not in queries("Plan at most 4 subtasks.")
 
 
 def test_the_worker_calls_no_tool_it_is_not_offered():

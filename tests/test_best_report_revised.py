@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-from deep_research.cli.progress import describe
 from deep_research.cli.summary import RunSummary, summary_rows
 from deep_research.graph.routes import dispatch_supplementary, route_after_quality
 from deep_research.nodes.writing import keep_best_report
+from deep_research.service.event_lines import describe
 from deep_research.settings import Settings
 from deep_research.state import (
     GapAnalysis,

@@ -388,7 +388,7 @@ def test_a_local_model_writes_a_brief_report_unless_told_otherwise():
 
 
 def test_the_progress_line_says_how_the_report_was_written():
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
     from deep_research.tools.events import ReportWritten
 
     line = describe(ReportWritten(round=2, chars=900, sections=4, written=1))

@@ -5,8 +5,9 @@ Each round it reads its budget ("Budget left: 3 searches, 5 page reads, 3 rounds
 page reads over the rounds left, and reads first the addresses it was shown that look most
 useful for its subtask: a hit by its title and snippet, a link by whatever the prompt shows of
 it (its anchor and nearby words when shown, else the words of its address). It cannot read an
-address it was not shown. It searches when it has nothing promising left to read, with wordings
-it has not used, and finishes when nothing is left to read or search.
+address it was not shown. It searches when it has nothing promising left to read: first with the
+searches the prompt suggests (the planner's), if any, then with wordings it has not used; it
+finishes when nothing is left to read or search.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
 _HIT = re.compile(r"^Hit: (.*?) — (\S+)\n(.*)$", re.M)
 _LINK = re.compile(r"^ {2}(\S+)(?: (.*))?$", re.M)
 _SUBTASK = re.compile(r"^Subtask: (.*)$", re.M)
+_SUGGESTED = re.compile(r"^Suggested first searches \(.*?\): (\[.*\])$", re.M)
 # Words that make an address look like it holds measured data, to any researcher.
 PROMISING = stems("measurements results data datasheet test report annex appendix method "
                   "specification release notes study trial pdf values")  # fmt: skip
@@ -149,7 +151,11 @@ def decide(body: dict, system: str, user: str, question: str) -> list[tuple[str,
             calls.append(("read_page", fitting(tools["read_page"], {"url": candidate.url})))
     short = "read_page" not in tools or len(promising) < min(2, pages)
     if "web_search" in tools and searches and short:
-        queries = new_queries(subtask, question, _sent_queries(body), min(2, searches))
+        suggested = _SUGGESTED.search(user)
+        sent = _sent_queries(body)
+        queries = new_queries(subtask, question, sent, min(2, searches))
+        if suggested and not sent:  # its first searches: those the prompt suggests
+            queries = json.loads(suggested.group(1))[:searches]
         if queries:
             calls.append(("web_search", fitting(tools["web_search"], {"queries": queries})))
     if not calls and "finish" in tools:

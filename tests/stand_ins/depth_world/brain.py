@@ -258,12 +258,17 @@ class WorldBrain:
         sources_english = re.search(
             r"(sources|documents|pages)[^.\n]*\b(English|en)\b", call.system + call.user, re.I
         )
+        # Asked for queries in the languages a subject's sources are in, a model knows that a
+        # subject named in Latin letters in a Chinese question ("Zerapine 树脂") has sources in
+        # English.
+        asked = re.search(r"languages its best sources are written in", call.system + call.user)
         names = subjects(question) or [question]
         tasks = []
         for name in names[: most - bool(comparing)]:
             queries = [f"{name} 测量", f"{name} 性能"] if cjk else [
                 f"{name} measurements", f"{name} properties"]  # fmt: skip
-            if cjk and sources_english:
+            latin_name = re.search(r"[A-Za-z]{3,}", name)
+            if cjk and (sources_english or (asked and latin_name)):
                 queries.append(f"{english_name(name)} measurements")
             description = (
                 f"{name} 有哪些测量数据？请给出每个数值及其来源。"
