@@ -1,15 +1,17 @@
 """Benchmark checkpoint bytes against the work: one run of K rounds for K = 1..5, per store.
 
-    python bench/bench_checkpoints.py --rounds 5 [--postgres postgresql://...]
+    python bench/bench_checkpoints.py --rounds 5 [--pages-per-worker 5] [--postgres URL]
 
-Each run (3 workers a round: 3 subtasks, then 3 gap tasks per round, so that every round does
-the same work; tool workers reading the loopback world's pages: `tests/stand_ins/world.py`) is
-checkpointed in a fresh store: an SQLite file, and a fresh PostgreSQL database when
-`--postgres` (or `DEEP_RESEARCH_TEST_POSTGRES_URL`) names a server. The payload is every byte
-the store holds in its checkpoint tables' values (blobs, JSON, text; SQLite's pages and
-PostgreSQL's indexes and compression aside); the fitted exponent b of bytes = a·K^b says how it
-grows with the rounds (1: linear in the work). The largest channels of the last checkpoint show
-what it holds.
+Each run (3 workers a round: 3 subtasks, then 3 gap tasks per round; tool workers reading the
+loopback world's pages: `tests/stand_ins/world.py`) is checkpointed in a fresh store: an SQLite
+file, and a fresh PostgreSQL database when `--postgres` (or `DEEP_RESEARCH_TEST_POSTGRES_URL`)
+names a server. The payload is every byte the store holds in its checkpoint tables' values
+(blobs, JSON, text; SQLite's pages and PostgreSQL's indexes and compression aside); the fitted
+exponent b of bytes = a·K^b says how it grows with the rounds (1: linear in the work). The
+largest channels of the last checkpoint show what it holds. Workers draw their pages from the
+run's budget (`max_page_fetches`), so with the defaults the first rounds read more than the
+later ones; `--pages-per-worker N` caps each worker at N pages and gives the run enough for
+every round, so that every round does the same work.
 """
 
 from __future__ import annotations
@@ -33,9 +35,17 @@ from stand_ins.world import World  # noqa: E402
 QUESTION = "Compare zstd and xz for log archives"
 
 
-def settings(rounds: int) -> dict:
-    """Exactly `rounds` rounds, defaults otherwise (tool workers on)."""
+WORKERS = 3  # a round's workers: the world's subtasks, then its gap tasks
+
+
+def settings(rounds: int, pages: int | None = None) -> dict:
+    """Exactly `rounds` rounds, defaults otherwise (tool workers on); each worker's pages
+    capped at `pages`, and the run's page budget what every round's workers read, when given."""
+    same_work = (
+        {} if pages is None else {"max_pages": pages, "max_page_fetches": WORKERS * pages * rounds}
+    )
     return {
+        **same_work,
         "model_retries": 0,
         "search_retries": 0,
         "fetch_private_addresses": True,  # the world's pages are on loopback
@@ -45,7 +55,7 @@ def settings(rounds: int) -> dict:
     }
 
 
-async def run(target: str, rounds: int) -> list[tuple[str, int]]:
+async def run(target: str, rounds: int, pages: int | None = None) -> list[tuple[str, int]]:
     """One checkpointed run; the largest channels of its last main checkpoint (bytes)."""
     from deep_research.graph import build_graph
     from deep_research.tools.checkpoints import open_checkpointer
@@ -53,7 +63,7 @@ async def run(target: str, rounds: int) -> list[tuple[str, int]]:
     config = {"configurable": {"thread_id": f"bench-{rounds}"}}
     async with open_checkpointer(target) as saver:
         graph = build_graph(checkpointer=saver)
-        await graph.ainvoke({"question": QUESTION, "settings": settings(rounds)}, config)
+        await graph.ainvoke({"question": QUESTION, "settings": settings(rounds, pages)}, config)
         state = await graph.aget_state(config)
         sizes = [(k, len(saver.serde.dumps_typed(v)[1])) for k, v in state.values.items()]
     return sorted(sizes, key=lambda item: -item[1])[:4]
@@ -109,16 +119,18 @@ def drop_database(url: str, name: str) -> None:
         db.execute(f'drop database "{name}" with (force)')
 
 
-def measure(store: str, rounds: int, postgres: str | None) -> tuple[int, list]:
+def measure(
+    store: str, rounds: int, postgres: str | None, pages: int | None = None
+) -> tuple[int, list]:
     """Payload bytes of one K-round run in a fresh store, and its largest channels."""
     if store == "sqlite":
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "bench.sqlite"
-            largest = asyncio.run(run(str(path), rounds))
+            largest = asyncio.run(run(str(path), rounds, pages))
             return sqlite_payload(path), largest
     target, name = fresh_database(postgres)
     try:
-        largest = asyncio.run(run(target, rounds))
+        largest = asyncio.run(run(target, rounds, pages))
         return postgres_payload(target), largest
     finally:
         drop_database(postgres, name)
@@ -142,15 +154,20 @@ def main() -> None:
         default=os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL"),
         help="a PostgreSQL server URL (a fresh database is made per run)",
     )
+    parser.add_argument(
+        "--pages-per-worker", type=int, help="the same pages every round (default: the run's)"
+    )
     args = parser.parse_args()
     stores = ["sqlite"] + (["postgres"] if args.postgres else [])
-    world = World(0, 0, subtasks=3, gap_tasks=3, scores=[50, 55, 60, 65, 70, 75]).enter()
+    world = World(
+        0, 0, subtasks=WORKERS, gap_tasks=WORKERS, scores=[50, 55, 60, 65, 70, 75]
+    ).enter()
     try:
         for store in stores:
             points, largest = [], []
             for k in range(1, args.rounds + 1):
                 world.reset()
-                size, largest = measure(store, k, args.postgres)
+                size, largest = measure(store, k, args.postgres, args.pages_per_worker)
                 points.append((k, size))
             sizes = ", ".join(f"K={k}: {b:,}" for k, b in points)
             print(f"{store}: checkpoint bytes {sizes}")

@@ -5,7 +5,10 @@
 The world (model, search, and the pages its results name: `tests/stand_ins/world.py`) runs in
 a child process and never leaves loopback. Runs use the default settings (tool workers on),
 with the fan-out's own limits (`max_workers`, `max_subtasks`, calls and searches in flight,
-page reads) raised to its width, so that the width, not a cap, is measured.
+page reads) raised to its width, so that the width, not a cap, is measured. A worker's pages
+are drawn from the run's budget (`max_page_fetches`): one subtask alone may read what 32 share;
+`--pages-per-worker` caps each worker (`max_pages`), so that both widths do the same work per
+worker.
 
 For each run the world's timeline gives the chain of dependent requests (`critical_path`):
 its depth (model calls one after another) and its servers' seconds, the lower bound of the
@@ -33,10 +36,11 @@ QUESTION = "Compare zstd and xz for log archives"
 FAST = {"model_retries": 0, "search_retries": 0, "fetch_private_addresses": True}
 
 
-def fan_out_settings(wide: int) -> dict:
+def fan_out_settings(wide: int, pages: int | None = None) -> dict:
     """Defaults, one round, and the fan-out's limits raised to its width (the endpoint's too:
-    `raise_endpoint_cap`)."""
+    `raise_endpoint_cap`); each worker's pages capped at `pages` when given."""
     return {
+        **({} if pages is None else {"max_pages": pages}),
         **FAST,
         "max_iterations": 1,
         "min_iterations": 1,
@@ -88,12 +92,14 @@ def timed(graph, world: World, subtasks: int, settings: dict) -> dict:
     }
 
 
-def fan_out(world: World, wide: int, repeat: int) -> list[tuple[str, str]]:
+def fan_out(
+    world: World, wide: int, repeat: int, pages: int | None = None
+) -> list[tuple[str, str]]:
     """1 subtask against `wide`, same world, one round: wall, chain, ratio to its bound."""
     from deep_research.graph import build_graph
 
     graph = build_graph()
-    settings = fan_out_settings(wide)
+    settings = fan_out_settings(wide, pages)
     raise_endpoint_cap(wide)
     cold = timed(graph, world, 1, settings)  # the process's first run
     rows = [
@@ -197,7 +203,11 @@ def overhead(world: World, wide: int) -> list[tuple[str, str]]:
 def show(rows: list[tuple[str, str]], args: argparse.Namespace) -> None:
     """The table."""
     width = max(len(label) for label, _ in rows)
-    print(f"latency: model {args.latency} s, search {args.search_latency} s")
+    pages = args.pages_per_worker
+    print(
+        f"latency: model {args.latency} s, search {args.search_latency} s; pages a worker: "
+        + ("its share of the run's" if pages is None else f"at most {pages}")
+    )
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
 
@@ -209,10 +219,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
     parser.add_argument("--wide", type=int, default=32, help="subtasks of the wide fan-out run")
     parser.add_argument("--fan-out-only", action="store_true", help="only the 1 vs --wide rows")
+    parser.add_argument(
+        "--pages-per-worker", type=int, help="cap each worker's pages (default: its share)"
+    )
     args = parser.parse_args()
     world = World(args.latency, args.search_latency).enter()
     try:
-        rows = fan_out(world, args.wide, args.repeat)
+        rows = fan_out(world, args.wide, args.repeat, args.pages_per_worker)
         if not args.fan_out_only:
             world.configure(latency=args.latency / 5, search_latency=args.search_latency / 5)
             rows += three_rounds(world)
