@@ -561,9 +561,9 @@ def latest_settings(
 # ---------------------------------------------------------------- research graph
 
 
-def appended(results: list, batches: Sequence[list]) -> list:
-    """Reducer of the `worker_results` channel: each step's new results after the earlier ones."""
-    return [*results, *(result for batch in batches for result in batch)]
+def appended(items: list, batches: Sequence[list]) -> list:
+    """Reducer of a list kept as a `DeltaChannel`: each step's new items after the earlier ones."""
+    return [*items, *(item for batch in batches for item in batch)]
 
 
 WorkerResults = Annotated[list[WorkerResult], DeltaChannel(appended)]
@@ -656,7 +656,7 @@ class WorkerInput(TypedDict):
 class WorkerOutput(TypedDict):
     """What a worker gives back to the orchestrator, merged by its reducers."""
 
-    worker_results: Annotated[list[WorkerResult], operator.add]
+    worker_results: WorkerResults  # a `DeltaChannel`: stored as the step that adds a result
     usage: Annotated[Usage, add_usage]
 
 
@@ -694,8 +694,10 @@ class WorkerState(WorkerInput, WorkerOutput, total=False):
     """A worker's loop state: the budget counters and the evidence gathered so far."""
 
     tool_protocol: ToolProtocol  # set by the first decide: how this worker acts
-    tool_rounds: list[ToolRound]  # the worker's conversation, protocol-neutral
-    read_pages: list[ReadPage]
+    # the worker's conversation, protocol-neutral, and its pages: a step writes only what it
+    # adds (`DeltaChannel`), so a checkpoint does not store the whole list again at every round
+    tool_rounds: Annotated[list[ToolRound], DeltaChannel(appended)]
+    read_pages: Annotated[list[ReadPage], DeltaChannel(appended)]
     pending_round: ToolRound | None  # the calls `decide` chose, for `act` to run
     mcp_calls_used: int
     fallback_reason: str
@@ -703,7 +705,7 @@ class WorkerState(WorkerInput, WorkerOutput, total=False):
     pending_queries: list[str]
     sent_queries: list[str]
     cycles_used: int
-    hits: list[SearchHit]
+    hits: Annotated[list[SearchHit], DeltaChannel(appended)]  # a step writes what it adds
     gaps: list[str]
     search_errors: list[str]
     termination_reason: WorkerStopReason

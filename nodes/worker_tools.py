@@ -521,10 +521,10 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
             counts[call.name] = counts.get(call.name, 0) + 1
     update = {
         "sent_queries": state.get("sent_queries", []) + [q for o in outcomes for q in o.queries],
-        "hits": state.get("hits", []) + [hit for o in outcomes for hit in o.hits],
+        "hits": [hit for o in outcomes for hit in o.hits],  # after the earlier ones
         "search_errors": state.get("search_errors", []) + [e for o in outcomes for e in o.errors],
-        "read_pages": state.get("read_pages", []) + pages,
-        "tool_rounds": [*state.get("tool_rounds", []), round_],
+        "read_pages": pages,  # added to the earlier ones (a `DeltaChannel`)
+        "tool_rounds": [round_],
         "pending_round": None,
         "mcp_calls_used": state.get("mcp_calls_used", 0)
         + sum(isinstance(step, tuple) and step[0] == "mcp" for step in plan),
@@ -532,7 +532,9 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     }
     emit(
         WorkerActed(
-            **budget_use({**state, **update}),
+            **budget_use(
+                {**state, **update, "tool_rounds": [*state.get("tool_rounds", []), round_]}
+            ),
             protocol=state.get("tool_protocol", "native"),
             calls=counts,
             pages_read=sum(not p.error for p in pages),
