@@ -16,11 +16,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from deep_research.cli.progress import citation_counts, partial_reply_line
+from deep_research.cli.progress import citation_counts, cost_unknown_line, partial_reply_line
 from deep_research.cli.summary import RunSummary, counted, render_summary, rounds_text, score_text
 from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
+    CostUnknown,
     GapsAnalyzed,
     MethodSettled,
     PlanMade,
@@ -138,6 +139,8 @@ class ProgressModel:
                 self.model_notes.append(partial_reply_line(event))
             case SourceFailed():
                 self.model_notes.append(f"source failed, going on without it: {event.source}")
+            case CostUnknown():
+                self.model_notes.append(cost_unknown_line(event))
             case RunDone():
                 self.stop_reason = event.stop_reason
                 self.total_rounds, self.cited_sources = event.rounds, event.sources

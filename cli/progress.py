@@ -12,6 +12,7 @@ from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
     ContextWindowFound,
+    CostUnknown,
     EarlierReportKept,
     GapsAnalyzed,
     GuardKept,
@@ -116,6 +117,8 @@ def describe(event: ProgressEvent) -> str | None:
                 f"handing back the round {event.round} report (quality "
                 f"{score_text(event.score)}): round {event.last_round} {last}"
             )
+        case CostUnknown():
+            return cost_unknown_line(event)
         case RunDone():
             return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"
     return None
@@ -127,6 +130,15 @@ def partial_reply_line(event: ReplyPartlyKept) -> str:
     return (
         f"{event.role} reply kept without {dropped}, still invalid after a re-ask "
         f"({event.problem}); {dropped} left unset, not clamped"
+    )
+
+
+def cost_unknown_line(event: CostUnknown) -> str:
+    """Why the run's cost will show as unknown, and how to give the missing prices."""
+    names = ", ".join(event.models)
+    return (
+        f"cost unknown: no price for {names} (genai-prices does not list it where it is "
+        "served); give one in the prices setting to know it"
     )
 
 

@@ -100,6 +100,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--local-model", "local_model", switch=True),
     Flag("--structured-output", "structured_output"),
 )
+PRICE_TABLE = "genai-prices"  # where a model's price came from when the user gave none
 LOOPBACK_ORIGIN = "loopback OPENAI_BASE_URL"  # where an automatic local-model profile came from
 
 
@@ -401,4 +402,6 @@ def resolve_settings(
         if name not in origins:
             default = info.get_default(call_default_factory=True)
             origins[name] = DEFAULT if getattr(settings, name) == default else ADAPTED
+    if origins["prices"] == ADAPTED:  # filled from the price table for the models used
+        origins["prices"] = PRICE_TABLE
     return ResolvedSettings(settings=settings, origins=origins, config_file=path)

@@ -20,6 +20,7 @@ from deep_research.state import ResearchState, SubTask, TaskPlan
 from deep_research.tools.context_window import fitted_to_server
 from deep_research.tools.events import (
     ContextWindowFound,
+    CostUnknown,
     GuardKept,
     GuardLowered,
     PlanMade,
@@ -147,6 +148,8 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
             emit(GuardKept(setting=name))
     if settings.fetch_private_addresses and not state.get("run_id"):
         emit(GuardLowered(setting="fetch_private_addresses"))
+    if not state.get("run_id") and (unpriced := settings.unpriced_models()):
+        emit(CostUnknown(models=unpriced))  # said once, when the run starts
     question = clean_question(state["question"])
     if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
         language = await asyncio.to_thread(detect_language, question)

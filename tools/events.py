@@ -253,6 +253,14 @@ class RunSpent(_Event):
     cost_usd: float | None = None  # None: a model of the run has no price
 
 
+class CostUnknown(_Event):
+    """Said once, when the run starts: these models have no price (neither in `prices` nor in
+    genai-prices' table for the server that serves them), so the run's cost is unknown."""
+
+    event: Literal["cost_unknown"] = "cost_unknown"
+    models: list[str]
+
+
 class RunDone(_Event):
     """The run has finished: why, after how many rounds, with how many sources cited."""
 
@@ -285,6 +293,7 @@ ProgressEvent = Annotated[
     | ContextWindowFound
     | EarlierReportKept
     | RunSpent
+    | CostUnknown
     | RunDone,
     Field(discriminator="event"),
 ]
@@ -313,6 +322,7 @@ KINDS: frozenset[str] = frozenset(
         ContextWindowFound,
         EarlierReportKept,
         RunSpent,
+        CostUnknown,
         RunDone,
     )
 )
