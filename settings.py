@@ -237,6 +237,12 @@ class Settings(BaseModel):
     time_range: TimeRange | None = Field(
         None, description="Only sources from the last day, week, month or year (where known)."
     )
+    clarify: bool = Field(
+        True,
+        description="Before planning, ask up to three short questions back when the question is "
+        "too vague to research well (where someone can answer: not in batch, eval or a run "
+        "without a checkpointer).",
+    )
     approve_plan: bool = Field(
         False, description="Pause after planning until a person approves or edits the plan."
     )

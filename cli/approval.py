@@ -49,7 +49,7 @@ def _plan_error(error: Exception) -> str:
 
 
 @contextmanager
-def _interruptible() -> Iterator[None]:
+def interruptible() -> Iterator[None]:
     """Ctrl-C ends a wait for input at once (KeyboardInterrupt), not after Enter.
 
     Inside `asyncio.run` the SIGINT handler only cancels the main task, which cannot happen
@@ -83,7 +83,7 @@ def plan_lines(plan: dict, width: int) -> list[str]:
 
 def decide_plan(request: dict) -> dict:
     """Ask on the terminal whether to approve, edit or reject the plan."""
-    with _interruptible():
+    with interruptible():
         return _ask(request)
 
 

@@ -206,6 +206,7 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> tuple[di
     """Every check that needs no model call: the new run's input (None for `resume`), and the
     settings a resume changes (None when it changes none)."""
     from deep_research.cli import preflight
+    from deep_research.cli.clarify import someone_answers
     from deep_research.cli.model_list import check_model_names
     from deep_research.cli.setting_sources import resolve_settings
 
@@ -229,7 +230,7 @@ def _preflight(args: argparse.Namespace, target: str, progress: Any) -> tuple[di
         check_model_names(graph_input["settings"])
         return graph_input, None
     resolved = resolve_settings(args)
-    settings = resolved.settings
+    settings = someone_answers(resolved.settings)  # asked back only on a terminal
     question = preflight.check_question(args.question)
     preflight.check_credentials(settings)
     if preflight.needs_model_endpoint(settings):
@@ -252,7 +253,8 @@ def _research(args: argparse.Namespace, target: str) -> int:
     """`run` or `resume`: preflight, then the run to its end; the exit code it earned."""
     import asyncio
 
-    from deep_research.cli.approval import NoAnswer, decide_plan
+    from deep_research.cli.approval import NoAnswer
+    from deep_research.cli.clarify import answer
     from deep_research.cli.runner import ThreadInUse, UnknownThread, execute, write_outputs
     from deep_research.export.facts import facts_of
 
@@ -272,7 +274,7 @@ def _research(args: argparse.Namespace, target: str) -> int:
                     thread_id=thread_id,
                     graph_input=graph_input,
                     progress=progress,
-                    decide_plan=decide_plan,
+                    answer=answer,
                     new_settings=new_settings,
                 )
             )

@@ -136,10 +136,7 @@ def partial_reply_line(event: ReplyPartlyKept) -> str:
 def cost_unknown_line(event: CostUnknown) -> str:
     """Why the run's cost will show as unknown, and how to give the missing prices."""
     names = ", ".join(event.models)
-    return (
-        f"cost unknown: no price for {names} (genai-prices does not list it where it is "
-        "served); give one in the prices setting to know it"
-    )
+    return f"cost unknown: no price known for {names} (give one in the prices setting)"
 
 
 def _worker(event: WorkerSearched | WorkerDone) -> str:

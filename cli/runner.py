@@ -111,12 +111,13 @@ async def execute(
     thread_id: str,
     graph_input: dict | None,
     progress: Progress,
-    decide_plan: Callable[[dict], dict],
+    answer: Callable[[dict], dict],
     new_settings: Settings | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run (or, with no input, resume) a thread to its end; returns the output and the state
-    values (settings, question) it ended with. A resume with `new_settings` (another model,
-    say: `cli.resume_settings`) saves them with the run before its next step."""
+    values (settings, question) it ended with. `answer` replies to what the run waits for (its
+    questions asked back, its plan). A resume with `new_settings` (another model, say:
+    `cli.resume_settings`) saves them with the run before its next step."""
     async with open_checkpointer(target) as saver:
         runs = LiveRuns()
         graph = build_graph(checkpointer=saver, runs=runs)
@@ -139,7 +140,7 @@ async def execute(
             if not snapshot.interrupts:
                 break
             with progress.paused():  # the question is asked on a still terminal
-                step_input = Command(resume=decide_plan(snapshot.interrupts[0].value))
+                step_input = Command(resume=answer(snapshot.interrupts[0].value))
     return output_of(snapshot.values), snapshot.values
 
 

@@ -1,5 +1,7 @@
 """Many checkpointed threads in one process, N at a time, each resumable (`batch` and `eval`).
 
+Nobody answers questions asked back here: the `clarify` step is off for every thread.
+
 A thread that finished in an earlier attempt is read back, one that was interrupted resumes from
 its last checkpoint, a new one starts; so the same command run again after a crash or `kill -9`
 pays only for what was not finished. One thread's failure is handed to `failed` and the others
@@ -60,9 +62,10 @@ async def drive(
     resumed = bool(snapshot.values)
     started(job, resumed)
     began = time.monotonic()
-    step_input: dict | Command | None = {"question": job.question, "settings": job.settings}
+    settings = job.settings.model_copy(update={"clarify": False})  # nobody here answers back
+    step_input: dict | Command | None = {"question": job.question, "settings": settings}
     if resumed:  # another model or timeout given since: saved with the run, as `resume --model`
-        changed = answered_otherwise(snapshot.values.get("settings"), job.settings)
+        changed = answered_otherwise(snapshot.values.get("settings"), settings)
         step_input = Command(update={"settings": changed}) if changed else None
     snapshot = await advance(
         graph, job.thread_id, step_input, lambda e: on_event(job, e), runs=runs

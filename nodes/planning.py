@@ -129,14 +129,18 @@ def announce_plan(
     )
 
 
-async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: bool = True) -> dict:
-    """Start the run: keep its settings in state, then route the question and plan subtasks.
+async def starting_settings(
+    state: ResearchState, question: str, caller_runs_it: bool
+) -> tuple[Settings, list[str]]:
+    """The settings a run starts with, and the names of those a remote caller may not set.
 
     With `caller_runs_it` false (the graph LangGraph's server exposes), settings that switch a
     security guard off or name what the server reads and starts are not taken from the caller
-    (`for_remote_caller`), on every run of a thread, whatever its state already holds.
+    (`for_remote_caller`), on every run of a thread, whatever its state already holds. The
+    report's language is decided once, from the question (the model loads off-loop).
     """
     asked = state.get("settings") or get_runtime(Settings).context
+    refused: list[str] = []
     if caller_runs_it:
         settings = settings_from(asked)
     else:
@@ -144,16 +148,23 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
         settings, refused = for_remote_caller(
             asked, operator, model_allowed=on_the_servers_endpoint
         )
-        for name in refused:
-            emit(GuardKept(setting=name))
+    if settings.language is None:
+        language = await asyncio.to_thread(detect_language, question)
+        settings = settings.model_copy(update={"language": language})
+    return settings, refused
+
+
+async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: bool = True) -> dict:
+    """Start the run: keep its settings in state, then route the question and plan subtasks
+    (from the brief: the question with the answers the person gave when asked back)."""
+    question = clean_question(state["question"])
+    settings, refused = await starting_settings(state, question, caller_runs_it)
+    for name in refused:
+        emit(GuardKept(setting=name))
     if settings.fetch_private_addresses and not state.get("run_id"):
         emit(GuardLowered(setting="fetch_private_addresses"))
     if not state.get("run_id") and (unpriced := settings.unpriced_models()):
         emit(CostUnknown(models=unpriced))  # said once, when the run starts
-    question = clean_question(state["question"])
-    if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
-        language = await asyncio.to_thread(detect_language, question)
-        settings = settings.model_copy(update={"language": language})
     run_id = state.get("run_id") or uuid.uuid4().hex
     process = runs.process
     named = roles_by_name(runs.models)  # a model handed in is not asked of OPENAI_BASE_URL
@@ -180,7 +191,11 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
     try:
         plan, usage = await ask(
             TaskPlan,
-            prompts.plan(question, settings.max_subtasks, language=settings.language),
+            prompts.plan(
+                prompts.brief(question, state.get("clarifications")),
+                settings.max_subtasks,
+                language=settings.language,
+            ),
             role="planner",
             client=run.model_client(),
         )

@@ -61,7 +61,7 @@ async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
     language = run_language(state["question"], state["settings"].language)
     weak = needing_evidence(state["report"], registry.sources)  # the cheap check, each round
     messages = prompts.quality(
-        state["question"],
+        prompts.brief(state["question"], state.get("clarifications")),
         state["report"],
         len(cited),
         limit,
@@ -131,7 +131,7 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     settings = state["settings"]
     researched = _researched(state)
     messages = prompts.gaps(
-        state["question"],
+        prompts.brief(state["question"], state.get("clarifications")),
         state["report"],
         state.get("quality"),
         [t.description for t in researched],

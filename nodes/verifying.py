@@ -167,7 +167,12 @@ async def _rewrite(
     try:
         answer, usage = await ask(
             StatementRewrites,
-            prompts.rewrite_statements(items, state["question"], limit, language),
+            prompts.rewrite_statements(
+                items,
+                prompts.brief(state["question"], state.get("clarifications")),
+                limit,
+                language,
+            ),
             role="writer",
             client=client,
         )

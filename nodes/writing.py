@@ -107,7 +107,7 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
             "iteration": 1,
             "stop_reason": "budget" if spent else "no_evidence",
         }
-    desk = desk_for(state["question"], _language(state), runs.for_step(state), registry)
+    desk = desk_for(state, _language(state), runs.for_step(state), registry)
     written = await first_report(desk, results)
     report = written.report or failed_report(
         state["question"], written.problem, results, _language(state)
@@ -130,7 +130,7 @@ async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     round_ = state["iteration"] + 1
     registry = SourceRegistry(state["worker_results"])
     results, _ = registry.from_round(round_)
-    desk = desk_for(state["question"], _language(state), runs.for_step(state), registry)
+    desk = desk_for(state, _language(state), runs.for_step(state), registry)
     sections = state.get("sections") or []
     if sections:
         written = await revised_report(

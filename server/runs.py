@@ -186,7 +186,8 @@ class ResearchRuns:
                 overrides["corpus_dir"] = corpus_inside(overrides["corpus_dir"], root)
         except CorpusOutside as error:
             raise BadInput(str(error)) from None
-        settings = settings_or_explain({**self.defaults, **overrides})
+        # no MCP tool answers questions asked back yet: the run researches its question as asked
+        settings = settings_or_explain({**self.defaults, **overrides, "clarify": False})
         beyond = over_a_ceiling(self.server_settings, settings, set(overrides))
         if beyond:
             raise BadInput(beyond)

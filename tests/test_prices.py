@@ -161,7 +161,7 @@ def test_an_unknown_price_is_said_once_and_the_cost_stays_unknown(openai_itself,
     said = [e for e in events if isinstance(e, CostUnknown)]
     assert said == [CostUnknown(models=["in-process"])]
     assert output["cost_usd"] is None and output["iteration"] == 2
-    assert describe(said[0]).startswith("cost unknown: no price for in-process")
+    assert describe(said[0]).startswith("cost unknown: no price known for in-process")
 
 
 def test_config_says_where_a_price_came_from(openai_itself, tmp_path):

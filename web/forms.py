@@ -116,9 +116,8 @@ async def checked_input(form: dict[str, str], defaults: dict[str, Any]) -> dict[
             overrides["corpus_dir"] = corpus_inside(
                 overrides["corpus_dir"], defaults.get("corpus_dir")
             )
-        settings = settings_or_explain(
-            {**defaults, **overrides, "approve_plan": form.get("approve_plan") == "on"}
-        )
+        asks = {"approve_plan": form.get("approve_plan") == "on", "clarify": False}
+        settings = settings_or_explain({**defaults, **overrides, **asks})  # no question form yet
         beyond = over_a_ceiling(settings_or_explain(defaults), settings, set(overrides))
         if beyond:  # the operator's settings are ceilings a form may only narrow
             name = beyond.removeprefix("options.").split()[0]
