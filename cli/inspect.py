@@ -9,6 +9,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
 from deep_research.cli.runner import UnknownThread
+from deep_research.domain.labels import score_text
 from deep_research.graph import build_graph
 from deep_research.graph.threads import thread_config
 from deep_research.tools.checkpoints import open_checkpointer
@@ -17,7 +18,7 @@ from deep_research.tools.secrets import mask_url_passwords
 
 def _score(values: dict[str, Any]) -> str:
     quality = values.get("quality")
-    return "-" if quality is None else f"{quality.score:.0f}"
+    return score_text(None if quality is None else quality.score, unknown="-")
 
 
 async def history(target: str, thread_id: str) -> list[str]:
@@ -27,14 +28,14 @@ async def history(target: str, thread_id: str) -> list[str]:
         rows = [snapshot async for snapshot in graph.aget_state_history(thread_config(thread_id))]
     if not rows:
         raise UnknownThread(f"no run with thread id {thread_id!r} in {mask_url_passwords(target)}")
-    lines = [f"{'step':>4}  {'next':<40} {'round':>5} {'score':>5}  time"]
+    lines = [f"{'step':>4}  {'next':<40} {'round':>5} {'score':>7}  time"]
     for snapshot in reversed(rows):
         step = (snapshot.metadata or {}).get("step", "")
         upcoming = ", ".join(sorted(set(snapshot.next))) or "(end)"
         values = snapshot.values
         lines.append(
             f"{step:>4}  {upcoming:<40} {values.get('iteration', 0):>5} "
-            f"{_score(values):>5}  {snapshot.created_at or ''}"
+            f"{_score(values):>7}  {snapshot.created_at or ''}"
         )
     return lines
 

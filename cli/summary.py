@@ -6,11 +6,9 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from deep_research.domain.labels import score_text
 
-def score_text(score: float | None) -> str:
-    """A quality score as "87/100" (a whole number: 86.858 claims a precision it has not), or
-    "unknown" when the review could not score it."""
-    return "unknown" if score is None else f"{score:.0f}/100"
+__all__ = ["score_text"]  # the progress views show scores as the summary does
 
 
 def counted(number: int | None, noun: str) -> str:

@@ -48,6 +48,15 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
     server.stop()
 
 
+@pytest.fixture
+def home(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """A working folder for the command: its own checkpoint store, and no config file around."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
+    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
+    return tmp_path
+
+
 @pytest.fixture(autouse=True)
 def environment_restored():
     """Each test leaves the process environment as it found it: the CLI run in-process loads a

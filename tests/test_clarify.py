@@ -10,6 +10,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command
+from test_chat_models import BrainModel
 
 from deep_research.graph import build_graph, graph
 from deep_research.graph.sync_bridge import node
@@ -21,7 +22,6 @@ from deep_research.tools.checkpoints import open_checkpointer
 
 from fake_chat import Replies
 from stand_ins.chat import Brain
-from test_chat_models import BrainModel
 
 SETTINGS = Settings(structured_output="prompt", language="en", model="fake", model_retries=0)
 VAGUE = "Is it worth switching?"

@@ -11,9 +11,9 @@ import signal
 import subprocess
 import sys
 
-from deep_research.cli.main import main
+from test_cli_entry_point import ROOT, _read_until
 
-from test_cli_entry_point import ROOT, _read_until, home  # noqa: F401  (a fixture)
+from deep_research.cli.main import main
 
 VAGUE = "Is it worth switching?"
 WHAT = {

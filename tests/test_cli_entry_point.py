@@ -18,14 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Compare zstd and xz"
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A working folder with its own checkpoint store, and no config file around."""
-    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
-    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
-    return tmp_path
-
-
 def cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, **kwargs):
     """Run `python -m deep_research.cli ARGS` (what the console script runs); capture output."""
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -26,15 +26,6 @@ QUESTION = "Compare zstd and xz"
 STORE = "postgresql://alice:pw-4d1@127.0.0.1:1/db"  # nothing listens on port 1
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A working folder with its own checkpoint store, and no config file around."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
-    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
-    return tmp_path
-
-
 def one_line_error(err: str) -> str:
     """The single error line a refused command printed (and nothing like a traceback)."""
     lines = err.strip().splitlines()

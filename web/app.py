@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from deep_research.cli.bad_input import BadInput
 from deep_research.cli.follow_up import follow_up_from
 from deep_research.cli.preflight import check_credentials
+from deep_research.domain.labels import score_text
 from deep_research.export.facts import facts_of
 from deep_research.export.formats import Rendering
 from deep_research.export.html_page import CSP as REPORT_CSP
@@ -267,7 +268,7 @@ class WebApp:
                     "thread_id": thread_id,
                     "question": view.question,
                     "status": view.status,
-                    "score": "-" if quality is None else f"{quality.score:g}",
+                    "score": score_text(None if quality is None else quality.score, "-"),
                     "cost": "-" if cost is None else f"${cost:.4f}",
                     "stop_reason": view.stop_reason,
                     "created_at": snapshot.created_at,

@@ -8,6 +8,7 @@ from typing import Any
 
 from lxml import html as lxml_html
 
+from deep_research.domain.labels import score_text
 from deep_research.export.html_page import el
 from deep_research.web.forms import MAX_NEW_SUBTASKS, PRESETS
 from deep_research.web.labels import UiLanguage, words
@@ -473,7 +474,7 @@ def progress(view: RunView, lang: UiLanguage) -> Any:
         rows = [
             [
                 str(r.round),
-                "-" if r.score is None else f"{r.score:g}/100",
+                score_text(r.score, unknown="-"),
                 "; ".join(r.gaps + [f"→ {t}" for t in r.tasks]) or "-",
             ]
             for r in sorted(view.rounds.values(), key=lambda r: r.round)
