@@ -39,6 +39,13 @@ from deep_research.tools.events import (
 def describe(event: ProgressEvent) -> str | None:
     """One line for one progress event; None for events not worth a line."""
     match event:
+        case PlanMade() if event.follow_up:
+            tasks = "; ".join(f"{t.id}. {t.description}" for t in event.subtasks)
+            subtasks = counted(len(event.subtasks), "subtask")
+            return (
+                f"follow-up: writing first from the earlier run's evidence ({subtasks} it "
+                f"researched: {tasks}); only what the review finds missing is researched"
+            )
         case PlanMade():
             note = f" (fallback plan: {event.fallback})" if event.fallback else ""
             note += " (edited)" if event.edited else ""

@@ -110,10 +110,15 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings, edited: bool =
 
 
 def announce_plan(
-    plan: TaskPlan, fallback: str = "", edited: bool = False, dropped: str = ""
+    plan: TaskPlan,
+    fallback: str = "",
+    edited: bool = False,
+    dropped: str = "",
+    follow_up: bool = False,
 ) -> None:
     """The plan on the progress stream: route, subtasks, whether it was a fallback or edited,
-    and what of an edit could not be kept (`dropped`)."""
+    what of an edit could not be kept (`dropped`), or whether it is an earlier run's whose
+    evidence a follow-up starts from (`follow_up`)."""
     subtasks = [
         PlannedSubtask(id=t.id, description=t.description, complexity=t.complexity)
         for t in plan.subtasks
@@ -125,6 +130,7 @@ def announce_plan(
             fallback=fallback,
             edited=edited,
             dropped=dropped,
+            follow_up=follow_up,
         )
     )
 
@@ -178,7 +184,7 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
     if prior and not state.get("run_id"):  # a follow-up: no plan to ask for, nothing to search yet
         runs.adopt(run_id, run)
         plan = prior_plan(prior)
-        announce_plan(plan)
+        announce_plan(plan, follow_up=True)
         return {
             "question": question,
             "settings": settings,

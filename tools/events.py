@@ -42,6 +42,7 @@ class PlanMade(_Event):
     fallback: str = ""  # why the plan is the question itself, when the planner never answered
     edited: bool = False  # a person edited it before approving
     dropped: str = ""  # what of an edited plan could not be kept, said in words
+    follow_up: bool = False  # the subtasks an earlier run researched, whose evidence is carried
 
 
 class _WorkerEvent(_Event):
