@@ -216,7 +216,11 @@ def test_an_unreachable_duckduckgo_exits_2_before_the_planner_is_paid(
     # conftest points DUCKDUCKGO_BASE_URL at 127.0.0.1:9, where nothing listens
     assert main(["run", QUESTION]) == 2
     line = one_line_error(capsys.readouterr().err)
-    assert line == "error: duckduckgo at http://127.0.0.1:9 cannot be reached: Connection refused"
+    assert line == (
+        "error: duckduckgo at http://127.0.0.1:9 cannot be reached: Connection refused; "
+        "search another way: set TAVILY_API_KEY or BOCHA_API_KEY, or SEARXNG_URL to your own "
+        "SearXNG, or search your documents with --search local --corpus DIR"
+    )
     assert chat_server.requests == []
 
 
