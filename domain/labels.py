@@ -103,7 +103,7 @@ ENGLISH = Labels(
         "budget": "a budget was spent",
         "quality_threshold": "the report was good enough",
         "plateau": "more rounds stopped improving the report",
-        "declined": "the report got worse; the best round's report is kept",
+        "declined": "the report got worse: the best round's report is kept",
         "not_worthwhile": "the reviewer judged another round not worth it",
         "no_gaps": "nothing was left to research",
         "no_evidence": "no evidence was found",

@@ -4,21 +4,16 @@ planted, and counted only when the report cites the page that holds it."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from pathlib import Path
+
+from bench_scripts import bench_script
 
 from deep_research.state import Source
 
 from stand_ins.depth_world import DepthBrain, numbered_sentences, planted
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_depth.py"
-
 
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_depth", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("bench_depth")
 
 
 def test_a_fact_counts_only_when_cited_to_its_own_page():

@@ -10,6 +10,9 @@ import pty
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from test_cli_entry_point import ROOT, _read_until
 
@@ -23,7 +26,30 @@ WHAT = {
 WHEN = {"question": "By when do you need to decide?", "suggested_answers": []}
 
 
-def on_a_terminal(*args: str, cwd) -> tuple[subprocess.Popen, int]:
+@dataclass
+class Terminal:
+    """A command on a pseudo-terminal: what it has shown so far, and a keyboard."""
+
+    child: subprocess.Popen
+    master: int
+    seen: bytearray = field(default_factory=bytearray)
+
+    def until(self, wanted: bytes, after: bytes = b"") -> None:
+        """Read what the command shows until `wanted` appears (after `after`, if given)."""
+        start = 0
+        if after:
+            _read_until(self.master, after, self.seen)
+            start = self.seen.index(after)
+        shown = bytearray(self.seen[start:])
+        _read_until(self.master, wanted, shown)
+        self.seen[start:] = shown
+
+    def type(self, line: str) -> None:
+        os.write(self.master, f"{line}\n".encode())
+
+
+@contextmanager
+def on_a_terminal(*args: str, cwd) -> Iterator[Terminal]:
     """`deep-research ARGS` with a pseudo-terminal for standard input and error."""
     master, terminal = pty.openpty()
     child = subprocess.Popen(
@@ -32,7 +58,12 @@ def on_a_terminal(*args: str, cwd) -> tuple[subprocess.Popen, int]:
         env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "100"},
     )  # fmt: skip
     os.close(terminal)
-    return child, master
+    try:
+        yield Terminal(child, master)
+    finally:
+        child.kill()
+        child.wait()
+        os.close(master)
 
 
 def requests_for(chat_server, contract: str) -> list[str]:
@@ -43,25 +74,16 @@ def requests_for(chat_server, contract: str) -> list[str]:
 
 def test_the_questions_are_asked_and_the_answers_reach_the_plan(chat_server, search_server, home):
     chat_server.brain.clarifying = [WHAT, WHEN]
-    child, master = on_a_terminal(
-        "run", VAGUE, "--max-iterations", "1", "--output", "r.md", cwd=home
-    )
-    seen = bytearray()
-    try:
-        _read_until(master, b"> ", seen)
-        assert b"Before researching, 2 questions" in seen, bytes(seen)
-        assert b"1. Switching what" in seen and b"1) database  2) cloud provider" in seen
+    with on_a_terminal("run", VAGUE, "--max-iterations", "1", "--output", "r.md", cwd=home) as tty:
+        tty.until(b"> ")
+        assert b"Before researching, 2 questions" in tty.seen, bytes(tty.seen)
+        assert b"1. Switching what" in tty.seen and b"1) database  2) cloud provider" in tty.seen
         assert chat_server.brain.calls["TaskPlan"] == 0  # nothing planned before the answers
-        os.write(master, b"1\n")
-        _read_until(master, b"2. By when", seen)
-        _read_until(master, b"> ", seen[seen.index(b"2. By when") :])
-        os.write(master, b"before the next release\n")
-        _read_until(master, b"Run summary", seen)
-        assert child.wait(timeout=60) == 0, bytes(seen)
-    finally:
-        child.kill()
-        child.wait()
-        os.close(master)
+        tty.type("1")
+        tty.until(b"> ", after=b"2. By when")
+        tty.type("before the next release")
+        tty.until(b"Run summary")
+        assert tty.child.wait(timeout=60) == 0, bytes(tty.seen)
     plan = requests_for(chat_server, "TaskPlan")
     assert len(plan) == 1 and "Switching what" in plan[0]
     assert "database" in plan[0] and "before the next release" in plan[0]
@@ -88,19 +110,14 @@ def test_ctrl_c_at_the_questions_keeps_the_run_waiting_there(
     chat_server, search_server, home, capsys
 ):
     chat_server.brain.clarifying = [WHAT]
-    child, master = on_a_terminal(
+    with on_a_terminal(
         "run", VAGUE, "--thread-id", "asked", "--max-iterations", "1", cwd=home
-    )
-    seen = bytearray()
-    try:
-        _read_until(master, b"> ", seen)
-        child.send_signal(signal.SIGINT)
-        _read_until(master, b"resume with", seen)
-        assert child.wait(timeout=30) == 130, bytes(seen)
-    finally:
-        child.kill()
-        child.wait()
-        os.close(master)
+    ) as tty:
+        tty.until(b"> ")
+        tty.child.send_signal(signal.SIGINT)
+        tty.until(b"resume with")
+        assert tty.child.wait(timeout=30) == 130, bytes(tty.seen)
+        seen = bytes(tty.seen)
     assert b"deep-research resume asked" in seen
     assert dict(chat_server.brain.calls) == {"Clarification": 1}
     # resumed where nobody can answer: researched as asked, the judgement not paid for again

@@ -5,14 +5,11 @@ also where a paragraph holds several lines without a full stop."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from pathlib import Path
 
 import pytest
+from bench_scripts import bench_script
 
 from deep_research.domain.statements import cited_statements, closed_like
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_quotes_shown.py"
 
 
 def statements(report: str) -> list[tuple[str, tuple[int, ...]]]:
@@ -80,16 +77,9 @@ def test_a_rewrite_ends_a_statement_where_the_original_did(original, rewrite, pl
     assert closed_like(original, rewrite) == placed
 
 
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_quotes_shown", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_citation_the_check_kept_shows_its_quote_in_the_export():
     """The benchmark's report: lines without a full stop, a rewrite of several sentences, one
     without its full stop in mid-paragraph, statements marked in mid-paragraph, Chinese."""
-    cited, shown, rewrites = asyncio.run(bench().measure())
+    cited, shown, rewrites = asyncio.run(bench_script("bench_quotes_shown").measure())
     assert rewrites >= 3 and cited >= 15
     assert shown == cited

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from deep_research.domain.labels import labels_for
+
 UiLanguage = Literal["en", "zh"]
 
 EN: dict[str, str] = {
@@ -106,16 +108,7 @@ EN: dict[str, str] = {
     "w_ok": "done",
     "w_partial": "partly done",
     "w_failed": "failed",
-    "max_iterations": "the maximum number of rounds was reached",
-    "budget": "a budget was spent",
-    "quality_threshold": "the report was good enough",
-    "plateau": "more rounds stopped improving the report",
-    "declined": "the report got worse: the best round's report is kept",
-    "not_worthwhile": "the reviewer judged another round not worth it",
-    "no_gaps": "nothing was left to research",
-    "no_evidence": "no evidence was found",
-    "plan_rejected": "the plan was rejected",
-    "gaps_failed": "the gap analysis gave no usable answer",
+    **labels_for("en").stop_reasons,  # why a run stopped: the words its report's header uses
     "cite_line": "{checked} checked, {supported} supported ({share}), {removed} removed, "
     "{rewritten} rewritten",
 }
@@ -218,16 +211,7 @@ ZH: dict[str, str] = {
     "w_ok": "完成",
     "w_partial": "部分完成",
     "w_failed": "失败",
-    "max_iterations": "达到最大轮数",
-    "budget": "预算已用完",
-    "quality_threshold": "报告质量已足够",
-    "plateau": "更多轮次不再改进报告",
-    "declined": "报告变差了：保留得分最高一轮的报告",
-    "not_worthwhile": "审阅者认为不值得再研究一轮",
-    "no_gaps": "没有需要继续研究的内容",
-    "no_evidence": "没有找到证据",
-    "plan_rejected": "计划被拒绝",
-    "gaps_failed": "缺口分析没有给出可用的答案",
+    **labels_for("zh-Hans").stop_reasons,
     "cite_line": "核查 {checked} 条，支持 {supported} 条（{share}），删除 {removed} 条，"
     "改写 {rewritten} 条",
 }
