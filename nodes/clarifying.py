@@ -37,7 +37,7 @@ async def clarify(
     settings, _ = await starting_settings(state, question, caller_runs_it)
     follow_up = caller_runs_it and bool(state.get("prior_results"))
     if not (settings.clarify and can_pause) or follow_up:
-        return {}
+        return {"clarifications": []}  # nothing asked: the output still says so
     run = runs.detached(settings, state.get("usage"))  # the run has no id before its plan
     try:
         judged, usage = await ask(
@@ -47,7 +47,7 @@ async def clarify(
             client=run.model_client(),
         )
     except StructuredOutputError as error:  # no judgement: research the question as asked
-        return {"usage": error.usage}
+        return {"usage": error.usage, "clarifications": []}
     questions = questions_to_ask(judged)
     if not questions:
         return {"usage": usage, "clarifications": []}

@@ -106,7 +106,7 @@ def test_valid_replies_are_kept_within_the_bounds(replies, questions, asked):
 def test_a_reply_that_breaks_the_contract_is_asked_again_then_left_alone(replies):
     replies += [{"questions": [REGION]}, "no json here"]  # `needed` is what the model must say
     out, _, _ = ask_back(replies, structured_retries=1)
-    assert "__interrupt__" not in out and "clarifications" not in out
+    assert "__interrupt__" not in out and out["clarifications"] == []
     assert len(replies.sent) == 2 and out["usage"].llm_calls == 2
 
 

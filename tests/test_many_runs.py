@@ -181,7 +181,7 @@ class Quiet:
 
 asyncio.run(execute(target=sys.argv[1], thread_id="t", progress=Quiet(),
     graph_input={"question": "Compare zstd and xz", "settings": json.loads(sys.argv[2])},
-    decide_plan=lambda value: {"action": "approve"}))
+    answer=lambda value: {"action": "approve"}))
 """
 
 
@@ -260,7 +260,7 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
             thread_id="t",
             graph_input=None,
             progress=Quiet(),
-            decide_plan=lambda value: {"action": "approve"},
+            answer=lambda value: {"action": "approve"},
         )
     )
     after = len(arrivals) - before
