@@ -171,7 +171,15 @@ class Settings(BaseModel):
         None,
         ge=0,
         le=50,
-        description="Pages a worker reads whole; overrides the complexity budget.",
+        description="Cap on the pages one worker reads whole; unset: a fair share of the "
+        "run's max_page_fetches, drawn as it needs them.",
+    )
+    worker_max_rounds: int = Field(
+        6,
+        ge=1,
+        le=20,
+        description="Decide-act rounds at most for a worker whose model chooses its tools "
+        "(its pages and searches are drawn from the run's budgets).",
     )
     max_supplementary_tasks: int = Field(
         3, ge=1, le=20, description="Subtasks a gap round may add."
@@ -187,7 +195,10 @@ class Settings(BaseModel):
         0, ge=0, le=10, description="Top hits per search whose whole page is read when thin."
     )
     max_page_fetches: int = Field(
-        30, ge=1, le=1000, description="Run budget: whole pages fetched at most."
+        60,
+        ge=1,
+        le=1000,
+        description="Run budget: whole pages fetched at most (workers draw their pages from it).",
     )
     page_max_bytes: int = Field(
         2_000_000, ge=10_000, le=50_000_000, description="Bytes read of one page at most."
@@ -443,6 +454,8 @@ LOCAL_PROFILE: dict[str, object] = {
     "reviewer_max_tokens": 400,
     "structured_retries": 1,
     "max_results": 4,
+    "worker_max_rounds": 4,  # each decide call is minutes on a CPU
+    "max_page_fetches": 30,  # and each page read is a quoting call
     "report_length": "brief",  # a few sections: each is a call of minutes on a CPU
 }
 

@@ -113,6 +113,22 @@ class SubTask(BaseModel):
     )
     complexity: Complexity = Field(description="Sets the worker's search budget.")
     perspective: str = Field("", description="For depth-first plans: the angle to take.")
+    search_languages: list[str] = Field(
+        default_factory=list,
+        description="The languages the best sources for this subtask are written in, which "
+        "its searches go out in (the question's own among them where sources in it exist).",
+    )
+
+    @field_validator("search_languages", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        """One language named alone ("English") is a list of one; at most 5 are kept."""
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            names = [" ".join(str(v).split())[:40] for v in value if str(v).strip()]
+            return list(dict.fromkeys(names))[:5]
+        return value
 
 
 class TaskPlan(BaseModel):
@@ -140,13 +156,15 @@ class PlanDecision(BaseModel):
 
 
 class Budget(BaseModel):
-    """What one worker may spend: search queries, observe-orient-decide-act cycles, and (when
-    its model chooses tools) pages read whole and MCP tool calls."""
+    """What one worker may spend: search queries and cycles of the fixed loop; when its model
+    chooses tools, decide-act rounds, MCP tool calls and a cap on pages read whole (None: a
+    fair share of the run's page budget, drawn as it needs them)."""
 
     max_queries: int = Field(ge=1)
     max_cycles: int = Field(ge=1)
-    max_pages: int = Field(3, ge=0)
+    max_pages: int | None = Field(None, ge=0)
     max_mcp_calls: int = Field(2, ge=0)
+    max_rounds: int = Field(6, ge=1)
 
 
 # ---------------------------------------------------------------- evidence
@@ -213,15 +231,35 @@ class PageQuotes(BaseModel):
     quotes: list[PageQuote]
 
 
+class PageLink(BaseModel):
+    """A link a page offers: its absolute URL, its anchor text, the words around it, and whether
+    it stands in the page's running text (not in a list of links, an aside or a footer)."""
+
+    url: str
+    text: str = ""
+    context: str = ""
+    in_text: bool = False
+
+
 class ReadPage(BaseModel):
-    """A page a worker read whole, kept compact: its quotes and the links it offers, not its
-    text (every checkpoint stores state again)."""
+    """A page a worker read whole, kept compact: its quotes, the links it offers (the ones in
+    its text first, those nearest the subtask first) and its date, not its text (every
+    checkpoint stores state again)."""
 
     url: str
     title: str = ""
     quotes: list[PageQuote] = Field(default_factory=list)
-    links: list[str] = Field(default_factory=list, description="Links found in it, in order.")
+    links: list[PageLink] = Field(default_factory=list, description="Its links, ranked.")
+    published: str = ""  # the date the page states (ISO 8601), '' when it states none
     error: str = ""  # why nothing could be read ("" when read)
+
+    @field_validator("links", mode="before")
+    @classmethod
+    def _bare_urls(cls, value: object) -> object:
+        """Pages checkpointed before links had their words kept them as bare URLs."""
+        if isinstance(value, list):
+            return [{"url": v} if isinstance(v, str) else v for v in value]
+        return value
 
 
 class Finding(BaseModel):
@@ -320,6 +358,15 @@ class QualityAssessment(BaseModel):
     another_round_worthwhile: bool = Field(
         description="Would one more research round improve the report materially?"
     )
+    omitted: list[int] = Field(
+        default_factory=list,
+        description="Numbers of the unused evidence items the report should have used.",
+    )
+    other_entity: list[str] = Field(
+        default_factory=list,
+        description="Statements of the report, copied from it, that give facts about another "
+        "entity than the one the question names (a similar name, another version or model).",
+    )
 
     @model_validator(mode="after")
     def _score_matches_dimensions(self) -> QualityAssessment:
@@ -378,9 +425,9 @@ class OutlineSection(BaseModel):
 
 
 class ReportOutline(BaseModel):
-    """The writer's plan of a report: a title and its sections, in reading order."""
+    """The writer's plan of a report: its sections, in reading order (the title is the
+    question's own)."""
 
-    title: str = Field(min_length=1, description="The report's title.")
     sections: list[OutlineSection] = Field(min_length=1)
 
 
@@ -389,6 +436,72 @@ class ReportSection(OutlineSection):
 
     text: str = ""
     round: int = 1
+
+
+# ---------------------------------------------------------------- weighing the evidence
+
+SetAsideReason = Literal["off_topic", "superseded", "other_entity"]
+
+
+class Disagreement(BaseModel):
+    """Figures about one thing that differ between sources."""
+
+    subject: str = Field(
+        min_length=1, description="What the differing figures are about (entity and measure)."
+    )
+    items: list[int] = Field(
+        description="Numbers of the evidence items that give the differing figures (two or "
+        "more, from different sources)."
+    )
+    current: int | None = Field(
+        None,
+        description="The item whose figure is current (its source is newer, or supersedes the "
+        "others), or null when none can be said to be.",
+    )
+    why: str = Field("", description="Why that figure is current, or why none can be said to be.")
+
+
+class SetAside(BaseModel):
+    """An evidence item the report should not use as evidence for the question."""
+
+    item: int = Field(description="The number of the evidence item.")
+    reason: SetAsideReason = Field(
+        description="off_topic: it does not bear on the question; superseded: a newer item "
+        "replaces it; other_entity: it is about another product, version, place or person than "
+        "the one the question names (a similar name is not the same entity)."
+    )
+    note: str = Field("", description="What it is about instead, or what supersedes it.")
+
+
+class EvidenceWeighing(BaseModel):
+    """The pass over the numbered evidence before writing: where sources disagree, and what to
+    set aside (both empty: the evidence agrees and all of it bears on the question)."""
+
+    disagreements: list[Disagreement]
+    set_aside: list[SetAside]
+
+
+class Conflict(BaseModel):
+    """A disagreement between sources, its figures resolved to the run's evidence."""
+
+    subject: str
+    quotes: list[Quote] = Field(description="The differing figures, from two or more sources.")
+    current: Quote | None = None  # the figure the weighing found current, if it found one
+    why: str = ""
+
+
+class SetAsideQuote(Quote):
+    """A piece of evidence set aside, and why."""
+
+    reason: SetAsideReason
+    note: str = ""
+
+
+class WeighedEvidence(BaseModel):
+    """What the last weighing pass found, kept in run-wide terms (quotes, not item numbers)."""
+
+    conflicts: list[Conflict] = Field(default_factory=list)
+    set_aside: list[SetAsideQuote] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- citation checks
@@ -446,6 +559,7 @@ class Usage(BaseModel):
     output_tokens: int = 0
     search_calls: int = 0
     search_cache_hits: int = 0
+    page_fetches: int = 0  # whole pages fetched (counted when started; `max_page_fetches`)
     by_role: dict[str, RoleUsage] = Field(default_factory=dict)
 
     @classmethod
@@ -475,22 +589,36 @@ def add_usage(left: Usage | dict | None, right: Usage | dict | None) -> Usage:
     return Usage.model_validate(left or {}) + Usage.model_validate(right or {})
 
 
+def latest_settings(
+    earlier: Settings | dict | None, later: Settings | dict | None
+) -> Settings | dict | None:
+    """Reducer: the settings written last win, also when two are written in one step. A
+    refused `Command(update=...)` from a LangGraph API caller stays among the step's pending
+    writes; without a reducer the next update's made two values in one step, and every read of
+    the thread (its state, a run, a resume) failed with "Can receive only one value per step"
+    for good. Now the newer update replaces the refused one."""
+    return earlier if later is None else later
+
+
 # ---------------------------------------------------------------- research graph
 
 
 class ScoredReport(BaseModel):
-    """A report with the review that scored it and the round that wrote it."""
+    """A report with the review that scored it, the round that wrote it and its sections (so a
+    later round's findings can still be written into it)."""
 
     report: str
     round: int
     quality: QualityAssessment
+    sections: list[ReportSection] = Field(default_factory=list)
 
 
 class ResearchInput(TypedDict):
     """What a caller gives: the question (settings may come here or as `context=`)."""
 
     question: str
-    settings: NotRequired[Settings | dict]  # in the input, they are checkpointed from step one
+    # in the input, they are checkpointed from step one; the last written win (`latest_settings`)
+    settings: NotRequired[Annotated[Settings | dict, latest_settings]]
     # A follow-up question: an earlier run's results, written from first; only what they leave
     # missing is researched (`nodes.follow_up`). Ignored from callers of LangGraph's server.
     prior_results: NotRequired[list[WorkerResult]]
@@ -513,6 +641,7 @@ class ResearchOutput(TypedDict):
     sources_found: int  # distinct sources the searches returned (0: no evidence at all)
     report_round: int  # the round whose report this is (an earlier, better-scored one is kept)
     clarifications: list[Clarified]  # questions asked back before research, and the answers
+    report_revised_with: list[int]  # later rounds whose findings revised that earlier report
 
 
 def output_of(values: dict) -> dict:
@@ -530,9 +659,11 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
     gap_analysis: GapAnalysis
     best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)
     usage: Annotated[Usage, add_usage]
-    report_title: str  # the outline's title
     sections: list[ReportSection]  # the report's sections as last written (summary apart)
     claims_needing_evidence: list[str]  # statements the last review found without support
+    weighed: WeighedEvidence  # the last weighing pass: disagreements, evidence set aside
+    review_omitted: list[Quote]  # evidence the last review said the report should have used
+    review_other_entity: list[str]  # statements the last review found about another entity
 
 
 # ---------------------------------------------------------------- worker subgraph
@@ -548,6 +679,9 @@ class WorkerInput(TypedDict):
     settings: Settings
     run_id: str
     spent: Usage  # the run's usage when the worker was sent, for the run budgets
+    # The subtask ids of the workers this one shares the run's budgets with (its fan-out, or
+    # the relay's workers still to come), itself included.
+    siblings: NotRequired[list[int]]
     earlier_findings: NotRequired[list[str]]  # depth-first relay: what the workers before found
 
 

@@ -256,7 +256,10 @@ def main() -> None:
         print(
             f"full build:         {built.seconds:.2f} s ({args.files / built.seconds:,.0f} files/s)"
         )
-        print(f"  documents:        {corpus.documents} (skipped {built.files_skipped})")
+        languages = corpus.languages()
+        named = ", ".join(f"{code} {n}" for code, n in languages.items())
+        print(f"  documents:        {sum(languages.values())} (skipped {built.files_skipped})")
+        print(f"  languages:        {named}")
         print(f"  passages:         {built.passages}")
         print(f"  index size:       {os.path.getsize(index):,} bytes")
 

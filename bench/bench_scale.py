@@ -29,11 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from deep_research.graph import build_graph  # noqa: E402
-from deep_research.graph.run_queue import QueuedRun, open_queue  # noqa: E402
-from deep_research.graph.threads import run_ended, thread_config  # noqa: E402
+from deep_research.service.admission import Admitted, Operator  # noqa: E402
+from deep_research.service.caller import Caller  # noqa: E402
+from deep_research.service.runs import open_service  # noqa: E402
 from deep_research.settings import Settings  # noqa: E402
-from deep_research.tools.checkpoints import open_checkpointer  # noqa: E402
 
 from services import PostgresServer, RedisServer, new_database, pg_binaries  # noqa: E402
 from stand_ins.chat import ChatServer  # noqa: E402
@@ -100,22 +99,22 @@ async def ready(url: str, workers: int) -> None:
 
 
 async def submit_and_wait(url: str, runs: int, settings: Settings) -> float:
-    """Submit the runs, wait for all to finish; wall seconds from first submission."""
-    async with open_checkpointer(url) as saver, open_queue(url) as queue:
-        graph = build_graph(checkpointer=saver)
+    """Submit the runs through the run service's queue, wait for all to finish; wall seconds
+    from first submission."""
+    caller = Caller("cli")
+    async with open_service(url, Operator.of(settings, unattended=True), queue=True) as service:
         began = time.monotonic()
         ids = []
         for n in range(runs):
-            run = QueuedRun(f"scale-{n}", QUESTION.format(n), settings)
-            await queue.submit(run)
-            ids.append(run.thread_id)
+            admitted = Admitted(QUESTION.format(n), settings)  # the stand-ins need no checks
+            ids.append(await service.start(caller, admitted, run_id=f"scale-{n}"))
         while ids:
             await asyncio.sleep(0.2)
             for thread_id in list(ids):
-                snapshot = await graph.aget_state(thread_config(thread_id))
-                if run_ended(snapshot):
+                status = (await service.read(caller, thread_id)).status
+                if status == "done":
                     ids.remove(thread_id)
-                elif await queue.status(thread_id) == "failed":
+                elif status == "failed":
                     raise RuntimeError(f"{thread_id} failed on its worker")
         return time.monotonic() - began
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 from deep_research.state import TaskPlan
 
 UNCHANGED = "the plan stays as it was, not approved"

@@ -13,22 +13,15 @@ import asyncio
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deep_research.cli.batch_file import BatchQuestion, read_batch, without_repeats
 from deep_research.cli.batch_progress import BatchProgress, BatchRow
-from deep_research.cli.model_list import ModelList, says_model_not_found
 from deep_research.cli.output_paths import check_output_folder
-from deep_research.cli.preflight import (
-    BadInput,
-    check_corpus,
-    check_credentials,
-    check_mcp_config,
-    check_store,
-    settings_or_explain,
-)
+from deep_research.cli.runner import CALLER
 from deep_research.export.facts import facts_of
 from deep_research.export.formats import (
     Format,
@@ -40,7 +33,17 @@ from deep_research.export.formats import (
     write_file,
 )
 from deep_research.export.pdf import PdfRendererMissing
-from deep_research.graph.many_threads import ThreadEnd, ThreadJob, run_threads
+from deep_research.service.admission import Admitted, Operator
+from deep_research.service.model_list import ModelList, says_model_not_found
+from deep_research.service.preflight import (
+    BadInput,
+    check_corpus,
+    check_credentials,
+    check_mcp_config,
+    check_store,
+    settings_or_explain,
+)
+from deep_research.service.runs import Ended, open_service
 from deep_research.settings import GUARD_NOTE, Settings
 from deep_research.state import output_of
 from deep_research.tools.search.factory import web_provider
@@ -160,7 +163,7 @@ def _write_reports(
 
 def _row(
     question: BatchQuestion,
-    end: ThreadEnd,
+    end: Ended,
     plan: BatchPlan,
     progress: BatchProgress,
     previous: dict | None,
@@ -184,35 +187,54 @@ def _row(
 
 
 async def run_batch(plan: BatchPlan, progress: BatchProgress) -> list[dict]:
-    """Every question of the plan, `concurrency` at a time; the summary is kept current."""
+    """Every question of the plan, `concurrency` at a time, through the run service: a
+    finished one read back, an interrupted one resumed, a new one started; the summary is kept
+    current."""
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     summary = plan.out_dir / SUMMARY_FILE
     rows = read_summary(summary)
     order = [question for question, _ in plan.questions]
     for settings in {s.corpus_dir: s for _, s in plan.questions if s.corpus_dir}.values():
         check_corpus(settings, progress)
-    jobs = [ThreadJob(q, q.thread_id, q.question, s) for q, s in plan.questions]
+    slots = asyncio.Semaphore(plan.concurrency)
+    async with open_service(plan.target, Operator(), notes=progress.note) as service:
 
-    async def finished(job: ThreadJob[BatchQuestion], end: ThreadEnd) -> None:
-        question = job.item
-        rows[job.thread_id] = _row(question, end, plan, progress, rows.get(job.thread_id))
-        write_summary(summary, order, rows)
+        async def one(question: BatchQuestion, settings: Settings) -> None:
+            async with slots:
+                began = time.monotonic()
+                try:
+                    end = await service.to_the_end(
+                        CALLER,
+                        Admitted(question.question, settings),  # checked by `plan_batch`
+                        question.thread_id,
+                        on_event=lambda event: progress.event(question.line, event),
+                        starting=lambda resumed: progress.start(question.line, resumed),
+                    )
+                    rows[question.thread_id] = _row(
+                        question, end, plan, progress, rows.get(question.thread_id)
+                    )
+                except Exception as error:  # this question failed; the others go on
+                    progress.finish(question.line, "failed", redact(str(error))[:80])
+                    rows[question.thread_id] = failed_row(question, error, time.monotonic() - began)
+                write_summary(summary, order, rows)
 
-    def failed(job: ThreadJob[BatchQuestion], error: Exception, seconds: float) -> None:
-        progress.finish(job.item.line, "failed", redact(str(error))[:80])
-        rows[job.thread_id] = failed_row(job.item, error, seconds)
-        write_summary(summary, order, rows)
-
-    await run_threads(
-        jobs,
-        checkpoint_db=plan.target,
-        concurrency=plan.concurrency,
-        finished=finished,
-        failed=failed,
-        started=lambda job, resumed: progress.start(job.item.line, resumed),
-        on_event=lambda job, event: progress.event(job.item.line, event),
-    )
+        await asyncio.gather(*(one(question, settings) for question, settings in plan.questions))
     return [rows[question.thread_id] for question in order]
+
+
+def batch_view(args: Any, plan: BatchPlan, repeats: list[str]) -> BatchProgress:
+    """The batch's report formats, checked before any call (a missing PDF renderer: BadInput),
+    and its progress view, a row per question, with the notes about repeated lines."""
+    try:
+        plan.formats = tuple(parse_formats(args.format))
+        check_formats(list(plan.formats))
+    except (UnknownFormat, PdfRendererMissing) as error:
+        raise BadInput(str(error)) from None
+    rows = [BatchRow(q.line, q.question) for q, _ in plan.questions]
+    progress = BatchProgress(rows, live=sys.stderr.isatty(), quiet=args.quiet)
+    for note in repeats:
+        progress.note(note)
+    return progress
 
 
 def batch_command(args: Any, target: str, flags: dict) -> int:
@@ -228,15 +250,7 @@ def batch_command(args: Any, target: str, flags: dict) -> int:
             models.check(settings)
         except BadInput as error:
             raise BadInput(f"line {question.line}: {error}") from None
-    try:
-        plan.formats = tuple(parse_formats(args.format))
-        check_formats(list(plan.formats))  # a missing PDF renderer: said before any call
-    except (UnknownFormat, PdfRendererMissing) as error:
-        raise BadInput(str(error)) from None
-    rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
-    progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
-    for note in repeats:
-        progress.note(note)
+    progress = batch_view(args, plan, repeats)
     if any(settings.fetch_private_addresses for _, settings in plan.questions):
         progress.note(GUARD_NOTE)
     try:

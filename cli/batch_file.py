@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deep_research.cli.preflight import BadInput, check_question
+from deep_research.service.preflight import BadInput, check_question
 
 _LINE_BREAK = re.compile(r"\r?\n")  # only real line ends: str.splitlines also splits on \x1c-\x1e
 

@@ -17,8 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from deep_research.cli.live import shorten
-from deep_research.cli.progress import describe
-from deep_research.cli.summary import score_text
+from deep_research.service.event_lines import describe, score_text
 from deep_research.tools.events import (
     CitationsChecked,
     GapsAnalyzed,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from deep_research.cli.setting_sources import ResolvedSettings
+from deep_research.service.setting_sources import ResolvedSettings
 from deep_research.tools.checkpoints import CHECKPOINT_DB_VARIABLE
 from deep_research.tools.secrets import SECRET_VARIABLES, mask_url_passwords, redact
 
@@ -40,7 +40,7 @@ def _variable_origin(name: str, dotenv: frozenset[str], shown: str = "environmen
 def _environment(target: str, dotenv: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:
     """(name, value, where from) for what a run takes from outside the settings; a value read
     from `./.env` says so."""
-    from deep_research.cli.preflight import model_endpoint
+    from deep_research.service.preflight import model_endpoint
 
     base_name = "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "OPENAI_API_BASE"
     base_url = os.environ.get(base_name)

@@ -19,17 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.cli.model_list import check_model_names, says_model_not_found
 from deep_research.cli.output_paths import check_output_folder
-from deep_research.cli.preflight import (
-    BadInput,
-    check_corpus,
-    check_credentials,
-    check_question,
-    check_run_settings,
-    check_store,
-    settings_or_explain,
-)
 from deep_research.cli.progress import PlainProgress
 from deep_research.evaluation.bench import CLEANED, QUERY, BenchDir
 from deep_research.evaluation.bench_fact import BenchFact
@@ -63,6 +53,16 @@ from deep_research.evaluation.tasks import (
 )
 from deep_research.export.formats import Format, UnknownFormat, check_formats, parse_formats
 from deep_research.export.pdf import PdfRendererMissing
+from deep_research.service.model_list import check_model_names, says_model_not_found
+from deep_research.service.preflight import (
+    BadInput,
+    check_corpus,
+    check_credentials,
+    check_question,
+    check_run_settings,
+    check_store,
+    settings_or_explain,
+)
 from deep_research.settings import Settings
 from deep_research.tools.model_names import MissingCredentials
 from deep_research.tools.secrets import redact

@@ -1,40 +1,36 @@
-"""`deep-research export THREAD`: a finished run's report, read from the checkpoint store.
+"""`deep-research export THREAD`: a finished run's report, read from the store.
 
 Nothing is researched again: the store holds the report, its sources and the citation checks,
-so no model or search call is made (the graph is built only to read the thread's state).
+so no model or search call is made.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from deep_research.cli.runner import UnknownThread
+from deep_research.cli.runner import CALLER, reading
 from deep_research.export.facts import RunFacts, facts_of
-from deep_research.graph import build_graph
-from deep_research.graph.threads import thread_config
 from deep_research.state import output_of
-from deep_research.tools.checkpoints import open_checkpointer
 
 
 class UnfinishedRun(ValueError):
     """The thread exists but its run has not reached its end."""
 
 
-async def finished_run(target: str, thread_id: str) -> tuple[dict[str, Any], RunFacts]:
-    """The output of a finished thread and the facts of its run (its date: the last step's)."""
-    async with open_checkpointer(target, create=False) as saver:
-        graph = build_graph(checkpointer=saver)
-        snapshot = await graph.aget_state(thread_config(thread_id))
-    if not snapshot.values:
-        raise UnknownThread(f"no run with thread id {thread_id!r} in {target}")
-    if snapshot.next or not snapshot.values.get("stop_reason"):
+async def finished_run(
+    target: str, thread_id: str, all_doors: bool = False
+) -> tuple[dict[str, Any], RunFacts]:
+    """The output of a finished run and the facts of its run (its date: the last step's)."""
+    async with reading(target, all_doors) as service:
+        info = await service.read(CALLER, thread_id)
+    if info.status != "done":
         raise UnfinishedRun(
             f"the run {thread_id!r} has not finished: continue it with "
             f"`deep-research resume {thread_id}`, then export it"
         )
-    output = output_of(snapshot.values)
-    finished = _when(snapshot.created_at)
-    return output, facts_of({**snapshot.values, **output}, finished, thread_id)
+    output = output_of(info.values)
+    finished = _when(info.snapshot.created_at)
+    return output, facts_of({**info.values, **output}, finished, thread_id)
 
 
 def _when(created_at: str | None):

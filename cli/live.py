@@ -16,8 +16,15 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from deep_research.cli.progress import citation_counts, cost_unknown_line, partial_reply_line
-from deep_research.cli.summary import RunSummary, counted, render_summary, rounds_text, score_text
+from deep_research.cli.summary import RunSummary, render_summary
+from deep_research.service.event_lines import (
+    citation_counts,
+    cost_unknown_line,
+    counted,
+    partial_reply_line,
+    rounds_text,
+    score_text,
+)
 from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 
 
 def _nearest_folder(path: Path, flag: str) -> Path:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from deep_research.cli import eval_parser, serve_mcp, worker
+from deep_research.cli import eval_parser, serve_mcp, serve_web, worker
 from deep_research.cli.queue import add_queue_flags
 from deep_research.cli.redis_limits import add_redis_flag
-from deep_research.cli.resume_settings import add_resume_flags
-from deep_research.cli.setting_sources import add_setting_flags
-from deep_research.web import command as web_command
+from deep_research.cli.resume_settings import add_resume_flags, add_server_only_set
+from deep_research.service.setting_sources import add_server_only_flags, add_setting_flags
 
 FORMAT_CHOICES = ("md", "html", "docx", "pdf")
 
@@ -62,6 +61,16 @@ EXIT_CODES_HELP = (
 )
 
 
+def _all_doors_flag(sub: argparse.ArgumentParser) -> None:
+    """`--all-doors`: this command also reaches runs started through MCP or the web app."""
+    sub.add_argument(
+        "--all-doors",
+        action="store_true",
+        help="also reach runs started through the MCP server or the web app (by default the "
+        "terminal sees its own runs)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; cheap to build (it imports nothing heavy)."""
     parser = argparse.ArgumentParser(
@@ -85,8 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("thread_id", help="the thread id that `run` printed")
     add_resume_flags(resume)
+    add_server_only_flags(resume)
     _outputs_flags(resume)
     _store_flag(resume)
+    _all_doors_flag(resume)
     add_redis_flag(resume)
 
     ask = commands.add_parser(
@@ -97,8 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("parent", metavar="THREAD", help="the thread id of the finished run")
     ask.add_argument("question", help="the follow-up question")
     ask.add_argument("--thread-id", help="name the new run (default: a new id)")
+    add_server_only_flags(ask)
+    add_server_only_set(ask)
     _outputs_flags(ask)
     _store_flag(ask)
+    _all_doors_flag(ask)
 
     batch = commands.add_parser(
         "batch",
@@ -141,10 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("thread_id", help="the thread id of a finished run")
     _report_flags(export)
     _store_flag(export)
+    _all_doors_flag(export)
 
     history = commands.add_parser("history", help="the checkpoints of a run")
     history.add_argument("thread_id", help="the thread id of the run")
     _store_flag(history)
+    _all_doors_flag(history)
 
     threads = commands.add_parser("threads", help="recent runs")
     threads.add_argument(
@@ -155,10 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="list at most N runs, newest first (0: all; default 20)",
     )
     _store_flag(threads)
+    _all_doors_flag(threads)
     eval_parser.add_command(commands, add_setting_flags)
     serve_mcp.add_command(commands, add_setting_flags, _store_flag)
     worker.add_command(commands, _store_flag)
-    web_command.add_command(commands, add_setting_flags, _store_flag)
+    serve_web.add_command(commands, add_setting_flags, _store_flag)
     return parser
 
 

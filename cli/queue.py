@@ -16,10 +16,9 @@ import time
 import uuid
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 
 POLL_SECONDS = 0.5  # how often a waiting submitter reads the store
-GAVE_UP = ("failed", "cancelled", "aborted")  # job states after which no worker will run it
 
 
 def add_queue_flags(sub: argparse.ArgumentParser) -> None:
@@ -37,12 +36,23 @@ def add_queue_flags(sub: argparse.ArgumentParser) -> None:
     )
 
 
-async def finished_values(graph: Any, thread_id: str) -> dict | None:
-    """The thread's final state values when its run has ended, else None."""
-    from deep_research.graph.threads import run_ended, thread_config
+async def _submitted(service: Any, thread_id: str, question: str, settings: Any) -> Any:
+    """The run as the queue has it: a finished one read back, a new one admitted and submitted,
+    a failed or stopped one submitted again, one that waits or runs left to it. Its info
+    (None for a new one) and whether a job was added."""
+    from deep_research.cli.runner import CALLER
+    from deep_research.service.runs import RESUMABLE, UnknownRun
 
-    snapshot = await graph.aget_state(thread_config(thread_id))
-    return snapshot.values if run_ended(snapshot) else None
+    try:
+        info = await service.read(CALLER, thread_id)
+    except UnknownRun:
+        admitted = await service.admission.new_run(question, settings)
+        await service.start(CALLER, admitted, run_id=thread_id)
+        return None, True
+    if info.status in RESUMABLE:
+        await service.resume(CALLER, thread_id)
+        return info, True
+    return info, False
 
 
 def _gave_up(question: Any, seconds: float) -> dict:
@@ -53,32 +63,39 @@ def _gave_up(question: Any, seconds: float) -> dict:
     return failed_row(question, error, seconds)
 
 
+def _queue_service(target: str, settings: Any) -> Any:
+    """The run service with the queue in the PostgreSQL store as its executor."""
+    from deep_research.service.admission import Operator
+    from deep_research.service.runs import open_service
+
+    operator = Operator.of(settings, strict=True, unattended=True)
+    return open_service(target, operator, queue=True)
+
+
 async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict], int]:
     """Collect finished questions, submit the others, and (with `wait`) collect them as they
     finish; the summary rows in file order, and how many questions are still queued."""
     from deep_research.cli.batch import SUMMARY_FILE, _row, read_summary, write_summary
-    from deep_research.graph import build_graph
-    from deep_research.graph.many_threads import ThreadEnd
-    from deep_research.graph.run_queue import QueuedRun, open_queue
-    from deep_research.tools.checkpoints import open_checkpointer
+    from deep_research.cli.runner import CALLER
+    from deep_research.service.runs import Ended
 
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     summary = plan.out_dir / SUMMARY_FILE
     rows = read_summary(summary)
     order = [question for question, _ in plan.questions]
-    async with open_checkpointer(plan.target) as saver, open_queue(plan.target) as queue:
-        graph = build_graph(checkpointer=saver)
+    flags = plan.questions[0][1] if plan.questions else None
+    async with _queue_service(plan.target, flags) as service:
         pending: dict[str, tuple[Any, float]] = {}
         added = 0
         for question, settings in plan.questions:
-            values = await finished_values(graph, question.thread_id)
-            if values is not None:
-                end = ThreadEnd(values, ran=False, seconds=0.0)
+            info, new = await _submitted(service, question.thread_id, question.question, settings)
+            if info is not None and info.status == "done":
+                end = Ended(info.values, ran=False, seconds=0.0)
                 rows[question.thread_id] = _row(
                     question, end, plan, progress, rows.get(question.thread_id)
                 )
                 continue
-            added += await queue.submit(QueuedRun(question.thread_id, question.question, settings))
+            added += new
             pending[question.thread_id] = (question, time.monotonic())
         write_summary(summary, order, rows)
         progress.note(f"{added} submitted to the queue; {len(pending) - added} already there")
@@ -86,16 +103,15 @@ async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict
         while wait and pending:
             await asyncio.sleep(POLL_SECONDS)
             for thread_id, (question, began) in list(pending.items()):
-                values = await finished_values(graph, thread_id)
-                status = None if values is not None else await queue.status(thread_id)
-                if values is not None:
-                    end = ThreadEnd(values, ran=True, seconds=time.monotonic() - began)
+                info = await service.read(CALLER, thread_id)
+                if info.status == "done":
+                    end = Ended(info.values, ran=True, seconds=time.monotonic() - began)
                     rows[thread_id] = _row(question, end, plan, progress, rows.get(thread_id))
-                elif status in GAVE_UP:
+                elif info.status == "failed":
                     progress.finish(question.line, "failed", "its job failed on a worker")
                     rows[thread_id] = _gave_up(question, time.monotonic() - began)
                 else:
-                    if status == "doing" and thread_id not in running:
+                    if info.status == "running" and thread_id not in running:
                         running.add(thread_id)
                         progress.start(question.line, False)
                     continue
@@ -107,27 +123,15 @@ async def collect_batch(plan: Any, progress: Any, wait: bool) -> tuple[list[dict
 def batch_on_queue(args: argparse.Namespace, target: str, flags: dict) -> int:
     """`batch FILE --queue`: 0 when every question is done (or, with --no-wait, submitted),
     1 when any failed (run it again to queue them again), 2 for bad input."""
-    from deep_research.cli.batch import SUMMARY_FILE, plan_batch
+    from deep_research.cli.batch import SUMMARY_FILE, batch_view, plan_batch
     from deep_research.cli.batch_file import read_batch, without_repeats
-    from deep_research.cli.batch_progress import BatchProgress, BatchRow
-    from deep_research.cli.preflight import check_store
-    from deep_research.cli.worker import queue_store
-    from deep_research.export.formats import UnknownFormat, check_formats, parse_formats
-    from deep_research.export.pdf import PdfRendererMissing
+    from deep_research.service.preflight import check_store, queue_store
 
     questions, repeats = without_repeats(read_batch(args.file))
     conninfo = queue_store(target)
     plan = plan_batch(questions, flags, args.out_dir, conninfo, 1)
     check_store(conninfo)
-    try:
-        plan.formats = tuple(parse_formats(args.format))
-        check_formats(list(plan.formats))
-    except (UnknownFormat, PdfRendererMissing) as error:
-        raise BadInput(str(error)) from None
-    rows_view = [BatchRow(q.line, q.question) for q, _ in plan.questions]
-    progress = BatchProgress(rows_view, live=sys.stderr.isatty(), quiet=args.quiet)
-    for note in repeats:
-        progress.note(note)
+    progress = batch_view(args, plan, repeats)
     try:
         with progress:
             rows, queued = asyncio.run(collect_batch(plan, progress, wait=not args.no_wait))
@@ -144,61 +148,70 @@ def batch_on_queue(args: argparse.Namespace, target: str, flags: dict) -> int:
     return 1 if failed else 0
 
 
-async def one_on_queue(conninfo: str, run: Any, wait: bool) -> dict | None:
-    """Submit one run (unless finished) and, with `wait`, its final state values."""
-    from deep_research.graph import build_graph
-    from deep_research.graph.run_queue import open_queue
-    from deep_research.tools.checkpoints import open_checkpointer
+async def one_on_queue(
+    conninfo: str, thread_id: str, question: str, settings: Any, wait: bool, progress: Any
+) -> dict | None:
+    """Submit one run (unless finished) and, with `wait`, its final state values; its progress
+    as the worker's events reach the store."""
+    from deep_research.cli.runner import CALLER
 
-    async with open_checkpointer(conninfo) as saver, open_queue(conninfo) as queue:
-        graph = build_graph(checkpointer=saver)
-        values = await finished_values(graph, run.thread_id)
-        if values is None:
-            await queue.submit(run)
-        while wait and values is None:
-            await asyncio.sleep(POLL_SECONDS)
-            values = await finished_values(graph, run.thread_id)
-            if values is None and await queue.status(run.thread_id) in GAVE_UP:
-                raise RuntimeError(f"the run {run.thread_id} failed on a worker (see its log)")
-        return values
+    async with _queue_service(conninfo, settings) as service:
+        info, _ = await _submitted(service, thread_id, question, settings)
+        if info is not None and info.status == "done":
+            return info.values
+        if not wait:
+            return None
+        async for records in service.follow(CALLER, thread_id):
+            for record in records:
+                if record.progress is not None:
+                    progress.event(record.progress)
+        info = await service.read(CALLER, thread_id)
+        if info.status != "done":
+            raise RuntimeError(f"the run {thread_id} is {info.status} on the queue (see its log)")
+        return info.values
 
 
 def run_on_queue(args: argparse.Namespace, target: str) -> int:
     """`run --queue`: submit the question, wait for a worker to finish it, write the outputs
     as `run` does; with --no-wait print the thread id and return."""
-    from deep_research.cli import exit_codes, preflight
-    from deep_research.cli.main import _error, _stdout_bytes, report_outputs
+    from deep_research.cli import exit_codes
+    from deep_research.cli.commands import _stdout_bytes, error_line, report_outputs
     from deep_research.cli.runner import write_outputs
-    from deep_research.cli.setting_sources import resolve_settings
-    from deep_research.cli.worker import queue_store
     from deep_research.export.facts import facts_of
-    from deep_research.graph.run_queue import QueuedRun
+    from deep_research.service import preflight
+    from deep_research.service.preflight import queue_store
+    from deep_research.service.setting_sources import resolve_settings
     from deep_research.state import output_of
 
     try:
         conninfo = queue_store(target)
         outputs = report_outputs(args)
         settings = resolve_settings(args).settings
-        if settings.approve_plan:
-            raise BadInput("a queued run is unattended: approve_plan cannot be on")
         question = preflight.check_question(args.question)
-        preflight.check_credentials(settings)
         preflight.check_store(conninfo)
     except BadInput as error:
-        _error(str(error))
+        error_line(str(error))
         return exit_codes.BAD_INPUT
     thread_id = args.thread_id or uuid.uuid4().hex
     print(f"thread: {thread_id}", file=sys.stderr)
-    run = QueuedRun(thread_id, question, settings)
+    from deep_research.cli.commands import choose_progress
+
+    progress = choose_progress(args.quiet)
     try:
-        values = asyncio.run(one_on_queue(conninfo, run, wait=not args.no_wait))
+        with progress:
+            values = asyncio.run(
+                one_on_queue(conninfo, thread_id, question, settings, not args.no_wait, progress)
+            )
     except KeyboardInterrupt:
         print(
             "\nstopped waiting; the run goes on: run the same command to collect", file=sys.stderr
         )
         return exit_codes.INTERRUPTED
+    except BadInput as error:
+        error_line(str(error))
+        return exit_codes.BAD_INPUT
     except RuntimeError as error:
-        _error(str(error))
+        error_line(str(error))
         return exit_codes.FAILED
     if values is None:
         print("queued: run the same command again (same --thread-id) to collect", file=sys.stderr)
@@ -207,7 +220,7 @@ def run_on_queue(args: argparse.Namespace, target: str) -> int:
     facts = facts_of({**values, **output}, thread_id=thread_id)
     problems = write_outputs(output, outputs, facts, _stdout_bytes)
     for problem in problems:
-        _error(problem)
+        error_line(problem)
     return (
         exit_codes.BAD_INPUT
         if problems

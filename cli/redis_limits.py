@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.domain.extras import install_extra
+from deep_research.service.bad_input import BadInput
 
 REDIS_URL_VARIABLE = "DEEP_RESEARCH_REDIS_URL"
 USES_LIMITS = ("run", "resume", "batch", "eval", "mcp", "worker")  # commands that make calls

@@ -1,4 +1,4 @@
-"""Run or resume one research thread against the checkpoint store, streaming its progress.
+"""Run, follow up or resume one research run through the run service, streaming its progress.
 
 Every step is checkpointed before the next starts (durability "sync"), so a run killed at any
 point resumes from its last finished step: nothing finished is paid for twice.
@@ -26,14 +26,16 @@ from deep_research.export.formats import (
     write_file,
     write_reports,
 )
-from deep_research.graph import build_graph
-from deep_research.graph.threads import advance, thread_config
-from deep_research.settings import Settings, settings_from
+from deep_research.graph.threads import thread_config
+from deep_research.service.admission import Admission, Admitted, Operator
+from deep_research.service.caller import Caller, Visibility
+from deep_research.service.runs import RunInfo, open_service
+from deep_research.settings import GUARD_NOTE, Settings
 from deep_research.state import output_of
 from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from deep_research.tools.events import ProgressEvent
-from deep_research.tools.run_resources import LiveRuns
-from deep_research.tools.secrets import mask_url_passwords
+
+CALLER = Caller("cli")  # the terminal's local user: the store's own door
 
 
 class Progress(Protocol):
@@ -42,14 +44,6 @@ class Progress(Protocol):
     def event(self, event: ProgressEvent) -> None: ...
     def note(self, text: str) -> None: ...
     def paused(self) -> AbstractContextManager[None]: ...
-
-
-class UnknownThread(LookupError):
-    """No run with that thread id is in the checkpoint store."""
-
-
-class ThreadInUse(ValueError):
-    """A new run was asked for under a thread id that already holds one."""
 
 
 @dataclass
@@ -105,51 +99,94 @@ def _cannot_write(path: Path, error: OSError) -> str:
     return f"{path}: cannot write it ({error.strerror or type(error).__name__})"
 
 
+@dataclass(frozen=True)
+class Research:
+    """What the terminal asked: a new run (`admitted`), a follow-up (`parent` and `question`)
+    or a resume (neither), under `thread_id`."""
+
+    thread_id: str | None
+    question: str = ""
+    admitted: Admitted | None = None
+    parent: str = ""
+    change: dict[str, Any] = field(default_factory=dict)  # what a resume changes
+
+
+async def admit(
+    operator: Operator,
+    question: str,
+    settings: Settings,
+    notes: Progress,
+    door_checks: Callable[[], None],
+) -> Admitted:
+    """A new run through the service's admission (the same checks as every door's, with the
+    terminal's `door_checks` before the model server is asked anything); its notes said (but
+    the lowered guard, which the terminal says with its origin)."""
+    admitted = await Admission(operator).new_run(question, settings, door_checks)
+    for text in admitted.notes:
+        if text != GUARD_NOTE:
+            notes.note(text)
+    return admitted
+
+
 async def execute(
     *,
     target: str,
-    thread_id: str,
-    graph_input: dict | None,
+    asked: Research,
+    operator: Operator,
     progress: Progress,
     answer: Callable[[dict], dict],
-    new_settings: Settings | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run (or, with no input, resume) a thread to its end; returns the output and the state
-    values (settings, question) it ended with. `answer` replies to what the run waits for (its
-    questions asked back, its plan). A resume with `new_settings` (another model, say:
-    `cli.resume_settings`) saves them with the run before its next step."""
-    async with open_checkpointer(target) as saver:
-        runs = LiveRuns()
-        graph = build_graph(checkpointer=saver, runs=runs)
-        config = thread_config(thread_id)
-        existing = (await graph.aget_state(config)).values
-        if graph_input is None and not existing:
-            raise UnknownThread(
-                f"no run with thread id {thread_id!r} in {mask_url_passwords(target)}"
+    all_doors: bool = False,
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Start (or follow up, or resume) a run through the run service and drive it here to its
+    end, `answer` replying to what it waits for (its questions asked back, its plan); its id,
+    output and the state values it ended with.
+    `operator`: this command's (what it reads and starts comes from its settings)."""
+    async with open_service(
+        target,
+        operator,
+        visibility=Visibility(other_doors=all_doors),
+        create=asked.admitted is not None,
+        notes=progress.note,
+    ) as service:
+        step: Command | None = None
+        waiting: RunInfo | None = None  # a resumed run that waits for a person
+        if asked.admitted is not None:
+            run_id = await service.start(
+                CALLER, asked.admitted, run_id=asked.thread_id, launch=False
             )
-        if graph_input is not None and existing:
-            raise ThreadInUse(
-                f"thread id {thread_id!r} already holds a run: continue it with "
-                f"`deep-research resume {thread_id}` or choose another --thread-id"
+            progress.note(f"thread: {run_id}")
+        elif asked.parent:
+            run_id = await service.follow_up(
+                CALLER, asked.parent, asked.question, run_id=asked.thread_id, launch=False
             )
-        step_input: dict | Command | None = graph_input
-        if graph_input is None and new_settings is not None:
-            step_input = Command(update={"settings": new_settings})
-        while True:
-            snapshot = await advance(graph, thread_id, step_input, progress.event, runs=runs)
-            if not snapshot.interrupts:
-                break
-            with progress.paused():  # the question is asked on a still terminal
-                step_input = Command(resume=answer(snapshot.interrupts[0].value))
-    return output_of(snapshot.values), snapshot.values
+            progress.note(f"thread: {run_id}")
+        else:
+            run_id = asked.thread_id or ""
+            info = await service.read(CALLER, run_id)
+            if info.status == "done":  # nothing to run: its report is written again
+                return run_id, output_of(info.values), info.values
+            if info.status == "waiting" and not asked.change:  # what it waits for: asked again
+                waiting = info
+            else:
+                step = await service.resume(CALLER, run_id, asked.change, launch=False)
+            progress.note(f"resuming thread: {run_id}")
+        with service.watching(run_id, progress.event):
+            while True:
+                info = waiting or await service.drive(CALLER, run_id, step)
+                waiting = None
+                if info.status != "waiting" or not info.snapshot.interrupts:
+                    break
+                with progress.paused():  # the question is asked on a still terminal
+                    reply = answer(info.snapshot.interrupts[0].value)
+                step = await service.decide(CALLER, run_id, reply, launch=False)
+    return run_id, output_of(info.values), info.values
 
 
-async def saved_settings(target: str, thread_id: str) -> Settings | None:
-    """The settings a saved run holds; None when the store has no such run (yet)."""
-    async with open_checkpointer(target, create=False) as saver:
-        graph = build_graph(checkpointer=saver)
-        values = (await graph.aget_state(thread_config(thread_id))).values
-    return settings_from(values["settings"]) if values.get("settings") else None
+def reading(target: str, all_doors: bool = False):
+    """The run service for commands that only read (the store is never made)."""
+    return open_service(
+        target, Operator(), visibility=Visibility(other_doors=all_doors), create=False
+    )
 
 
 async def checkpoint_saved(target: str, thread_id: str) -> bool | None:

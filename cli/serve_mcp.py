@@ -1,7 +1,7 @@
 """`deep-research mcp`: serve the engine to agents over MCP, on stdio or streamable HTTP.
 
 The server's settings come from the same sources as `run` (flags, config file, environment);
-a caller may narrow them per run, never widen them (`server.arguments`). The MCP SDK is an
+a caller may narrow them per run, never widen them (`service.options`). The MCP SDK is an
 optional extra, so without it the command says how to install it.
 """
 
@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.domain.extras import install_extra
+from deep_research.service.bad_input import BadInput
 
 INSTALL_HINT = f"`deep-research mcp` needs the MCP extra: {install_extra('mcp')}"
 
@@ -89,6 +89,12 @@ def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
         help="runs waiting for a slot at most; start_research beyond it is refused (default 20)",
     )
     sub.add_argument(
+        "--all-doors",
+        action="store_true",
+        help="also list (and let callers read and resume) runs started from the terminal or the "
+        "web app in this store; by default a server sees only its own door's runs",
+    )
+    sub.add_argument(
         "--token",
         metavar="TOKEN",
         help="--http callers must send `Authorization: Bearer TOKEN` (other local users can "
@@ -118,23 +124,34 @@ def _check_sdk() -> None:
 async def serve(
     args: argparse.Namespace, target: str, defaults: dict[str, Any], http: HttpPlan | None
 ) -> None:
-    """Open the run store (resuming the server's unfinished runs), then serve until stopped."""
+    """Open the run service (resuming the server's unfinished runs), then serve until stopped."""
     from deep_research.server.app import build_server
     from deep_research.server.http_transport import serve_http
-    from deep_research.server.runs import ResearchRuns
+    from deep_research.service.admission import Operator
+    from deep_research.service.caller import Visibility
+    from deep_research.service.executors import InProcess
+    from deep_research.service.runs import open_service
 
     notes = StderrNotes()
-    if args.queue:
-        from deep_research.server.queued_runs import QueuedRuns
-
-        store: ResearchRuns = QueuedRuns(target, defaults, notes, args.max_queued)
-    else:
-        store = ResearchRuns(target, defaults, args.max_runs, notes, args.max_queued)
-    async with store as runs:
+    operator = Operator(defaults, remote=True, unattended=True)
+    async with open_service(
+        target,
+        operator,
+        executor=None if args.queue else InProcess(args.max_runs),
+        queue=args.queue,
+        visibility=Visibility(other_doors=args.all_doors),
+        prefix="mcpq-" if args.queue else "mcp-",
+        max_queued=args.max_queued,
+        pooled=True,  # a server lives long: its PostgreSQL connections are checked before use
+        notes=notes.note,
+    ) as service:
+        if not args.queue:
+            for run_id in await service.resume_own("mcp"):
+                notes.note(f"resuming run {run_id}")
         if http is None:
-            await build_server(runs).run_stdio_async()
+            await build_server(service).run_stdio_async()
             return
-        server = build_server(runs, http.token, http.url)
+        server = build_server(service, http.token, http.url)
         app = server.streamable_http_app(transport_security=http.security, host=http.host)
         await serve_http(app, http.listener, server.settings.log_level)
 
@@ -176,8 +193,8 @@ def plan_http(args: argparse.Namespace) -> HttpPlan | None:
 
 def command(args: argparse.Namespace, target: str) -> int:
     """The `mcp` subcommand: checks (exit 2 with the cause), then serves until stopped."""
-    from deep_research.cli import preflight
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.service import preflight
+    from deep_research.service.setting_sources import resolve_settings
 
     _check_sdk()
     if args.max_runs < 1:
@@ -190,7 +207,7 @@ def command(args: argparse.Namespace, target: str) -> int:
             "--allow-remote (with --token-file) behind a proxy that checks who calls"
         )
     if args.queue:
-        from deep_research.cli.worker import queue_store
+        from deep_research.service.preflight import queue_store
 
         target = queue_store(target)  # the queue lives in PostgreSQL: exit 2 otherwise
     settings = resolve_settings(args).settings

@@ -6,19 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from deep_research.domain.labels import score_text
-
-__all__ = ["score_text"]  # the progress views show scores as the summary does
-
-
-def counted(number: int | None, noun: str) -> str:
-    """A count with its noun, plural unless the count is one: "1 round", "3 rounds"."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def rounds_text(rounds: int | None) -> str:
-    """A number of rounds: "1 round", "3 rounds"."""
-    return counted(rounds, "round")
+from deep_research.service.event_lines import revised_text, score_text
 
 
 @dataclass
@@ -40,6 +28,7 @@ class RunSummary:
     structured_output: dict[str, str] | None = None  # model -> method it settled on
     report_problem: str = ""  # why the writer's reply could not be the report, if it could not
     report_round: int | None = None  # the round whose report was handed back (the best-scored)
+    report_revised_with: list[int] | None = None  # later rounds whose findings revised it
 
 
 def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
@@ -63,7 +52,9 @@ def summary_rows(summary: RunSummary) -> list[tuple[str, str]]:
 def _from_round(summary: RunSummary) -> str:
     """Which round's report the score is of, when not the last round's."""
     kept = summary.report_round
-    return f" (the report of round {kept})" if kept and kept != summary.rounds else ""
+    if not kept or kept == summary.rounds:
+        return ""
+    return f" (the report of round {kept}{revised_text(summary.report_revised_with or [])})"
 
 
 def _methods(methods: dict[str, str] | None) -> str:

@@ -14,11 +14,7 @@ import sys
 import time
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.cli.redis_limits import add_redis_flag
-from deep_research.domain.extras import install_extra
-
-INSTALL_HINT = f"the job queue needs the queue extra: {install_extra('queue')}"
 
 
 def add_command(commands: Any, store_flag: Any) -> None:
@@ -68,34 +64,30 @@ def say(text: str) -> None:
     print(redact(f"{time.strftime('%H:%M:%S')} {text}"), file=sys.stderr, flush=True)
 
 
-def queue_store(target: str) -> str:
-    """The store as a PostgreSQL URL, or BadInput: the queue lives in PostgreSQL."""
-    from deep_research.tools.checkpoints import is_postgres, store_target
-
-    if not is_postgres(target):
-        raise BadInput(
-            "the job queue lives in PostgreSQL: give a postgresql:// store with "
-            "--checkpoint-db or DEEP_RESEARCH_CHECKPOINT_DB"
-        )
-    try:
-        import procrastinate  # noqa: F401
-    except ModuleNotFoundError:
-        raise BadInput(INSTALL_HINT) from None
-    return store_target(target)
-
-
 def command(args: argparse.Namespace, target: str) -> int:
     """`worker`: check the store, then take runs until stopped; 2 when it cannot start."""
-    from deep_research.cli.preflight import check_store
-    from deep_research.graph.run_queue import open_queue
+    from deep_research.service.admission import Operator
+    from deep_research.service.executors import InProcess
+    from deep_research.service.preflight import check_store, queue_store
+    from deep_research.service.queue import open_queue
+    from deep_research.service.runs import open_service
+    from deep_research.service.setting_sources import resolve_settings
 
     conninfo = queue_store(target)
     check_store(conninfo)  # unreachable: one line, exit 2
+    # What this worker reads, fetches and starts is its own (its config file and environment),
+    # never what a job row or a stored run says.
+    operator = Operator.of(resolve_settings(args).settings, unattended=True)
 
     async def work() -> None:
-        async with open_queue(conninfo, connections=args.concurrency + 3) as queue:
+        async with (
+            open_service(
+                conninfo, operator, executor=InProcess(args.concurrency), pooled=True, notes=say
+            ) as service,
+            open_queue(conninfo, connections=args.concurrency + 3) as queue,
+        ):
             say(f"worker ready: {args.concurrency} at once")
-            await queue.work(args.concurrency, args.stalled_after, say)
+            await queue.work(service, args.concurrency, args.stalled_after, say)
 
     asyncio.run(work())
     say("worker stopped")

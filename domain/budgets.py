@@ -6,22 +6,23 @@ from deep_research.settings import Complexity, Settings
 from deep_research.state import Budget, Usage
 
 BUDGET_BY_COMPLEXITY: dict[Complexity, Budget] = {
-    "simple": Budget(max_queries=3, max_cycles=1, max_pages=3, max_mcp_calls=2),
-    "medium": Budget(max_queries=5, max_cycles=2, max_pages=5, max_mcp_calls=3),
-    "complex": Budget(max_queries=8, max_cycles=3, max_pages=8, max_mcp_calls=4),
+    "simple": Budget(max_queries=3, max_cycles=1, max_mcp_calls=2),
+    "medium": Budget(max_queries=5, max_cycles=2, max_mcp_calls=3),
+    "complex": Budget(max_queries=8, max_cycles=3, max_mcp_calls=4),
 }
 
 
 def budget_for(complexity: Complexity, settings: Settings) -> Budget:
-    """The complexity's budget, with `max_queries` / `max_cycles` / `max_pages` from settings
-    winning if set."""
+    """The complexity's queries, cycles and MCP calls (`max_queries` / `max_cycles` from
+    settings winning if set); rounds and the page cap from settings, whatever the complexity
+    (pages unset: drawn from the run's budget)."""
     default = BUDGET_BY_COMPLEXITY[complexity]
-    pages = default.max_pages if settings.max_pages is None else settings.max_pages
     return default.model_copy(
         update={
             "max_queries": settings.max_queries or default.max_queries,
             "max_cycles": settings.max_cycles or default.max_cycles,
-            "max_pages": pages,
+            "max_pages": settings.max_pages,
+            "max_rounds": settings.worker_max_rounds,
         }
     )
 
@@ -32,9 +33,16 @@ def queries_left(budget: Budget, sent: int) -> int:
 
 
 def tool_rounds_left(budget: Budget, rounds: int) -> int:
-    """Decide-act rounds a worker that calls tools may still take: one more than its cycles,
-    since its first cycle's searches (the planner's queries) were not its model's choice."""
-    return max(0, budget.max_cycles + 1 - rounds)
+    """Decide-act rounds a worker that calls tools may still take."""
+    return max(0, budget.max_rounds - rounds)
+
+
+def fair_share(left: int, unfinished: int) -> int:
+    """What one worker may draw now from a run budget with `left` units: an equal part among
+    its round's `unfinished` workers (itself included), rounded up, so that nothing is stranded
+    when one finishes (the ledger holds the exact cap: the first to draw the last unit gets
+    it)."""
+    return -(-max(0, left) // max(1, unfinished))
 
 
 def budget_spent(budget: Budget, sent: int, cycles: int) -> bool:

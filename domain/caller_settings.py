@@ -26,6 +26,7 @@ CEILINGS: tuple[str, ...] = (
     "max_results",
     "max_supplementary_tasks",
     "max_pages",
+    "worker_max_rounds",
     "fetch_pages",
     "max_page_fetches",
     "page_max_bytes",
@@ -49,7 +50,7 @@ CEILINGS: tuple[str, ...] = (
 )
 """Settings that bound what a run costs: when the operator sets one, a caller may ask for less,
 never more (None, no limit, counts as more than any number). The one list: the MCP server's
-ceilings (`server.arguments.CEILINGS`) are those of its options that are on it."""
+ceilings (`service.options.CEILINGS`) are those of its options that are on it."""
 
 
 PRICES = TypeAdapter(Settings.model_fields["prices"].annotation)

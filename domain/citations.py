@@ -109,12 +109,16 @@ def renumber(report: str, cited: list[int]) -> tuple[str, dict[int, int]]:
 
 
 def sources_section(sources: list[Source], language: str) -> str:
-    """The Markdown list of cited sources by their number, headed in the run's language."""
+    """The Markdown list of cited sources by their number (with the date each was published
+    or updated, when known), headed in the run's language."""
     lines = []
     for s in sorted(sources, key=lambda s: s.number or s.id):
         title = one_line(s.title, TITLE_CHARS)
+        dated = f" ({one_line(s.published, 20)})" if s.published else ""
         lines.append(
-            f"- [{s.number or s.id}] " + " — ".join(filter(None, [title, link_address(s.url)]))
+            f"- [{s.number or s.id}] "
+            + " — ".join(filter(None, [title, link_address(s.url)]))
+            + dated
         )
     return f"## {words_for(language).sources}\n\n" + "\n".join(lines)
 

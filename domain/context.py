@@ -71,13 +71,14 @@ def clip(text: str, limit: int) -> str:
 
 
 def pack(blocks: list[str], limit: int, separator: str = "\n\n") -> str:
-    """As many whole blocks as fit in `limit` tokens, in the order given (best first)."""
+    """Whole blocks in the order given (best first) within `limit` tokens: a block that does
+    not fit is left out and the next ones are still tried."""
     chosen: list[str] = []
     used = 0
     for block in blocks:
         cost = estimate_tokens(block + separator)
         if used + cost > limit:
-            break
+            continue
         chosen.append(block)
         used += cost
     return separator.join(chosen)

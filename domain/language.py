@@ -57,6 +57,10 @@ class Words:
     evidence: str  # heading of the --evidence table
     no_evidence: str  # the whole text of a report without evidence
     budget_before_evidence: str  # the same, when a run budget ran out before any evidence
+    revised_round: (
+        str  # under the title: an earlier round's report, revised ({round} {score} {later})
+    )
+    kept_round: str  # the same, handed back unchanged ({round} {score})
 
 
 _ENGLISH = Words(
@@ -70,6 +74,10 @@ _ENGLISH = Words(
     "grounded in sources can be written.",
     "No evidence could be gathered: the run's budget was spent before any search returned "
     "anything, so no report grounded in sources can be written.",
+    "This is the round {round} report (rated {score}/100), revised with what round {later} found: "
+    "the later report was rated lower.",
+    "This is the round {round} report (rated {score}/100): the later report was rated lower and "
+    "found nothing new.",
 )
 WORDS: dict[str, Words] = {
     "en": _ENGLISH,
@@ -83,6 +91,9 @@ WORDS: dict[str, Words] = {
         "未能收集到任何证据：所有检索均失败或没有结果，因此无法撰写有依据的报告。",
         "未能收集到任何证据：在任何检索返回结果之前，本次运行的预算已经用完，因此无法撰写有依据"
         "的报告。",
+        "本报告是第 {round} 轮的报告（评分 {score}/100），并已补入第 {later} 轮的发现：之后的报告"
+        "评分较低。",
+        "本报告是第 {round} 轮的报告（评分 {score}/100）：之后的报告评分较低，且没有新的发现。",
     ),
     "zh-Hant": Words(
         "Traditional Chinese (繁體中文)",
@@ -94,6 +105,9 @@ WORDS: dict[str, Words] = {
         "未能收集到任何證據：所有檢索均失敗或沒有結果，因此無法撰寫有依據的報告。",
         "未能收集到任何證據：在任何檢索返回結果之前，本次執行的預算已經用完，因此無法撰寫有依據"
         "的報告。",
+        "本報告是第 {round} 輪的報告（評分 {score}/100），並已補入第 {later} 輪的發現：之後的報告"
+        "評分較低。",
+        "本報告是第 {round} 輪的報告（評分 {score}/100）：之後的報告評分較低，且沒有新的發現。",
     ),
     "ja": Words(
         "Japanese (日本語)",
@@ -106,6 +120,10 @@ WORDS: dict[str, Words] = {
         "出典に基づくレポートは作成できません。",
         "証拠を集められませんでした。検索結果が得られる前に実行の予算を使い切ったため、出典に基"
         "づくレポートは作成できません。",
+        "これは第{round}ラウンドのレポート（評価 {score}/100）に、第{later}ラウンドで見つかった内"
+        "容を加えて改訂したものです。後のレポートの評価はより低いものでした。",
+        "これは第{round}ラウンドのレポート（評価 {score}/100）です。後のレポートの評価はより低く、"
+        "新たな発見はありませんでした。",
     ),
     "ko": Words(
         "Korean (한국어)",
@@ -118,6 +136,10 @@ WORDS: dict[str, Words] = {
         "보고서를 작성할 수 없습니다.",
         "증거를 수집하지 못했습니다. 검색 결과를 얻기 전에 실행 예산을 모두 사용하여 출처에 근"
         "거한 보고서를 작성할 수 없습니다.",
+        "이 보고서는 {round}라운드 보고서(평가 {score}/100)에 {later}라운드에서 찾은 내용을 반영해"
+        " 고친 것입니다. 이후 보고서는 더 낮게 평가되었습니다.",
+        "이 보고서는 {round}라운드 보고서(평가 {score}/100)입니다. 이후 보고서는 더 낮게 평가되었"
+        "고 새로 찾은 내용이 없었습니다.",
     ),
     "de": Words(
         "German (Deutsch)",
@@ -131,6 +153,10 @@ WORDS: dict[str, Words] = {
         "Es konnten keine Belege gesammelt werden: Das Budget des Laufs war aufgebraucht, "
         "bevor eine Suche etwas lieferte, daher kann kein auf Quellen gestützter Bericht "
         "geschrieben werden.",
+        "Dies ist der Bericht aus Runde {round} (bewertet mit {score}/100), ergänzt um das, was "
+        "Runde {later} fand: der spätere Bericht wurde schlechter bewertet.",
+        "Dies ist der Bericht aus Runde {round} (bewertet mit {score}/100): der spätere Bericht "
+        "wurde schlechter bewertet und fand nichts Neues.",
     ),
     "fr": Words(
         "French (français)",
@@ -144,6 +170,10 @@ WORDS: dict[str, Words] = {
         "Aucune preuve n'a pu être recueillie : le budget de l'exécution a été épuisé avant "
         "qu'une recherche ne donne quoi que ce soit, aucun rapport fondé sur des sources ne "
         "peut donc être rédigé.",
+        "Ceci est le rapport du tour {round} (noté {score}/100), révisé avec ce qu'a trouvé le "
+        "tour {later} : le rapport ultérieur a été moins bien noté.",
+        "Ceci est le rapport du tour {round} (noté {score}/100) : le rapport ultérieur a été "
+        "moins bien noté et n'a rien trouvé de nouveau.",
     ),
     "es": Words(
         "Spanish (español)",
@@ -157,6 +187,10 @@ WORDS: dict[str, Words] = {
         "No se pudo reunir ninguna evidencia: el presupuesto de la ejecución se agotó antes de "
         "que alguna búsqueda devolviera resultados, por lo que no se puede redactar un informe "
         "basado en fuentes.",
+        "Este es el informe de la ronda {round} (valorado en {score}/100), revisado con lo que "
+        "encontró la ronda {later}: el informe posterior obtuvo una valoración más baja.",
+        "Este es el informe de la ronda {round} (valorado en {score}/100): el informe posterior "
+        "obtuvo una valoración más baja y no encontró nada nuevo.",
     ),
     "it": Words(
         "Italian (italiano)",
@@ -170,6 +204,10 @@ WORDS: dict[str, Words] = {
         "Non è stato possibile raccogliere prove: il budget dell'esecuzione si è esaurito "
         "prima che una ricerca restituisse qualcosa, quindi non si può scrivere un rapporto "
         "basato su fonti.",
+        "Questo è il rapporto del round {round} (valutato {score}/100), rivisto con quanto "
+        "trovato nel round {later}: il rapporto successivo è stato valutato meno.",
+        "Questo è il rapporto del round {round} (valutato {score}/100): il rapporto successivo è "
+        "stato valutato meno e non ha trovato nulla di nuovo.",
     ),
     "pt": Words(
         "Portuguese (português)",
@@ -183,6 +221,10 @@ WORDS: dict[str, Words] = {
         "Não foi possível reunir evidências: o orçamento da execução esgotou-se antes de "
         "qualquer pesquisa devolver resultados, por isso não é possível redigir um relatório "
         "baseado em fontes.",
+        "Este é o relatório da rodada {round} (avaliado em {score}/100), revisto com o que a "
+        "rodada {later} encontrou: o relatório posterior foi avaliado abaixo.",
+        "Este é o relatório da rodada {round} (avaliado em {score}/100): o relatório posterior "
+        "foi avaliado abaixo e não encontrou nada de novo.",
     ),
     "nl": Words(
         "Dutch (Nederlands)",
@@ -196,6 +238,10 @@ WORDS: dict[str, Words] = {
         "Er kon geen bewijs worden verzameld: het budget van de run was op voordat een "
         "zoekopdracht iets opleverde, dus er kan geen op bronnen gebaseerd rapport worden "
         "geschreven.",
+        "Dit is het rapport van ronde {round} (beoordeeld met {score}/100), bijgewerkt met wat "
+        "ronde {later} vond: het latere rapport werd lager beoordeeld.",
+        "Dit is het rapport van ronde {round} (beoordeeld met {score}/100): het latere rapport "
+        "werd lager beoordeeld en vond niets nieuws.",
     ),
     "ru": Words(
         "Russian (русский)",
@@ -208,6 +254,10 @@ WORDS: dict[str, Words] = {
         "нашли, поэтому отчёт, основанный на источниках, написать нельзя.",
         "Не удалось собрать никаких свидетельств: бюджет запуска был исчерпан до того, как "
         "какой-либо поиск дал результат, поэтому отчёт с опорой на источники написать нельзя.",
+        "Это отчёт раунда {round} (оценка {score}/100), дополненный тем, что нашёл раунд {later}: "
+        "более поздний отчёт получил более низкую оценку.",
+        "Это отчёт раунда {round} (оценка {score}/100): более поздний отчёт получил более низкую "
+        "оценку и не нашёл ничего нового.",
     ),
     "und": replace(_ENGLISH, name="the language of the question"),
 }

@@ -229,3 +229,9 @@ def best_quote(statement: str, passage: str, max_chars: int = 300) -> str:
             if score > best_score:
                 best, best_score = window, score
     return best
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content tokens of `text` (numbers aside): what two passages must share to be about
+    the same thing, for ordering candidates (it decides nothing)."""
+    return frozenset(t for t in _tokens(text) if not t[0].isdigit())

@@ -8,11 +8,16 @@ new results in the sections they touch (or new ones), and composes the report.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+
 from deep_research.domain.lexical import support_score
-from deep_research.domain.markup import markers
+from deep_research.domain.markup import ids_in, markers, strip_markers
 from deep_research.domain.plain_text import one_line
 from deep_research.state import (
+    Conflict,
     OutlineSection,
+    Quote,
     ReportOutline,
     ReportSection,
     WorkerResult,
@@ -45,7 +50,7 @@ def fallback_outline(question: str, results: list[WorkerResult]) -> ReportOutlin
         sections = [
             OutlineSection(title=one_line(question, TITLE_CHARS), question=question, source_ids=[])
         ]
-    return ReportOutline(title=one_line(question, TITLE_CHARS * 2), sections=sections)
+    return ReportOutline(sections=sections)
 
 
 def _best_section(text: str, sections: list[OutlineSection]) -> tuple[int, float]:
@@ -56,26 +61,80 @@ def _best_section(text: str, sections: list[OutlineSection]) -> tuple[int, float
 
 
 def shaped_outline(
-    outline: ReportOutline, results: list[WorkerResult], known: set[int], max_sections: int
+    question: str,
+    outline: ReportOutline,
+    results: list[WorkerResult],
+    known: set[int],
+    max_sections: int,
+    evidence: Mapping[int, str] | None = None,
 ) -> ReportOutline:
     """The outline made safe: registered ids only, sections with evidence only, at most
-    `max_sections`; a finding whose sources no section took goes to the section it fits best."""
+    `max_sections`; a finding whose sources no section took goes to the section it fits best,
+    and so does a source with evidence (`evidence`: its text by id) that no finding cites."""
     sections: list[OutlineSection] = []
     for section in outline.sections:
         ids = list(dict.fromkeys(i for i in section.source_ids if i in known))
         if ids and len(sections) < max_sections:
             sections.append(section.model_copy(update={"source_ids": ids}))
     if not sections:
-        return fallback_outline(outline.title, results)
+        return fallback_outline(question, results)
+    loose: list[tuple[str, list[int]]] = []
     for result in results:
         for finding in result.findings:
-            taken = {i for s in sections for i in s.source_ids}
-            loose = [i for i in finding.source_ids if i not in taken]
-            if loose:
-                index, _ = _best_section(finding.claim, sections)
-                ids = sections[index].source_ids + loose
-                sections[index] = sections[index].model_copy(update={"source_ids": ids})
+            loose.append((finding.claim, finding.source_ids))
+    loose += [(text, [i]) for i, text in (evidence or {}).items() if i in known]
+    for text, source_ids in loose:
+        taken = {i for s in sections for i in s.source_ids}
+        left = [i for i in source_ids if i not in taken]
+        if left:
+            index, _ = _best_section(text, sections)
+            ids = sections[index].source_ids + left
+            sections[index] = sections[index].model_copy(update={"source_ids": ids})
     return outline.model_copy(update={"sections": sections})
+
+
+def fitting(sections: Sequence[OutlineSection], quote: Quote) -> int:
+    """The section a piece of evidence belongs to: one that draws on its source, else the one
+    whose heading and question share most of its words."""
+    for index, section in enumerate(sections):
+        if quote.source_id in section.source_ids:
+            return index
+    return _best_section(quote.text, list(sections))[0]
+
+
+def holding(sections: Sequence[ReportSection], statement: str) -> int | None:
+    """The section whose text holds `statement` (whitespace and citations aside), or the one
+    that shares most of its words above `MIN_FIT`; None when none does."""
+    wanted = " ".join(strip_markers(statement).split())
+    for index, section in enumerate(sections):
+        if wanted and wanted in " ".join(strip_markers(section.text).split()):
+            return index
+    if not sections:
+        return None
+    scores = [support_score(statement, section.text) for section in sections]
+    best = max(range(len(sections)), key=lambda i: scores[i])
+    return best if scores[best] >= MIN_FIT else None
+
+
+_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+
+
+def gives_a_side(conflict: Conflict, text: str) -> bool:
+    """True when a section's text cites a side of a disagreement and writes a figure only that
+    side gives (so it may state that side as settled)."""
+    cited = set(ids_in(text))
+    written = set(_FIGURE.findall(strip_markers(text)))
+    figures = [set(_FIGURE.findall(q.text)) for q in conflict.quotes]
+    for quote, own in zip(conflict.quotes, figures, strict=True):
+        others = set().union(*(f for f in figures if f is not own))
+        if quote.source_id in cited and (own - others) & written:
+            return True
+    return False
+
+
+def stated(conflict: Conflict, text: str) -> bool:
+    """True when a section's text cites every side of a disagreement (what stating it needs)."""
+    return {q.source_id for q in conflict.quotes} <= set(ids_in(text))
 
 
 def placed(

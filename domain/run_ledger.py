@@ -19,7 +19,8 @@ from deep_research.state import Usage
 
 
 class RunLedger:
-    """The run's spending so far, plus the searches sent and not yet answered."""
+    """The run's spending so far, plus the searches sent and not yet answered (a page fetch is
+    booked when it starts, so none is ever in flight unbooked)."""
 
     def __init__(self, spent: Usage | None = None) -> None:
         self.spent = spent or Usage()
@@ -41,6 +42,31 @@ class RunLedger:
     def record(self, usage: Usage) -> None:
         """Count an answered call (or a search) the moment it comes back."""
         self.spent = self.spent + usage
+
+    def searches_left(self, settings: Settings) -> int | None:
+        """Searches the run may still send, in-flight ones counted; None without a budget."""
+        if settings.max_search_calls is None:
+            return None
+        sent = self.spent.search_calls + self.searches_in_flight
+        return max(0, settings.max_search_calls - sent)
+
+    def tokens_left(self, settings: Settings) -> int | None:
+        """Tokens the run may still spend; None without a budget."""
+        if settings.max_total_tokens is None:
+            return None
+        return max(0, settings.max_total_tokens - self.spent.total_tokens)
+
+    def pages_left(self, settings: Settings) -> int:
+        """Whole pages the run may still fetch (fetches are counted when they start)."""
+        return max(0, settings.max_page_fetches - self.spent.page_fetches)
+
+    def take_page(self, settings: Settings) -> bool:
+        """Book one page fetch if the run's page budget allows it (no await between the check
+        and the booking, so parallel workers can never fetch one page more than the budget)."""
+        if not self.pages_left(settings):
+            return False
+        self.spent = self.spent + Usage(page_fetches=1)
+        return True
 
     def budget_spent(self, settings: Settings) -> bool:
         """True once the run's token, search or dollar budget is spent, in-flight searches

@@ -68,7 +68,8 @@ class SourceRegistry:
             self.results.append(self._absorb(result))
 
     def _register(self, source: SourceEvidence) -> int:
-        """The source's run-wide id; a page seen again keeps each distinct excerpt it brought."""
+        """The source's run-wide id; a page seen again keeps each distinct excerpt it brought,
+        and its date: the one its page states when read whole, else the first one given."""
         key = normalize_url(source.url)
         if key not in self._ids:
             self._ids[key] = len(self.sources) + 1
@@ -82,13 +83,15 @@ class SourceRegistry:
                 update={
                     "read": True,
                     "excerpt": merged[: max(MAX_EXCERPT_CHARS, len(source.excerpt))],
+                    "published": source.published or known.published,  # the page's own word
                 }
             )
             return self._ids[key]
+        update = {"published": known.published or source.published}
         excerpt = source.excerpt.strip()
         if excerpt and excerpt not in known.excerpt and len(known.excerpt) < MAX_EXCERPT_CHARS:
-            merged = f"{known.excerpt}\n…\n{excerpt}"[:MAX_EXCERPT_CHARS]
-            self.sources[self._ids[key] - 1] = known.model_copy(update={"excerpt": merged})
+            update["excerpt"] = f"{known.excerpt}\n…\n{excerpt}"[:MAX_EXCERPT_CHARS]
+        self.sources[self._ids[key] - 1] = known.model_copy(update=update)
         return self._ids[key]
 
     def _absorb(self, result: WorkerResult) -> WorkerResult:

@@ -80,7 +80,11 @@ def without_control_characters(output: dict[str, Any]) -> dict[str, Any]:
     """The output with no control character in its report, sources or citation checks."""
     sources = [
         s.model_copy(
-            update={"url": without_any_controls(s.url), "title": without_any_controls(s.title)}
+            update={
+                "url": without_any_controls(s.url),
+                "title": without_any_controls(s.title),
+                "published": without_any_controls(s.published),
+            }
         )
         for s in output.get("sources") or []
     ]

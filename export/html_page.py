@@ -264,10 +264,13 @@ def _source(entry: SourceEntry, words: Labels):
         if entry.href
         else el("span", {"class": "url"}, source.url)
     )
+    dated = (
+        el("span", {"class": "published"}, f" ({source.published})") if source.published else None
+    )
     lines = (_evidence_line(c, words) for c in entry.citations)
     evidence = el("ul", {"class": "evidence"}, *lines)
     attrs = {"id": f"src-{number}", "value": str(number), "class": "source"}
-    return el("li", attrs, title, el("br"), url, evidence if entry.citations else None)
+    return el("li", attrs, title, el("br"), url, dated, evidence if entry.citations else None)
 
 
 def render_html(document: ReportDocument, css: str | None = None) -> str:

@@ -139,8 +139,8 @@ class _Writer:
 
     def blocks(self, items: list[Block], depth: int = 0) -> None:
         for block in items:
-            if isinstance(block, Heading):
-                heading = self.doc.add_heading(level=min(block.level, 4))
+            if isinstance(block, Heading):  # the title is Word's Title: `##` is Heading 1
+                heading = self.doc.add_heading(level=max(1, min(block.level - 1, 4)))
                 self.runs(heading, block.children)
             elif isinstance(block, Paragraph):
                 self.paragraph(block.children)
@@ -217,6 +217,8 @@ class _Writer:
                 _hyperlink(paragraph, entry.source.url, url=entry.href).underline = True
             else:
                 self._run(paragraph, entry.source.url)
+            if entry.source.published:
+                self._run(paragraph, f" ({entry.source.published})")
 
     def appendix(self) -> None:
         citations = [c for e in self.source.sources for c in e.citations]

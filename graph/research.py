@@ -11,6 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from deep_research.graph.routes import (
     dispatch_supplementary,
+    finish,
     route_after_approval,
     route_after_plan,
     route_after_quality,
@@ -18,15 +19,15 @@ from deep_research.graph.routes import (
     route_after_synthesis,
 )
 from deep_research.graph.served import for_the_server
-from deep_research.graph.settings_guard import Route, reader_for, reading_settings
-from deep_research.graph.sync_bridge import node
+from deep_research.graph.settings_guard import reader_for
+from deep_research.graph.sync_bridge import node, route
 from deep_research.graph.worker import build_worker_graph
 from deep_research.nodes.approval import approve_plan
 from deep_research.nodes.clarifying import clarify_step
 from deep_research.nodes.planning import decompose, decompose_for_remote_callers
 from deep_research.nodes.reviewing import analyze_gaps, quality_check
 from deep_research.nodes.verifying import verify_citations
-from deep_research.nodes.writing import finalize, refine_report, synthesize
+from deep_research.nodes.writing import finalize, keep_best_report, refine_report, synthesize
 from deep_research.settings import Settings
 from deep_research.state import ResearchInput, ResearchOutput, ResearchState
 from deep_research.tools.models import given_models
@@ -81,31 +82,29 @@ def build_graph(
     builder.add_node("analyze_gaps", node(analyze_gaps, runs, read=read))
     builder.add_node("supplementary_research", worker)
     builder.add_node("refine_report", node(refine_report, runs, read=read))
+    builder.add_node("keep_best_report", node(keep_best_report, runs, read=read))
     builder.add_node("verify_citations", node(verify_citations, runs, read=read))
     builder.add_node("finalize", node(finalize, runs, ends_run=True, read=read))
-
-    def route(path: Route) -> Route:
-        """A route of `graph.routes`, reading the settings as the steps do."""
-        return reading_settings(path, read)
 
     builder.add_edge(START, "clarify")
     builder.add_edge("clarify", "decompose")
     builder.add_conditional_edges(
-        "decompose", route(route_after_plan), ["approve_plan", "research", "synthesize"]
+        "decompose", route(route_after_plan, read), ["approve_plan", "research", "synthesize"]
     )
     builder.add_conditional_edges(
-        "approve_plan", route(route_after_approval), ["research", "finalize"]
+        "approve_plan", route(route_after_approval, read), ["research", "finalize"]
     )
     builder.add_conditional_edges(
-        "research", route(route_after_research), ["research", "synthesize"]
+        "research", route(route_after_research, read), ["research", "synthesize"]
     )
-    builder.add_conditional_edges("synthesize", route(route_after_synthesis))
-    builder.add_conditional_edges("quality_check", route(route_after_quality))
+    builder.add_conditional_edges("synthesize", route(route_after_synthesis, read))
+    builder.add_conditional_edges("quality_check", route(route_after_quality, read))
     builder.add_conditional_edges(
         "analyze_gaps",
-        route(dispatch_supplementary),
-        ["supplementary_research", "verify_citations", "finalize"],
+        route(dispatch_supplementary, read),
+        ["supplementary_research", "keep_best_report", "verify_citations", "finalize"],
     )
+    builder.add_conditional_edges("keep_best_report", route(finish, read))
     builder.add_edge("supplementary_research", "refine_report")
     builder.add_edge("refine_report", "quality_check")
     builder.add_edge("verify_citations", "finalize")

@@ -11,6 +11,7 @@ from typing import Literal
 
 from langgraph.types import Send
 
+from deep_research.domain.best_report import handed_back
 from deep_research.domain.budgets import budget_for
 from deep_research.state import (
     ResearchState,
@@ -34,11 +35,18 @@ def finish(state: ResearchState) -> Literal["verify_citations", "finalize"]:
     return "verify_citations" if state["settings"].verify_citations else "finalize"
 
 
+def ending(state: ResearchState) -> Literal["keep_best_report", "verify_citations", "finalize"]:
+    """The way out when the rounds end: through the best report's revision when an earlier
+    round's report scored higher than the current one, then out."""
+    written = state.get("report_round") or state["iteration"]
+    return "keep_best_report" if handed_back(state.get("best"), written) else finish(state)
+
+
 def route_after_quality(
     state: ResearchState,
-) -> Literal["analyze_gaps", "verify_citations", "finalize"]:
+) -> Literal["analyze_gaps", "keep_best_report", "verify_citations", "finalize"]:
     """Another research round, unless `quality_check` recorded the stop rule that now holds."""
-    return finish(state) if state.get("stop_reason") else "analyze_gaps"
+    return ending(state) if state.get("stop_reason") else "analyze_gaps"
 
 
 MAX_RELAYED = 30  # findings a relayed worker is shown from the workers before it
@@ -50,9 +58,13 @@ def _sends(
     tasks: list[SubTask],
     round_: int,
     earlier: list[str] | None = None,
+    siblings: list[SubTask] | None = None,
 ) -> list[Send]:
+    """One worker per task; `siblings`: the tasks whose workers share the run's budgets with
+    these (a relay's still to come; default the tasks sent together)."""
     settings = state["settings"]
     extra = {"earlier_findings": earlier} if earlier else {}
+    sharing = [task.id for task in (siblings or tasks)]
     return [
         Send(
             node,
@@ -64,6 +76,7 @@ def _sends(
                 settings=settings,
                 run_id=state["run_id"],
                 spent=state.get("usage") or Usage(),
+                siblings=sharing,
                 **extra,
             ),
         )
@@ -87,7 +100,7 @@ def dispatch_research(state: ResearchState) -> list[Send]:
     a relay, the first subtask only."""
     plan = state["plan"]
     first = plan.subtasks[:1] if research_shape(plan) == "relay" else plan.subtasks
-    return _sends(state, "research", first, 1)
+    return _sends(state, "research", first, 1, siblings=plan.subtasks)
 
 
 def earlier_findings(results: list[WorkerResult]) -> list[str]:
@@ -109,7 +122,7 @@ def route_after_research(state: ResearchState) -> list[Send] | Literal["synthesi
     left = [task for task in plan.subtasks if task.id not in done]
     if not left:
         return "synthesize"
-    return _sends(state, "research", left[:1], 1, earlier_findings(results))
+    return _sends(state, "research", left[:1], 1, earlier_findings(results), siblings=left)
 
 
 def route_after_plan(state: ResearchState) -> list[Send] | Literal["approve_plan", "synthesize"]:
@@ -127,11 +140,11 @@ def route_after_approval(state: ResearchState) -> list[Send] | Literal["finalize
 
 def dispatch_supplementary(
     state: ResearchState,
-) -> list[Send] | Literal["verify_citations", "finalize"]:
+) -> list[Send] | Literal["keep_best_report", "verify_citations", "finalize"]:
     """Fan out the gap round's subtasks, or finish when gap analysis found none."""
     tasks = state["gap_analysis"].supplementary_tasks
-    if not tasks:  # analyze_gaps recorded "no_gaps"
-        return finish(state)
+    if not tasks:  # analyze_gaps recorded "no_gaps" (or "gaps_failed")
+        return ending(state)
     return _sends(state, "supplementary_research", tasks, state["iteration"] + 1)
 
 

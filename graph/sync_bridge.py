@@ -1,9 +1,14 @@
-"""Let `graph.invoke` run our async nodes: one shared event loop in a background thread.
+"""Our functions as graph steps: nodes that `graph.invoke` can run too, routes with no pause.
 
 Every node is written once, as a coroutine. Under `ainvoke` LangGraph awaits it directly; under
 `invoke` the sync twin below runs it on a single long-lived loop (so HTTP clients and their
 connection pools are reused), carrying the caller's context variables so that LangGraph's
 config, stream writer and runtime are visible inside the node.
+
+Every route is a plain function run where its node ran, never in a thread (`route`): LangGraph
+hands a sync route to an executor under `ainvoke`, and a run cancelled in that pause (Ctrl-C a
+moment after the plan) saved its node's writes without the route's, a step LangGraph then reads
+as done with nowhere to go: the run ended with no report and no stop reason.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
+from langgraph._internal._runnable import RunnableCallable
 
-from deep_research.graph.settings_guard import SettingsReader, with_settings
+from deep_research.graph.settings_guard import SettingsReader, reading_settings, with_settings
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact_error
 
@@ -104,3 +110,22 @@ def node(
     return RunnableLambda(
         lambda state: run_sync(guarded, state), afunc=guarded, name=afunc.__name__
     )
+
+
+def route(path: Callable[..., Any], read: SettingsReader | None = None) -> RunnableCallable:
+    """A conditional edge's function as a step that runs inline under `ainvoke` and `invoke`.
+
+    A pure route needs no thread, and without one there is no `await` between a node's writes
+    and its route's: a cancelled run saves both or neither (see the module's note). LangGraph's
+    own `RunnableCallable`, untraced: LangChain's `RunnableLambda` awaits its callbacks in a
+    task of their own (`on_chain_end` is shielded), a pause of the same kind. With `read`,
+    the route sees the settings as the steps do (`graph.settings_guard.reading_settings`).
+    Its `Literal` answer type is kept, so the drawn graph shows where it may go.
+    """
+    sync = reading_settings(path, read) if read else path
+
+    @functools.wraps(sync)
+    async def inline(state: Any) -> Any:
+        return sync(state)
+
+    return RunnableCallable(sync, inline, name=path.__name__, trace=False)

@@ -7,7 +7,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from deep_research.graph.routes import route_after_act, route_after_decide
 from deep_research.graph.settings_guard import SettingsReader, validated
-from deep_research.graph.sync_bridge import node
+from deep_research.graph.sync_bridge import node, route
 from deep_research.nodes.worker_steps import act, decide, observe, orient, report_findings
 from deep_research.state import WorkerInput, WorkerOutput, WorkerState
 from deep_research.tools.run_resources import LiveRuns
@@ -26,7 +26,7 @@ def build_worker_graph(runs: LiveRuns, read: SettingsReader = validated) -> Comp
     builder.add_edge(START, "observe")
     builder.add_edge("observe", "orient")
     builder.add_edge("orient", "decide")
-    builder.add_conditional_edges("decide", route_after_decide)
-    builder.add_conditional_edges("act", route_after_act)
+    builder.add_conditional_edges("decide", route(route_after_decide))
+    builder.add_conditional_edges("act", route(route_after_act))
     builder.add_edge("report_findings", END)
     return builder.compile(name="worker")

@@ -195,12 +195,14 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
         }
     fallback = ""
     try:
+        documents = await run.document_languages()  # a folder's, so queries go out in them
         plan, usage = await ask(
             TaskPlan,
             prompts.plan(
                 prompts.brief(question, state.get("clarifications")),
                 settings.max_subtasks,
                 language=settings.language,
+                documents=documents,
             ),
             role="planner",
             client=run.model_client(),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from deep_research.domain.best_report import best_so_far, handed_back
+from deep_research.domain.best_report import best_so_far
 from deep_research.domain.citations import clean_citations
+from deep_research.domain.evidence import EvidenceDesk, in_report, key, shown_unused
 from deep_research.domain.language import run_language
+from deep_research.domain.outline import stated
 from deep_research.domain.sources import SourceRegistry
 from deep_research.domain.statements import cited_statements
 from deep_research.domain.stop_rules import stop_reason
@@ -17,32 +19,14 @@ from deep_research.state import (
     GapAnalysis,
     QualityAssessment,
     ResearchState,
-    ScoredReport,
     SourceEvidence,
     SubTask,
     Usage,
+    WeighedEvidence,
 )
-from deep_research.tools.events import EarlierReportKept, GapsAnalyzed, QualityScored, emit
+from deep_research.tools.events import GapsAnalyzed, QualityScored, emit
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import StructuredOutputError, ask
-
-
-def best_report_kept(
-    best: ScoredReport | None, written: int, last_round: int, last_score: float | None
-) -> dict:
-    """What the step that ends the rounds changes: the best-scored report, when it is not the
-    current one (written in round `written`; the last review, of round `last_round`, scored
-    `last_score`); nothing otherwise."""
-    earlier = handed_back(best, written)
-    if earlier is None:
-        return {}
-    score = earlier.quality.score
-    emit(
-        EarlierReportKept(
-            round=earlier.round, score=score, last_round=last_round, last_score=last_score
-        )
-    )
-    return {"report": earlier.report, "quality": earlier.quality, "report_round": earlier.round}
 
 
 def most_cited(report: str, sources: list[SourceEvidence]) -> list[SourceEvidence]:
@@ -53,21 +37,29 @@ def most_cited(report: str, sources: list[SourceEvidence]) -> list[SourceEvidenc
 
 
 async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
-    """Score the current report against the question and the evidence it cites (0-100), record
-    why, and hand the statements the cheap citation check found unsupported to gap analysis."""
+    """Score the current report against the question and the evidence (0-100): the sources it
+    cites, the evidence it leaves unused, where the sources disagree; record why, and hand gap
+    analysis the statements without support, the evidence the review says is missing and the
+    statements about another entity."""
     registry = SourceRegistry(state["worker_results"])
-    cited = clean_citations(state["report"], registry.sources)[1]
+    report = state["report"]
+    cited = clean_citations(report, registry.sources)[1]
     limit = state["settings"].max_context_tokens
     language = run_language(state["question"], state["settings"].language)
-    weak = needing_evidence(state["report"], registry.sources)  # the cheap check, each round
+    weak = needing_evidence(report, registry.sources)  # the cheap check, each round
+    weighed = state.get("weighed") or WeighedEvidence()
+    unused = shown_unused(EvidenceDesk(registry, weighed).unused(report), set(cited))
     messages = prompts.quality(
         prompts.brief(state["question"], state.get("clarifications")),
-        state["report"],
+        report,
         len(cited),
         limit,
         language=language,
-        evidence=most_cited(state["report"], registry.sources),
+        evidence=most_cited(report, registry.sources),
         weak=weak,
+        unused=unused,
+        conflicts=weighed.conflicts,
+        sources={s.id: s for s in registry.sources},
     )
     client = runs.for_step(state).model_client()
     try:
@@ -84,18 +76,25 @@ async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
     )
     issues = assessment.issues if assessment else ["the reviewer gave no valid assessment"]
     emit(QualityScored(round=state["iteration"], score=score, issues=issues, stop_reason=reason))
+    omitted = (
+        [unused[n - 1] for n in assessment.omitted if 0 < n <= len(unused)] if assessment else []
+    )
+    other = in_report(assessment.other_entity, report) if assessment else []
     update = {
         "quality": assessment,
         "quality_history": [score],
         "usage": usage,
         "stop_reason": reason,
         "claims_needing_evidence": weak,
+        "review_omitted": list({key(q): q for q in omitted}.values()),
+        "review_other_entity": other,
     }
     written = state.get("report_round") or state["iteration"]  # a failed revision writes none
-    best = best_so_far(state.get("best"), state["report"], written, assessment)
+    sections = state.get("sections") or []
+    best = best_so_far(state.get("best"), report, written, assessment, sections)
     if best is not None:
         update["best"] = best
-    return update | (best_report_kept(best, written, state["iteration"], score) if reason else {})
+    return update
 
 
 def shape_supplementary(
@@ -130,6 +129,8 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     """Find what the report lacks and plan the supplementary subtasks that would fill it."""
     settings = state["settings"]
     researched = _researched(state)
+    weighed = state.get("weighed") or WeighedEvidence()
+    registry = SourceRegistry(state["worker_results"])
     messages = prompts.gaps(
         prompts.brief(state["question"], state.get("clarifications")),
         state["report"],
@@ -139,6 +140,12 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
         settings.max_context_tokens,
         language=run_language(state["question"], settings.language),
         claims=state.get("claims_needing_evidence", []),
+        omitted=state.get("review_omitted") or [],
+        other_entity=state.get("review_other_entity") or [],
+        conflicts=[
+            c for c in weighed.conflicts if c.current is None or not stated(c, state["report"])
+        ],
+        sources={s.id: s for s in registry.sources},
     )
     client = runs.for_step(state).model_client()
     try:
@@ -153,7 +160,7 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
             "stop_reason": "gaps_failed",
             "usage": error.usage,
             "report_problem": f"{earlier}; {problem}" if earlier else problem,
-        } | _last_report_kept(state)
+        }
     tasks = shape_supplementary(
         analysis.supplementary_tasks, researched, settings.max_supplementary_tasks
     )
@@ -161,12 +168,5 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     emit(GapsAnalyzed(round=state["iteration"], gaps=analysis.gaps, tasks=tasks_asked))
     update = {"gap_analysis": analysis.model_copy(update={"supplementary_tasks": tasks})}
     if not tasks:
-        update |= {"stop_reason": "no_gaps", **_last_report_kept(state)}
+        update["stop_reason"] = "no_gaps"
     return {**update, "usage": usage}
-
-
-def _last_report_kept(state: ResearchState) -> dict:
-    """`best_report_kept` for a run that ends after its last review."""
-    history = state.get("quality_history") or [None]
-    written = state.get("report_round") or state["iteration"]
-    return best_report_kept(state.get("best"), written, state["iteration"], history[-1])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from deep_research.domain.budgets import budget_spent, queries_left
+from deep_research.domain.dates import iso_date
 from deep_research.domain.language import run_language
 from deep_research.domain.sources import normalize_url
 from deep_research.nodes import prompts, worker_tools
@@ -24,7 +25,7 @@ from deep_research.state import (
     WorkerState,
 )
 from deep_research.tools.events import WorkerDone, WorkerSearched, emit
-from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.run_resources import LiveRuns, worker_key
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
 
@@ -34,23 +35,22 @@ MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
 
 
 async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
-    """Observe: run this cycle's queries all at once, within the query budget (a worker whose
-    model acts has run its calls in `act`: the cycle is only counted)."""
+    """Observe: run this cycle's queries all at once, within the query budget. A worker whose
+    model acts has run its calls in `act` (the cycle is only counted), and spends nothing
+    before its model has chosen: its first searches are its own."""
+    run = runs.for_worker(state)
+    if worker_tools.uses_tools(state, run.settings.worker_tools):
+        cycles = state.get("cycles_used", 0)
+        return {"cycles_used": cycles + 1} if state.get("tool_rounds") else {}
     sent = state.get("sent_queries", [])
     first_cycle = not state.get("cycles_used")
-    if state.get("tool_rounds") and state.get("tool_protocol") != "fixed":
-        return {"cycles_used": state.get("cycles_used", 0) + 1}
     candidates = (
         state["subtask"].search_queries if first_cycle else state.get("pending_queries", [])
     )
-    run = runs.for_worker(state)
     async with run.worker_slots:  # the budget is read once this worker may spend
         limit = 0 if run.budget_spent() else queries_left(state["budget"], len(sent))
         queries = fresh_queries(candidates, sent, limit)
-        # A worker whose model acts calls MCP tools itself, within its budget: not per query.
-        acting = worker_tools.uses_tools(state, run.settings.worker_tools)
-        cache = run.web_cache if acting else run.search_cache
-        searched = await asyncio.gather(*(search_once(run, q, cache) for q in queries))
+        searched = await asyncio.gather(*(search_once(run, q) for q in queries))
     queries = [query for query, outcome in zip(queries, searched, strict=True) if outcome]
     outcomes = [outcome for outcome in searched if outcome]
     usage = sum((cost for _, cost, _ in outcomes), Usage())
@@ -93,6 +93,8 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     chosen = await worker_tools.decide(state, runs=runs)
     if chosen.get("tool_protocol") != "fixed":
         return chosen
+    if not state.get("cycles_used"):  # nothing searched yet: the fixed loop's first cycle
+        return {**chosen, "pending_queries": state["subtask"].search_queries}
     fixed = await decide_fixed({**state, **chosen}, runs=runs)  # type: ignore[arg-type]
     return {**chosen, **fixed, "usage": chosen["usage"] + fixed.get("usage", Usage())}
 
@@ -107,6 +109,7 @@ async def decide_fixed(state: WorkerState, *, runs: LiveRuns) -> dict:
         return {"termination_reason": "search_failed"}
     run = runs.for_worker(state)
     left = queries_left(state["budget"], sent)
+    documents = await run.document_languages()
     try:
         async with run.worker_slots:
             if run.budget_spent():
@@ -121,6 +124,7 @@ async def decide_fixed(state: WorkerState, *, runs: LiveRuns) -> dict:
                     run.settings.max_context_tokens,
                     language=run_language(state["question"], run.settings.language),
                     earlier=state.get("earlier_findings", []),
+                    documents=documents,
                 ),
                 role="researcher",
                 client=run.model_client(),
@@ -147,11 +151,17 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
 
 
 def _sources(hits: list[SearchHit], read: set[str] = frozenset()) -> list[SourceEvidence]:
-    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw);
-    those whose page was read whole (`read`: normalized URLs) are marked so."""
+    """Hits as the worker's numbered sources (local ids 1..n, in the order the model saw),
+    dated when the provider or the page gave a date; those whose page was read whole (`read`:
+    normalized URLs) are marked so."""
     return [
         SourceEvidence(
-            id=n, url=h.url, title=h.title, excerpt=h.content, read=normalize_url(h.url) in read
+            id=n,
+            url=h.url,
+            title=h.title,
+            excerpt=h.content,
+            read=normalize_url(h.url) in read,
+            published=iso_date(h.published),
         )
         for n, h in enumerate(hits, 1)
     ]
@@ -216,19 +226,16 @@ async def report_findings(state: WorkerState, *, runs: LiveRuns) -> dict:
         tools=state.get("tool_protocol") or "fixed",
         pages_read=len(pages),
     )
+    run = runs.for_worker(state)
+    run.finished_workers.add(worker_key(state))  # its siblings may draw what it leaves
     if not hits:
-        quiet = (
-            "the run's budget was spent"
-            if runs.for_worker(state).budget_spent()
-            else "nothing came back"
-        )
+        quiet = "the run's budget was spent" if run.budget_spent() else "nothing came back"
         error = "; ".join(errors[:3]) or quiet
         failed = result.model_copy(update={"status": "failed", "error": error})
         return _finished(state, failed, Usage())
     sources = _sources(hits, {normalize_url(page.url) for page in pages})
     quotes = worker_tools.worker_quotes(pages, {normalize_url(s.url): s.id for s in sources})
     result = result.model_copy(update={"quotes": quotes})
-    run = runs.for_worker(state)
     try:
         async with run.worker_slots:
             answer, usage = await ask(

@@ -27,11 +27,13 @@ from deep_research.domain.context import clip, estimate_tokens
 from deep_research.domain.distinct import distinct
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import run_language
+from deep_research.domain.link_rank import ranked_links
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.domain.sources import normalize_url
 from deep_research.domain.verbatim import best_sentences, verbatim
 from deep_research.nodes import prompts
 from deep_research.nodes.worker_search import admitted_hits, budget_use, search_once
+from deep_research.settings import Settings
 from deep_research.state import (
     PageQuote,
     PageQuotes,
@@ -47,7 +49,7 @@ from deep_research.state import (
 from deep_research.tools.durable_calls import durable_tool
 from deep_research.tools.events import WorkerActed, WorkerFellBack, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources, worker_key
-from deep_research.tools.search.pages import FetchedPage, best_passages
+from deep_research.tools.search.pages import FetchedPage, best_passages, counted_fetches
 from deep_research.tools.search.tool_sources import ToolFailed
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import (
@@ -71,8 +73,9 @@ DECIDE_ERRORS = (*MODEL_ERRORS, MethodRefused)  # MethodRefused: `native` named,
 ROUNDS_SHOWN = 3  # earlier rounds live on in the evidence, not in the conversation
 RESULT_CHARS = 3000  # one tool result as the model is shown it, at most
 HIT_LINE_CHARS = 200  # a hit's snippet in a search result, at most
-MAX_QUOTES = 8  # quotes kept per page read
-MAX_LINKS = 40  # links kept per page read
+MAX_QUOTES = 16  # quotes kept per page read, at most (a lab report states ten results)
+QUOTE_TOKENS = 100  # of the researcher's reply cap, what one quote and its claim take
+MAX_LINKS = 60  # links kept per page read, ranked (`domain.link_rank`)
 PAGE_SHARE = 0.75  # of the prompt budget, what a page's text may take when quoting it
 
 
@@ -92,7 +95,7 @@ def read_targets(state: WorkerState) -> dict[str, str]:
     pages = state.get("read_pages", [])
     done = {normalize_url(page.url) for page in pages}
     listed = [hit.url for hit in state.get("hits", [])] + [
-        link for page in pages for link in page.links
+        link.url for page in pages for link in page.links
     ]
     targets: dict[str, str] = {}
     for url in listed:
@@ -102,9 +105,31 @@ def read_targets(state: WorkerState) -> dict[str, str]:
     return targets
 
 
-def pages_left(state: WorkerState) -> int:
-    """Pages this worker may still read."""
-    return max(0, state["budget"].max_pages - len(state.get("read_pages", [])))
+def pages_left(state: WorkerState, run: RunResources) -> int:
+    """Pages this worker may read now: its fair share of the run's page budget left (re-drawn
+    at every step, so what finished siblings leave comes to those still working), within its
+    own cap when `max_pages` sets one."""
+    share = run.share(state, run.ledger.pages_left(run.settings))
+    cap, read = state["budget"].max_pages, len(state.get("read_pages", []))
+    return share if cap is None else min(share, max(0, cap - read))
+
+
+def searches_left(state: WorkerState, run: RunResources) -> int:
+    """Searches this worker may send now: its own `max_queries` left and, when the run has a
+    search budget, its fair share of what is left of it."""
+    own = queries_left(state["budget"], len(state.get("sent_queries", [])))
+    left = run.ledger.searches_left(run.settings)
+    return own if left is None else min(own, run.share(state, left))
+
+
+def round_affordable(state: WorkerState, run: RunResources) -> bool:
+    """True unless the run has a token budget and this worker's rounds so far cost, on average,
+    more than its fair share of the tokens left."""
+    left, rounds = run.ledger.tokens_left(run.settings), len(state.get("tool_rounds", []))
+    if left is None or not rounds:
+        return True
+    spent = (state.get("usage") or Usage()).total_tokens
+    return spent / rounds <= run.share(state, left)
 
 
 def mcp_left(state: WorkerState) -> int:
@@ -121,22 +146,22 @@ async def mcp_specs(run: RunResources) -> list[tuple[str, str, str, dict]]:
 async def offered(state: WorkerState, run: RunResources) -> Toolbox:
     """The tools worth offering now: each only while its budget (and something to use it
     on) is left."""
-    searches = queries_left(state["budget"], len(state.get("sent_queries", []))) > 0
+    searches = searches_left(state, run) > 0
     return toolbox(
         search=searches,
-        pages=pages_left(state) > 0 and bool(read_targets(state)),
+        pages=pages_left(state, run) > 0 and bool(read_targets(state)),
         documents=searches and run.documents_cache is not None,
         mcp=await mcp_specs(run) if mcp_left(state) else [],
     )
 
 
-def _budget_text(state: WorkerState) -> str:
+def _budget_text(state: WorkerState, run: RunResources) -> str:
     """What the worker may still spend, in words its model reads."""
-    sent = len(state.get("sent_queries", []))
     rounds = tool_rounds_left(state["budget"], len(state.get("tool_rounds", [])))
     return (
-        f"{queries_left(state['budget'], sent)} searches, {pages_left(state)} page reads, "
-        f"{rounds} rounds (this one included)"
+        f"{searches_left(state, run)} searches, {pages_left(state, run)} page reads, {rounds} "
+        "rounds (this one included; the page reads are your share of the run's, and more may "
+        "come as other researchers finish)"
     )
 
 
@@ -185,20 +210,26 @@ def latest_rounds(rounds: list[ToolRound], protocol: Protocol, room: int) -> lis
 
 
 def conversation(
-    state: WorkerState, box: Toolbox, protocol: Protocol, run: RunResources
+    state: WorkerState,
+    box: Toolbox,
+    protocol: Protocol,
+    run: RunResources,
+    documents: dict[str, int] | None = None,
 ) -> list[BaseMessage]:
-    """The worker's conversation: the subtask, evidence and budget, then its latest rounds
-    (the first part takes half the context budget at most, the rounds the rest)."""
+    """The worker's conversation: the subtask, evidence, budget and the languages of the
+    `documents` searched, then its latest rounds (the first part takes half the context budget
+    at most, the rounds the rest)."""
     settings = run.settings
     messages = prompts.worker_tools(
         state["question"],
         state["subtask"],
         prompts.tool_evidence(state.get("hits", []), state.get("read_pages", [])),
-        _budget_text(state),
+        _budget_text(state, run),
         settings.max_context_tokens // 2,  # the rounds take the other half at most
-        language=run_language(state["question"], settings.language),
         tool_list=box.prompt_text() if protocol == "prompt" else "",
         earlier=state.get("earlier_findings", []),
+        suggested=[] if state.get("sent_queries") else state["subtask"].search_queries,
+        documents=documents,
     )
     room = settings.max_context_tokens - sum(estimate_tokens(m.text) for m in messages)
     reply = settings.max_tokens_for("researcher")
@@ -221,18 +252,19 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
     """Decide: the model chooses tool calls (or finishes); a first round without a usable call
     falls back to the fixed loop (`tool_protocol` "fixed" in the update)."""
     rounds = state.get("tool_rounds", [])
-    if not tool_rounds_left(state["budget"], len(rounds)):
-        return {"termination_reason": "budget_spent"}
     run = runs.for_worker(state)
+    if not tool_rounds_left(state["budget"], len(rounds)) or not round_affordable(state, run):
+        return {"termination_reason": "budget_spent"}
     box = await offered(state, run)
     if box.names == [FINISH]:  # nothing left to spend on
         return {"termination_reason": "budget_spent"}
+    documents = await run.document_languages()
     async with run.worker_slots:
         if run.budget_spent():
             return {"termination_reason": "run_budget_spent"}
         try:
             choice = await choose_tools(
-                lambda protocol: conversation(state, box, protocol, run),
+                lambda protocol: conversation(state, box, protocol, run, documents),
                 box,
                 role="researcher",
                 client=run.model_client(),
@@ -291,14 +323,26 @@ async def _web_search(run: RunResources, queries: list[str], documents: bool = F
     return outcome.model_dump(mode="json")
 
 
-def _kept_quotes(answer: PageQuotes, text: str) -> list[PageQuote]:
-    """The model's quotes that the page holds, as the page words them (repeats dropped)."""
+def quotes_per_page(settings: Settings) -> int:
+    """Quotes a page read may give: as many as the researcher's reply cap holds, 8 to 16."""
+    return min(MAX_QUOTES, max(8, settings.researcher_max_tokens // QUOTE_TOKENS))
+
+
+def _kept_quotes(answer: PageQuotes, text: str, most: int) -> list[PageQuote]:
+    """The model's quotes that the page holds, as the page words them (repeats dropped), at
+    most `most`."""
     kept: dict[str, PageQuote] = {}
     for quote in answer.quotes:
         words = verbatim(quote.text, text)
         if words and words not in kept:
             kept[words] = PageQuote(text=words, claim=" ".join(quote.claim.split())[:300])
-    return list(kept.values())[:MAX_QUOTES]
+    return list(kept.values())[:most]
+
+
+def _task_words(state: WorkerState) -> str:
+    """The words of a worker's task: its subtask and the planner's queries."""
+    subtask = state["subtask"]
+    return f"{subtask.description} {' '.join(subtask.search_queries)}"
 
 
 async def page_quotes(
@@ -309,7 +353,7 @@ async def page_quotes(
     settings = run.settings
     subtask = state["subtask"]
     room = int(settings.max_context_tokens * PAGE_SHARE) * 3  # characters, roughly
-    query = f"{subtask.description} {' '.join(subtask.search_queries)}"
+    query = _task_words(state)
     passages = page.passages
     if sum(len(p) + 2 for p in passages) > room:  # too long to read at once: its best parts
         passages = best_passages(passages, query, room).split("\n\n")
@@ -328,12 +372,12 @@ async def page_quotes(
                 passages,
                 settings.max_context_tokens,
                 language=run_language(state["question"], settings.language),
-                max_quotes=MAX_QUOTES,
+                max_quotes=quotes_per_page(settings),
             ),
             role="researcher",
             client=run.model_client(),
         )
-        kept = _kept_quotes(answer, text)
+        kept = _kept_quotes(answer, text, quotes_per_page(settings))
     except MODEL_ERRORS as error:  # the page is real even when its quoting failed
         usage = _usage_of(error)
     if not kept:
@@ -342,28 +386,32 @@ async def page_quotes(
 
 
 def _page_text(page: ReadPage) -> str:
-    """A page read, as the model reads the result: its quotes and claims, then its links."""
+    """A page read, as the model reads the result: what was kept, not the quotes and links
+    themselves, which the evidence lists under the page at every decide (sent twice, they
+    cost each later round their tokens again)."""
     if page.error:
         return f"not read: {page.error}"
-    quotes = "\n".join(
-        f'- "{q.text}"' + (f" (supports: {q.claim})" if q.claim else "") for q in page.quotes
-    )
-    links = "\n".join(page.links[: prompts.LINKS_SHOWN])
     return (
-        f"{prompts.one_line(page.title)} — {page.url}\nQuotes kept:\n{quotes or '(none)'}"
-        + (f"\nLinks on the page:\n{links}" if links else "")
+        f"{prompts.one_line(page.title)} — {page.url}\nQuotes kept: {len(page.quotes)}, "
+        f"links found: {len(page.links)}; both are listed under the page in the evidence."
     )[:RESULT_CHARS]
 
 
 async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     """Read one page whole through the run's guarded reader and keep quotes and links."""
-    fetched = await run.pages.page(url)
+    with counted_fetches() as fetches:  # booked by the reader; state learns of it here
+        fetched = await run.pages.page(url)
+    fetch = Usage(page_fetches=fetches[0])
     if not fetched.passages:
         page = ReadPage(url=url, error=fetched.error or "the page holds no readable text")
-        return ToolOutcome(text=_page_text(page), page=page).model_dump(mode="json")
+        return ToolOutcome(text=_page_text(page), page=page, usage=fetch).model_dump(mode="json")
     quotes, usage = await page_quotes(run, state, url, fetched)
+    usage = usage + fetch
     title = fetched.title or next((h.title for h in state.get("hits", []) if h.url == url), "")
-    page = ReadPage(url=url, title=title[:300], quotes=quotes, links=fetched.links[:MAX_LINKS])
+    links = ranked_links(fetched.links, _task_words(state))[:MAX_LINKS]
+    page = ReadPage(
+        url=url, title=title[:300], quotes=quotes, links=links, published=fetched.published
+    )
     return ToolOutcome(text=_page_text(page), page=page, usage=usage).model_dump(mode="json")
 
 
@@ -372,23 +420,25 @@ def _skipped(why: str) -> ToolOutcome:
     return ToolOutcome(text=f"not run: {why}", skipped=True)
 
 
-def _planned(state: WorkerState, box: Toolbox) -> list[ToolOutcome | tuple[str, object]]:
+def _planned(
+    state: WorkerState, box: Toolbox, run: RunResources
+) -> list[ToolOutcome | tuple[str, object]]:
     """Each pending call, in order: what runs (a kind and its argument), or why it does not.
     Budgets are shared out in call order, so the calls of one round never overspend."""
-    budget = state["budget"]
     sent = list(state.get("sent_queries", []))
-    targets, pages, mcp = read_targets(state), pages_left(state), mcp_left(state)
+    searches = searches_left(state, run)
+    targets, pages, mcp = read_targets(state), pages_left(state, run), mcp_left(state)
     plan: list[ToolOutcome | tuple[str, object]] = []
     for call in state["pending_round"].calls:
         if call.name == WEB_SEARCH:
             queries = distinct(call.args.get("queries", []), already=sent, limit=1_000)
-            queries = queries[: queries_left(budget, len(sent))]
-            sent += queries
+            queries = queries[:searches]
+            sent, searches = sent + queries, searches - len(queries)
             plan.append(("search", queries) if queries else _skipped("no new query in budget"))
         elif call.name == SEARCH_DOCUMENTS:
             query = distinct([str(call.args.get("query", ""))], already=sent, limit=1)
-            query = query[: queries_left(budget, len(sent))]
-            sent += query
+            query = query[:searches]
+            sent, searches = sent + query, searches - len(query)
             plan.append(("documents", query) if query else _skipped("no new query in budget"))
         elif call.name == READ_PAGE:
             key = normalize_url(str(call.args.get("url", "")))
@@ -451,7 +501,7 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     run = runs.for_worker(state)
     number = len(state.get("tool_rounds", [])) + 1
     box = toolbox(search=True, pages=True, documents=True, mcp=await mcp_specs(run))
-    plan = _planned(state, box)
+    plan = _planned(state, box, run)
 
     async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome:
         if isinstance(step, ToolOutcome):
@@ -498,11 +548,17 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
 
 def evidence_hits(hits: list[SearchHit], pages: list[ReadPage]) -> list[SearchHit]:
     """The worker's evidence for its findings: each page read (its quotes, verbatim, as its
-    content) first, then the other hits."""
+    content; the date it states, else its search hit's) first, then the other hits."""
     read = [page for page in pages if page.quotes]
     keys = {normalize_url(page.url) for page in read}
+    dated = {normalize_url(hit.url): hit.published for hit in hits if hit.published}
     first = [
-        SearchHit(url=p.url, title=p.title, content="\n".join(q.text for q in p.quotes))
+        SearchHit(
+            url=p.url,
+            title=p.title,
+            content="\n".join(q.text for q in p.quotes),
+            published=p.published or dated.get(normalize_url(p.url), ""),
+        )
         for p in read
     ]
     return first + [hit for hit in hits if normalize_url(hit.url) not in keys]

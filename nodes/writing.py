@@ -9,10 +9,11 @@ from deep_research.domain.citations import clean_citations, renumber, sources_se
 from deep_research.domain.language import is_cjk, run_language, words_for
 from deep_research.domain.markup import markers
 from deep_research.domain.plain_text import one_line
+from deep_research.domain.report_frame import nested_headings, without_empty_sections
 from deep_research.domain.sources import SourceRegistry
-from deep_research.nodes.sections import Written, desk_for, first_report, revised_report
+from deep_research.nodes.sections import Review, Written, desk_for, first_report, revised_report
 from deep_research.state import ResearchState, Source, Usage, WorkerResult
-from deep_research.tools.events import ReportWritten, RunDone, emit
+from deep_research.tools.events import EarlierReportKept, ReportWritten, RunDone, emit
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.structured import settled_methods
 
@@ -119,30 +120,34 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
         "iteration": 1,
         "usage": written.usage,
         "report_problem": written.problem,
-        "report_title": written.title,
         "sections": written.sections if written.report else [],
+        "weighed": written.weighed,
     }
 
 
 async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
-    """Revise the report with the gap round's research: only the sections its findings touch
-    are rewritten (new sections for findings that fit none), then the summary and conclusion."""
+    """Revise the report with the gap round's research and what the last review found: only
+    the sections they touch are rewritten (new sections for findings that fit none), then the
+    summary and conclusion."""
     round_ = state["iteration"] + 1
     registry = SourceRegistry(state["worker_results"])
     results, _ = registry.from_round(round_)
     desk = desk_for(state, _language(state), runs.for_step(state), registry)
     sections = state.get("sections") or []
+    review = Review(
+        omitted=state.get("review_omitted") or [],
+        other_entity=state.get("review_other_entity") or [],
+    )
     if sections:
-        written = await revised_report(
-            desk, state.get("report_title") or state["question"], sections, results, round_
-        )
+        written = await revised_report(desk, sections, results, round_, review)
     else:  # the first report was the honest note: write one from everything found so far
         written = await first_report(desk, registry.results, round_)
     update: dict = {"iteration": round_}
-    if written is None:  # nothing new to place: the report stands
+    if written is not None:
+        update |= {"usage": written.usage, "weighed": written.weighed}
+    if written is None or not (written.report or written.problem):  # nothing new to place
         emit(ReportWritten(round=round_, chars=len(state["report"]), sections=len(sections)))
         return update
-    update["usage"] = written.usage
     if written.problem:  # the last good report stands; the failed revision is named, never used
         update["report_problem"] = f"revision {round_}: {written.problem}"
     else:
@@ -150,11 +155,90 @@ async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
             "report": written.report,
             "report_round": round_,
             "report_problem": "",
-            "report_title": written.title,
             "sections": written.sections,
         }
     _written(written, round_)
     return update
+
+
+def later_rounds(results: list[WorkerResult], after: int) -> list[int]:
+    """The rounds after `after` whose workers found something citable."""
+    return sorted(
+        {
+            r.round
+            for r in results
+            if r.round > after and r.status != "failed" and any(f.source_ids for f in r.findings)
+        }
+    )
+
+
+def with_note(report: str, note: str) -> str:
+    """The report with `note` in italics under its title (its first line)."""
+    title, _, rest = report.partition("\n")
+    return (
+        f"{title}\n\n*{note}*\n\n{rest.lstrip()}"
+        if title.startswith("# ")
+        else f"*{note}*\n\n{report}"
+    )
+
+
+async def keep_best_report(state: ResearchState, *, runs: LiveRuns) -> dict:
+    """The run ends with an earlier round's report, which scored higher than the last: it is
+    revised with what the later rounds found (the sections their findings touch), and handed
+    back unchanged only when they found nothing new. The report says which round it is."""
+    best = state["best"]
+    registry = SourceRegistry(state["worker_results"])
+    language = _language(state)
+    found = later_rounds(registry.results, best.round)
+    history = state.get("quality_history") or [None]
+    last = state.get("quality")
+    written = None
+    if found:
+        later = [r for r in registry.results if r.round in found]
+        desk = desk_for(state["question"], language, runs.for_step(state), registry)
+        issues = list(last.issues) if last else []
+        if best.sections:
+            review = Review(issues=issues)
+            written = await revised_report(desk, best.sections, later, state["iteration"], review)
+        else:  # an earlier report without sections: written again from everything found
+            written = await first_report(desk, registry.results, state["iteration"])
+    update: dict = {"usage": written.usage} if written is not None else {}
+    if found and (written is None or not written.report):  # could not be revised: the last
+        problem = written.problem if written is not None else "nothing could be placed"
+        update["report_problem"] = (
+            f"the round {best.round} report could not be revised with round "
+            f"{', '.join(map(str, found))}'s findings ({problem}); the last round's is handed back"
+        )
+        return update
+    words = words_for(language)
+    score = f"{best.quality.score:g}"
+    later_text = ", ".join(map(str, found))
+    if written is not None:
+        note = words.revised_round.format(round=best.round, score=score, later=later_text)
+    else:
+        note = words.kept_round.format(round=best.round, score=score)
+    emit(
+        EarlierReportKept(
+            round=best.round,
+            score=best.quality.score,
+            last_round=state["iteration"],
+            last_score=history[-1],
+            revised_with=found,
+        )
+    )
+    report = written.report if written is not None else best.report
+    sections = written.sections if written is not None else best.sections
+    return (
+        update
+        | {
+            "report": with_note(report, note),
+            "quality": best.quality,
+            "report_round": best.round,
+            "report_revised_with": found,
+            "sections": sections,
+        }
+        | ({"weighed": written.weighed} if written is not None else {})
+    )
 
 
 async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
@@ -165,11 +249,20 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
     """
     registry = SourceRegistry(state.get("worker_results", []))
     language = _language(state)
-    text, cited = clean_citations(state.get("report", ""), registry.sources)
+    words = words_for(language)
+    framed = without_empty_sections(state.get("report", ""), (words.unsupported, words.unchecked))
+    text, cited = clean_citations(nested_headings(framed), registry.sources)
     text, numbers = renumber(text, cited)
     by_id = {s.id: s for s in registry.sources}
     sources = [
-        Source(id=i, number=numbers[i], url=by_id[i].url, title=by_id[i].title) for i in cited
+        Source(
+            id=i,
+            number=numbers[i],
+            url=by_id[i].url,
+            title=by_id[i].title,
+            published=by_id[i].published,
+        )
+        for i in cited
     ]
     limits = limitations(registry.results, language) if sources else ""
     report = text + (f"\n\n{limits}" if limits else "")
@@ -187,4 +280,5 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
         "structured_output": methods,
         "sources_found": len(registry.sources),
         "report_round": state.get("report_round") or state.get("iteration", 0),
+        "report_revised_with": state.get("report_revised_with") or [],
     }

@@ -7,6 +7,8 @@ progress notifications for clients that prefer one call. Reports are also resour
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
@@ -14,9 +16,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from pydantic import Field
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.server.arguments import ResearchOptions
-from deep_research.server.runs import LiveRun, ResearchRuns, UnknownRun
 from deep_research.server.views import (
     REPORT_URI,
     RunProgress,
@@ -26,6 +25,11 @@ from deep_research.server.views import (
     result_view,
     row_view,
 )
+from deep_research.service.bad_input import BadInput
+from deep_research.service.caller import Caller
+from deep_research.service.event_lines import describe
+from deep_research.service.options import ResearchOptions
+from deep_research.service.runs import NotNow, RunService, UnknownRun
 
 INSTRUCTIONS = (
     "Deep research: plans a question into subtasks, searches the web or local documents in "
@@ -34,6 +38,8 @@ INSTRUCTIONS = (
     "then (or wait_for_research), then research_result."
 )
 
+PROGRESS_LINES = 40  # the latest progress lines a progress answer carries
+CALLER = Caller("mcp")  # one caller per server: its token, when it has one, is the door's key
 RunId = Annotated[
     str, Field(min_length=1, max_length=100, description="The id start_research returned.")
 ]
@@ -44,12 +50,12 @@ async def _answer(call: Awaitable[T]) -> T:
     """A tool's answer, with a caller's mistake (bad input, unknown run) as a tool error."""
     try:
         return await call
-    except (BadInput, UnknownRun) as error:
+    except (BadInput, UnknownRun, NotNow) as error:
         raise ToolError(str(error)) from None
 
 
-def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") -> MCPServer:
-    """The MCP server over one run manager; with `token`, HTTP callers must present it as a
+def build_server(service: RunService, token: str | None = None, url: str = "") -> MCPServer:
+    """The MCP server over the run service; with `token`, HTTP callers must present it as a
     bearer token (`url`: where the server is served)."""
     if token is None:
         server = MCPServer("deep-research", instructions=INSTRUCTIONS)
@@ -80,8 +86,9 @@ def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") ->
         """
 
         async def go() -> RunProgress:
-            run_id = await runs.start(question, options or ResearchOptions())
-            return progress_view(*(await runs.status(run_id)), run_id)
+            admitted = await service.admission.new_run(question, options or ResearchOptions())
+            run_id = await service.start(CALLER, admitted)
+            return await _progress(service, run_id)
 
         return await _answer(go())
 
@@ -89,13 +96,13 @@ def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") ->
     async def research_progress(run_id: RunId) -> RunProgress:
         """Where a run stands: status (queued, running, done, failed, unfinished), round,
         the latest progress lines, and the calls and tokens spent so far."""
-        return await _answer(_progress(runs, run_id))
+        return await _answer(_progress(service, run_id))
 
     @server.tool()
     async def research_result(run_id: RunId) -> RunResult:
         """A run's result: the Markdown report whose [n] citations resolve to `sources`, the
         quality score, why it stopped, and its usage. Before the run is done, its status only."""
-        return await _answer(_result(runs, run_id))
+        return await _answer(_result(service, run_id))
 
     @server.tool()
     async def wait_for_research(
@@ -108,14 +115,14 @@ def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") ->
         """Wait until a run is done (or the timeout), sending progress notifications as it
         advances; returns the result, or the status when it is not done yet."""
 
-        async def on_news(live: LiveRun) -> None:
-            if ctx is not None:
-                line = live.lines[-1] if live.lines else ("queued" if live.queued else "started")
-                await ctx.report_progress(live.events, None, line)
-
         async def go() -> RunResult:
-            await runs.wait(run_id, timeout_seconds, on_news)
-            return await _result(runs, run_id)
+            await service.read(CALLER, run_id)  # an unknown run: said at once
+            if ctx is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_notify(service, run_id, ctx), timeout_seconds)
+            else:
+                await service.wait(CALLER, run_id, timeout_seconds)
+            return await _result(service, run_id)
 
         return await _answer(go())
 
@@ -125,8 +132,8 @@ def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") ->
         (nothing finished is done or paid for again)."""
 
         async def go() -> RunProgress:
-            await runs.resume(run_id)
-            return await _progress(runs, run_id)
+            await service.resume(CALLER, run_id)
+            return await _progress(service, run_id)
 
         return await _answer(go())
 
@@ -134,33 +141,50 @@ def build_server(runs: ResearchRuns, token: str | None = None, url: str = "") ->
     async def list_research(
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many runs.")] = 20,
     ) -> list[RunRow]:
-        """The most recent runs in the server's store, newest first (CLI runs included)."""
-        rows = await runs.recent(limit)
-        return [row_view(run_id, await _status_of(runs, run_id), s) for run_id, s in rows]
+        """The most recent runs this server's callers started, newest first."""
+        return [row_view(listed) for listed in await service.list(CALLER, limit)]
 
     @server.resource(REPORT_URI, mime_type="text/markdown", description="A run's cited report.")
     async def report(run_id: str) -> str:
         """A finished run's Markdown report."""
         try:
-            status, snapshot, _ = await runs.status(run_id)
+            info = await service.read(CALLER, run_id)
         except UnknownRun as error:
             raise ResourceNotFoundError(str(error)) from None
-        if status != "done":
-            raise ResourceNotFoundError(f"run {run_id!r} is {status}: no report yet")
-        return snapshot.values.get("report") or ""
+        if info.status != "done":
+            raise ResourceNotFoundError(f"run {run_id!r} is {info.status}: no report yet")
+        return info.values.get("report") or ""
 
     return server
 
 
-async def _progress(runs: ResearchRuns, run_id: str) -> RunProgress:
-    return progress_view(*(await runs.status(run_id)), run_id)
+async def _lines(service: RunService, run_id: str) -> list[str]:
+    """The run's latest progress lines, oldest first."""
+    records = await service.latest(CALLER, run_id, PROGRESS_LINES * 2)
+    lines = [line for r in records if r.progress and (line := describe(r.progress))]
+    return lines[-PROGRESS_LINES:]
 
 
-async def _result(runs: ResearchRuns, run_id: str) -> RunResult:
-    status, snapshot, _ = await runs.status(run_id)
-    return result_view(status, snapshot, run_id)
+async def _progress(service: RunService, run_id: str) -> RunProgress:
+    info = await service.read(CALLER, run_id)
+    return progress_view(info, await _lines(service, run_id))
 
 
-async def _status_of(runs: ResearchRuns, run_id: str) -> str:
-    status, _, _ = await runs.status(run_id)
-    return status
+async def _result(service: RunService, run_id: str) -> RunResult:
+    return result_view(await service.read(CALLER, run_id))
+
+
+async def _notify(service: RunService, run_id: str, ctx: Context) -> None:
+    """Progress notifications until the run is no longer queued or running: where it stands
+    first (its latest line, or its status), then one per new line (the count only grows)."""
+    lines = await _lines(service, run_id)
+    info = await service.read(CALLER, run_id)
+    told = max(1, len(lines))
+    await ctx.report_progress(told, None, lines[-1] if lines else info.status)
+    last = (await service.latest(CALLER, run_id, 1) or [None])[-1]
+    async for records in service.follow(CALLER, run_id, last.seq if last else 0):
+        for record in records:
+            line = describe(record.progress) if record.progress else None
+            if line:
+                told += 1
+                await ctx.report_progress(told, None, line)

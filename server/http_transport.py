@@ -19,7 +19,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 MIN_TOKEN_LENGTH = 16

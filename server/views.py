@@ -1,13 +1,12 @@
-"""What the MCP tools answer: typed views of a run, built from its checkpoint and live progress."""
+"""What the MCP tools answer: typed views of a run as the run service reads it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langgraph.types import StateSnapshot
 from pydantic import BaseModel, Field
 
-from deep_research.server.runs import LiveRun
+from deep_research.service.runs import Listed, RunInfo
 from deep_research.state import Usage, output_of
 
 REPORT_URI = "research://{run_id}/report"
@@ -37,6 +36,7 @@ class CitedSource(BaseModel):
     number: int
     title: str
     url: str
+    published: str = Field("", description="When it was published or updated (ISO), if known.")
 
 
 class RunResult(BaseModel):
@@ -74,36 +74,33 @@ def _usage(values: dict) -> dict[str, Any]:
     return usage.model_dump(exclude={"by_role"})
 
 
-def progress_view(
-    status: str, snapshot: StateSnapshot, live: LiveRun | None, run_id: str
-) -> RunProgress:
-    """A run's progress from its checkpoint and, while it runs here, its live lines."""
-    values = snapshot.values or {}
+def progress_view(info: RunInfo, lines: list[str]) -> RunProgress:
+    """A run's progress: its checkpoint, and its latest progress lines."""
     return RunProgress(
-        run_id=run_id,
-        status=status,
-        question=values.get("question") or (live.question if live else ""),
-        round=values.get("iteration") or 0,
-        next_steps=sorted(set(snapshot.next)),
-        recent_progress=list(live.lines) if live else [],
-        error=live.error if live else None,
-        usage=_usage(values),
+        run_id=info.run_id,
+        status=info.status,
+        question=info.question,
+        round=info.values.get("iteration") or 0,
+        next_steps=sorted(set(info.snapshot.next)),
+        recent_progress=lines,
+        error=info.error or None,
+        usage=_usage(info.values),
     )
 
 
-def result_view(status: str, snapshot: StateSnapshot, run_id: str) -> RunResult:
+def result_view(info: RunInfo) -> RunResult:
     """A finished run's output (the same keys the CLI's --json writes, in short)."""
-    values = snapshot.values or {}
-    output = output_of(values) if status == "done" else {}  # a draft's citations are unchecked
+    values = info.values
+    output = output_of(values) if info.status == "done" else {}  # a draft's citations: unchecked
     quality = output.get("quality")
     return RunResult(
-        run_id=run_id,
-        status=status,
-        question=values.get("question", ""),
+        run_id=info.run_id,
+        status=info.status,
+        question=info.question,
         report=output.get("report") or "",
-        report_uri=REPORT_URI.format(run_id=run_id),
+        report_uri=REPORT_URI.format(run_id=info.run_id),
         sources=[
-            CitedSource(number=s.number, title=s.title, url=s.url)
+            CitedSource(number=s.number, title=s.title, url=s.url, published=s.published)
             for s in output.get("sources") or []
             if s.number is not None
         ],
@@ -117,13 +114,13 @@ def result_view(status: str, snapshot: StateSnapshot, run_id: str) -> RunResult:
     )
 
 
-def row_view(run_id: str, status: str, snapshot: StateSnapshot) -> RunRow:
-    """One run of the list."""
-    values = snapshot.values or {}
+def row_view(listed: Listed) -> RunRow:
+    """One run of the list, from the index of runs."""
+    row = listed.row
     return RunRow(
-        run_id=run_id,
-        status=status,
-        question=values.get("question", "")[:200],
-        rounds=values.get("iteration") or 0,
-        stop_reason=values.get("stop_reason"),
+        run_id=row.run_id,
+        status=listed.status,
+        question=row.question[:200],
+        rounds=row.rounds,
+        stop_reason=row.stop_reason or None,
     )

@@ -6,6 +6,15 @@ from __future__ import annotations
 from deep_research.graph import graph
 from deep_research.tools.events import parse_event
 
+TOOL_WORKER = {  # one round of workers whose model acts, reading pages on loopback
+    "worker_tools": "auto",
+    "fetch_private_addresses": True,  # the test sites are on loopback
+    "max_iterations": 1,
+    "min_iterations": 1,
+    "model_retries": 0,
+    "search_retries": 0,
+}
+
 
 async def streamed_run(question: str, settings: dict, config: dict | None = None, app=graph):
     """The run's last top-level state and its progress events."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli.batch_file import read_batch, thread_id_for
-from deep_research.cli.preflight import BadInput
+from deep_research.service.preflight import BadInput
 
 from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
 from stand_ins.loopback import Reply

@@ -177,10 +177,12 @@ def test_ollamas_own_api_through_langchain_ollama(search_server, tmp_path, monke
     assert result["usage"].input_tokens > 0 and result["usage"].output_tokens > 0
 
 
-def test_many_threads_use_the_live_runs_they_are_handed(no_http, tmp_path):
-    """`run_threads(runs=...)` drives every thread with the caller's live runs (its chat
-    models here), never a fresh set in their place (an empty LiveRuns is falsy)."""
-    from deep_research.graph.many_threads import ThreadJob, run_threads
+def test_the_run_service_drives_runs_with_the_live_runs_it_is_handed(no_http, tmp_path):
+    """`open_service(runs=...)` drives every run with the caller's live runs (its chat models
+    here), never a fresh set in their place (an empty LiveRuns is falsy)."""
+    from deep_research.service.admission import Admitted, Operator
+    from deep_research.service.caller import Caller
+    from deep_research.service.runs import open_service
     from deep_research.settings import Settings
     from deep_research.tools.models import given_models
     from deep_research.tools.run_resources import LiveRuns
@@ -192,23 +194,15 @@ def test_many_threads_use_the_live_runs_they_are_handed(no_http, tmp_path):
         search_backend="local", corpus_dir=str(tmp_path), max_iterations=1, min_iterations=1,
         language="en", model="in-process", model_retries=0,
     )  # fmt: skip
-    ended, failures = [], []
 
-    async def finished(job, end):
-        ended.append(end.values["stop_reason"])
+    async def scenario() -> str:
+        store = str(tmp_path / "runs.sqlite")
+        async with open_service(store, Operator.of(settings), runs=runs) as service:
+            admitted = Admitted("What is zstd?", settings)
+            end = await service.to_the_end(Caller("cli"), admitted, "handed-runs")
+            return end.values["stop_reason"]
 
-    job = ThreadJob("q", "handed-runs", "What is zstd?", settings)
-    asyncio.run(
-        run_threads(
-            [job],
-            checkpoint_db=str(tmp_path / "runs.sqlite"),
-            concurrency=1,
-            finished=finished,
-            failed=lambda job, error, seconds: failures.append(error),
-            runs=runs,
-        )
-    )
-    assert failures == [] and ended == ["max_iterations"]
+    assert asyncio.run(scenario()) == "max_iterations"
     assert model.brain.calls["TaskPlan"] == 1 and runs.last_released is not None
 
 

@@ -237,7 +237,7 @@ def test_summary_and_evidence_table(chat_server, search_server, store, tmp_path,
 
 
 def test_live_view_on_a_terminal(chat_server, search_server, store, monkeypatch, capsys):
-    from deep_research.cli import main as cli_main
+    from deep_research.cli import commands as cli_main
     from deep_research.cli.live import LiveProgress
 
     monkeypatch.setattr(cli_main.sys.stderr, "isatty", lambda: True)

@@ -104,8 +104,8 @@ def test_a_rejected_plan_is_not_shown_as_if_it_will_run():
 def test_wall_time_is_the_whole_command_start_up_and_rendering_included(
     chat_server, search_server, home, capsys, monkeypatch
 ):
-    from deep_research.cli import preflight
     from deep_research.export.formats import Rendering
+    from deep_research.service import preflight
 
     slow_check, slow_render = preflight.check_store, Rendering.render
 

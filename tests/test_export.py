@@ -218,8 +218,9 @@ def test_one_run_writes_every_format_and_export_needs_no_model(
     assert run("Compare zstd and xz", "--thread-id", "t1", *outputs) == 0
     assert (store / "r.md").read_text().startswith("# Compare zstd and xz")
     page = BeautifulSoup((store / "r.html").read_text(), "html.parser")
-    # nine sources, each cited once in its section, one of them again by the summary
-    assert len(page.select("sup.cite a")) == 10 and len(page.select("li.source")) == 9
+    # nine sources, each cited in its own section (and in the others it bears on), one of them
+    # again by the summary
+    assert len(page.select("sup.cite a")) >= 10 and len(page.select("li.source")) == 9
     assert docx.Document(str(store / "r.docx")).paragraphs[0].text == "Compare zstd and xz"
     assert "Compare zstd and xz" in pypdf.PdfReader(store / "r.pdf").pages[0].extract_text()
     calls, searches = sum(chat_server.brain.calls.values()), len(search_server.searches)

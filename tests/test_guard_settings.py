@@ -13,10 +13,10 @@ import os
 import pytest
 
 import deep_research.nodes.planning as planning
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.progress import describe
-from deep_research.cli.setting_sources import add_setting_flags, resolve_settings
 from deep_research.domain.caller_settings import for_remote_caller, operator_from_environment
+from deep_research.service.bad_input import BadInput
+from deep_research.service.event_lines import describe
+from deep_research.service.setting_sources import add_setting_flags, resolve_settings
 from deep_research.settings import Settings
 from deep_research.state import SubTask, TaskPlan, Usage
 from deep_research.tools.events import GuardLowered

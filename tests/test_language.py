@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from deep_research.domain.evidence import SectionEvidence
 from deep_research.domain.language import WORDS, detect_language, run_language, words_for
 from deep_research.nodes import prompts
 from deep_research.nodes.writing import limitations, no_evidence_report, plain_error
@@ -64,13 +65,17 @@ def test_the_setting_wins_and_is_validated():
 PART = OutlineSection(title="t", question="q?", source_ids=[])
 
 
+NOTHING = SectionEvidence([], [], [])
+
+
 def test_every_prompt_names_the_runs_language():
     name = WORDS["ko"].name
     messages = [
         prompts.plan("q", 3, language="ko"),
         prompts.outline("q", [], [], (2, 3), 8000, language="ko"),
-        prompts.section("q", "t", PART, [], [], [], 300, 8000, language="ko"),
-        prompts.section("q", "t", PART, [], [], [], 300, 8000, language="ko", current="## t"),
+        prompts.section("q", "t", PART, [], [], NOTHING, 300, 8000, language="ko"),
+        prompts.section("q", "t", PART, [], [], NOTHING, 300, 8000, language="ko", current="## t"),
+        prompts.weigh("q", [], 8000, language="ko"),
         prompts.framing("q", "t", "## t", "summary", 8000, language="ko"),
         prompts.framing("q", "t", "## t", "conclusion", 8000, language="ko"),
         prompts.quality("q", "report", 1, 8000, language="ko"),

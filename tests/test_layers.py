@@ -1,9 +1,12 @@
 """Imports point down the layers only:
-cli, evaluation, server, web → graph → nodes → tools, export → domain → state → settings.
+the launcher → the doors (the terminal, the MCP server, the web app; none imports another) →
+evaluation → the run service → graph → nodes → tools, export → domain → state → settings.
 
 Every top-level module and package the project installs is in `LAYERS`, so a new one cannot
 slip past the check; `settings.py` and `state.py` are the bottom and import no project module
-above them.
+above them. The launcher (the `deep-research` command, which starts every door) lives in the
+`cli` package beside the terminal's door: its modules are named in `LAUNCHER` and counted as a
+part of their own.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "deep_research"  # the one name the project installs; the repository root is it
+DOORS = ("cli", "server", "web")  # the terminal, the MCP server, the web app
 LAYERS = [  # lowest first; a module may import its own layer and the ones before it
     {"settings"},
     {"state"},
@@ -23,21 +27,31 @@ LAYERS = [  # lowest first; a module may import its own layer and the ones befor
     {"tools", "export"},
     {"nodes"},
     {"graph"},
-    {"cli", "evaluation", "server", "web"},  # the MCP server, the web app and their commands
+    {"service"},  # the run service: every door's runs
+    {"evaluation"},  # `eval`'s runs go through the service
+    set(DOORS),  # each its own layer: a door imports no other door (below)
+    {"launcher"},  # `deep-research`, which starts each door
 ]
-PROJECT = set().union(*LAYERS)
+LAUNCHER = {"__main__", "main", "parser", "serve_mcp", "serve_web", "worker", "redis_limits"}
+"""The modules of `cli/` that are the launcher, not the terminal's door."""
+PROJECT = set().union(*LAYERS) - {"launcher"}
 ABOVE = {
     name: set().union(*LAYERS[index + 1 :]) for index, layer in enumerate(LAYERS) for name in layer
 }
-ABOVE["evaluation"] = {"cli", "server", "web"}  # the eval command is in the CLI; never the reverse
+for door in DOORS:
+    ABOVE[door] |= set(DOORS) - {door}
 ABOVE["export"] = {"tools"}  # rendering a finished report needs no outside world
 
 
 def _part(module: str) -> str:
-    """The project part a module path names (`deep_research.tools.x` -> `tools`), or the top
-    package of anything else (`langgraph.types` -> `langgraph`)."""
+    """The project part a module path names (`deep_research.tools.x` -> `tools`, a launcher
+    module of `cli` -> `launcher`), or the top package of anything else (`langgraph`)."""
     parts = module.split(".")
-    return parts[1] if parts[0] == PACKAGE and len(parts) > 1 else parts[0]
+    if parts[0] != PACKAGE or len(parts) < 2:
+        return parts[0]
+    if parts[1] == "cli" and len(parts) > 2 and parts[2] in LAUNCHER:
+        return "launcher"
+    return parts[1]
 
 
 def imported_packages(path: Path) -> set[str]:
@@ -50,13 +64,20 @@ def imported_packages(path: Path) -> set[str]:
             names.add(_part(node.module))
             if node.module == PACKAGE:  # `from deep_research import settings`
                 names |= {alias.name for alias in node.names}
+            elif node.module == f"{PACKAGE}.cli":  # `from deep_research.cli import main`
+                names |= {_part(f"{node.module}.{alias.name}") for alias in node.names}
     return names
 
 
 def files_of(name: str) -> list[Path]:
-    """The source files of a top-level module or package."""
+    """The source files of a top-level module or package (the launcher's, of `cli`)."""
+    if name == "launcher":
+        return sorted(ROOT / "cli" / f"{module}.py" for module in LAUNCHER)
     module = ROOT / f"{name}.py"
-    return [module] if module.exists() else sorted((ROOT / name).rglob("*.py"))
+    files = [module] if module.exists() else sorted((ROOT / name).rglob("*.py"))
+    if name == "cli":
+        files = [path for path in files if path.stem not in LAUNCHER]
+    return files
 
 
 def installed_packages() -> list[str]:
@@ -83,7 +104,7 @@ def test_every_folder_with_code_is_installed():
     assert folders | {PACKAGE} == set(installed_packages())
 
 
-@pytest.mark.parametrize("name", sorted(PROJECT))
+@pytest.mark.parametrize("name", sorted(PROJECT | {"launcher"}))
 def test_no_module_imports_a_layer_above_it(name):
     files = files_of(name)
     assert files, f"{name} has no source"
@@ -100,3 +121,10 @@ def test_the_domain_does_no_io():
         for path in [*files_of("domain"), *files_of("state"), *files_of("settings")]
     }
     assert {path: names for path, names in used.items() if names} == {}
+
+
+def test_each_door_is_its_own_layer_above_the_service():
+    for door in DOORS:
+        assert ABOVE["service"] >= {door, "launcher", "evaluation"}
+        assert ABOVE[door] == (set(DOORS) - {door}) | {"launcher"}
+    assert all((ROOT / "cli" / f"{module}.py").exists() for module in LAUNCHER)

@@ -253,7 +253,7 @@ def test_the_citation_check_gets_its_line() -> None:
 
 
 def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
 
     event = parse_event(
         {
@@ -280,7 +280,7 @@ def test_the_citation_line_says_what_settled_how_many_pairs() -> None:
 
 
 def test_an_earlier_report_handed_back_is_said_in_progress_and_summary():
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
     from deep_research.tools.events import EarlierReportKept
 
     line = describe(EarlierReportKept(round=1, score=71, last_round=3, last_score=46))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+from deep_research.service.event_log import Record
 from deep_research.state import Usage
 from deep_research.tools import run_resources
 from deep_research.tools.events import ReportWritten, RunSpent, WorkerSearched
-from deep_research.web.event_log import Record
 from deep_research.web.view import add_checkpoint, fold
 
 from graph_stream import streamed_run

@@ -387,7 +387,7 @@ def test_the_views_show_the_method_a_long_call_and_its_retries():
     from rich.console import Console
 
     from deep_research.cli.live import ProgressModel, render
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
     from deep_research.tools.events import parse_event
 
     wire = [

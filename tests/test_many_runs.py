@@ -173,15 +173,18 @@ def test_tokens_per_minute_are_reserved_on_the_estimate_and_charged_as_reported(
 
 START_IN_A_SUBPROCESS = """
 import asyncio, json, sys
-from deep_research.cli.runner import execute
+from deep_research.cli.runner import Research, execute
+from deep_research.service.admission import Admitted, Operator
+from deep_research.settings import Settings
 
 class Quiet:
     def event(self, event): pass
     def note(self, text): pass
 
-asyncio.run(execute(target=sys.argv[1], thread_id="t", progress=Quiet(),
-    graph_input={"question": "Compare zstd and xz", "settings": json.loads(sys.argv[2])},
-    answer=lambda value: {"action": "approve"}))
+settings = Settings.model_validate(json.loads(sys.argv[2]))
+asked = Research("t", admitted=Admitted("Compare zstd and xz", settings))
+asyncio.run(execute(target=sys.argv[1], asked=asked, operator=Operator.of(settings, strict=True),
+    progress=Quiet(), answer=lambda value: {"action": "approve"}))
 """
 
 
@@ -218,7 +221,8 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
     import threading
     from pathlib import Path
 
-    from deep_research.cli.runner import execute
+    from deep_research.cli.runner import Research, execute
+    from deep_research.service.admission import Operator
 
     hold, held = threading.Event(), threading.Event()
     chat_server.brain.subtasks = 4
@@ -254,11 +258,11 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
         if process.poll() is None:
             process.kill()
     before = len(arrivals)  # searches that reached the server, the held one included
-    output, _ = asyncio.run(
+    _, output, _ = asyncio.run(
         execute(
             target=db,
-            thread_id="t",
-            graph_input=None,
+            asked=Research("t"),
+            operator=Operator(),
             progress=Quiet(),
             answer=lambda value: {"action": "approve"},
         )

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
 
-from stand_ins.loopback import Reply
+from stand_ins.faults import WriterFails
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -158,16 +158,8 @@ def test_queue_mode_needs_a_postgresql_store(tmp_path, capsys):
 def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
     chat_server, search_server, empty_postgres, tmp_path
 ):
-    failing = [True]
-
-    def prose_fails(number, body):  # the report writer fails until the test says otherwise
-        text = json.dumps(body["messages"])
-        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
-        if failing[0] and not structured:
-            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
-        return None
-
-    chat_server.fault = prose_fails
+    writer = WriterFails()  # the report writer fails until the test says otherwise
+    chat_server.fault = writer
     server = queue_server(empty_postgres)
     server.args += ["--max-queued", "1"]
 
@@ -184,7 +176,7 @@ def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
                 await client.call_tool("wait_for_research", wait)
                 failed = data(await client.call_tool("research_progress", {"run_id": run_id}))
                 searched = len(search_server.searches)
-                failing[0] = False
+                writer.failing = False
                 resumed = data(await client.call_tool("resume_research", {"run_id": run_id}))
                 done = data(await client.call_tool("wait_for_research", wait))
             finally:
@@ -194,10 +186,68 @@ def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
     refused, failed, searched, resumed, done = asyncio.run(scenario())
 
     assert "1 runs already wait on the queue (--max-queued 1)" in error_text(refused)
-    assert failed["status"] == "failed" and "the worker's log says why" in failed["error"]
+    assert failed["status"] == "failed" and "400 - scripted" in failed["error"]  # the cause
     assert searched > 0  # it had researched before its writer failed
     assert resumed["status"] in ("queued", "running")
     assert done["status"] == "done", done
     assert "## Sources" in done["report"]
     assert len(search_server.searches) == searched  # the resumed run searched nothing again
     assert len(job_arguments(empty_postgres)) == 2  # the failed job, and the one queued again
+
+
+def test_a_job_row_or_a_stored_run_never_chooses_what_a_worker_starts_reads_or_logs(
+    chat_server, search_server, empty_postgres, tmp_path
+):
+    """Write access to the job table (or the store) is no command on every worker: a job that
+    names an MCP sources file (as jobs once carried settings), and a stored run whose settings
+    name one, start nothing; the worker runs with its own settings. A job's 10 MB of arguments
+    is no 10 MB line in the worker's log."""
+    from deep_research.graph import build_graph
+    from deep_research.graph.threads import thread_config
+    from deep_research.service.queue import open_queue
+    from deep_research.tools.checkpoints import open_checkpointer
+
+    started = tmp_path / "command-started"
+    evil = tmp_path / "evil.json"
+    script = f"open({str(started)!r}, 'w').write('ran')"
+    entry = {"command": sys.executable, "args": ["-c", script], "allowedTools": ["search"]}
+    evil.write_text(json.dumps({"mcpServers": {"evil": entry}}))
+    hostile = {"mcp_config": str(evil), "max_iterations": 1, "min_iterations": 1}
+
+    async def plant() -> None:
+        async with open_checkpointer(empty_postgres) as saver:  # a run written into the store
+            accepted = {"question": "Compare zstd and xz", "settings": hostile}
+            graph = build_graph(checkpointer=saver)
+            await graph.aupdate_state(thread_config("planted"), accepted, as_node="__input__")
+        async with open_queue(empty_postgres) as queue:  # and job rows, as jobs once were
+            defer = queue.task.configure(lock="planted", queueing_lock="planted").defer_async
+            await defer(thread_id="planted", question="q", settings=hostile)
+            huge = "x" * 10_000_000
+            defer = queue.task.configure(lock="nowhere", queueing_lock="nowhere").defer_async
+            await defer(thread_id="nowhere", question=huge, settings=hostile)
+
+    async def state() -> dict:
+        async with open_checkpointer(empty_postgres) as saver:
+            snapshot = await build_graph(checkpointer=saver).aget_state(thread_config("planted"))
+            return snapshot.values
+
+    asyncio.run(plant())
+    log = tmp_path / "worker.log"
+    worker = start_worker(empty_postgres, log)
+    try:
+        deadline = asyncio.run(asyncio.sleep(0)) or 0
+        import time
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not asyncio.run(state()).get("stop_reason"):
+            time.sleep(0.5)
+        while time.monotonic() < deadline and "nowhere" not in log.read_text():
+            time.sleep(0.5)
+    finally:
+        stop(worker)
+    values = asyncio.run(state())
+    assert values.get("stop_reason") == "max_iterations", log.read_text()[-2000:]
+    assert values["settings"].mcp_config is None  # the worker's own: it names none
+    assert not started.exists()  # no command of the job's nor the store's was started
+    lines = log.read_text().splitlines()
+    assert max(len(line) for line in lines) < 5_000, max(len(line) for line in lines)

@@ -177,6 +177,7 @@ def test_stdio_start_progress_result_resource_errors_and_history(
             started["run_id"],
             "--checkpoint-db",
             store,
+            "--all-doors",  # an MCP run: the terminal reaches it when told to
         ],
         cwd=ROOT,
         capture_output=True,

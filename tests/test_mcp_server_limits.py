@@ -153,7 +153,7 @@ def test_the_servers_limits_are_ceilings_a_caller_may_only_narrow(
 
 
 def test_a_setting_that_moves_a_ceiling_setting_is_refused_too():
-    from deep_research.server.arguments import over_a_ceiling
+    from deep_research.service.options import over_a_ceiling
     from deep_research.settings import Settings
 
     server = Settings(search_backend="tavily")  # no flags: the defaults are the ceilings
@@ -171,7 +171,7 @@ def test_a_setting_that_moves_a_ceiling_setting_is_refused_too():
 
 def test_the_mcp_ceilings_are_the_options_on_the_one_list_of_cost_bounds():
     from deep_research.domain import caller_settings
-    from deep_research.server.arguments import CEILINGS, ResearchOptions
+    from deep_research.service.options import CEILINGS, ResearchOptions
 
     assert CEILINGS == {  # what the server checked before the two lists became one
         "max_iterations": "--max-iterations",
@@ -393,30 +393,34 @@ def test_a_control_character_in_corpus_dir_is_a_clear_tool_error(
     assert "Traceback" not in log.read_text()
 
 
-def test_finished_runs_are_forgotten_past_a_bound_the_store_keeps_them(tmp_path, monkeypatch):
-    from deep_research.server import runs as runs_module
-    from deep_research.server.runs import LiveRun, ResearchRuns
+def test_a_server_keeps_nothing_in_memory_of_runs_that_ended_the_store_keeps_them():
+    """The in-process executor holds a run only while it runs: a server that has run many
+    keeps none of them (their status and results are read from the store)."""
+    from deep_research.service.executors import InProcess
 
-    monkeypatch.setattr(runs_module, "KEEP_FINISHED", 3)
+    async def scenario() -> tuple[int, list[str]]:
+        executor = InProcess(max_runs=2)
+        done: list[str] = []
 
-    class Quiet:
-        def note(self, text: str) -> None:
-            pass
+        async def drive(run_id: str, step_input) -> None:
+            await asyncio.sleep(0)
+            done.append(run_id)
 
-    async def scenario() -> list[str]:
-        runs = ResearchRuns(str(tmp_path / "runs.sqlite"), {}, 1, Quiet())
+        executor.bind(drive)
         for number in range(10):
-            run = runs.live[f"mcp-{number}"] = LiveRun(f"mcp-{number}")
-            run.task = asyncio.create_task(asyncio.sleep(0))
-            await run.task
-            runs._forget_old(run.run_id)
-        return sorted(runs.live)
+            await executor.launch(f"mcp-{number}", None)
+        while len(done) < 10:
+            await executor.news("mcp-9", 1.0)
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return len(executor.live), sorted(done)
 
-    assert asyncio.run(scenario()) == ["mcp-7", "mcp-8", "mcp-9"]
+    kept, done = asyncio.run(scenario())
+    assert kept == 0 and len(done) == 10
 
 
 def test_no_caller_option_lowers_a_guard():
-    from deep_research.server.arguments import ResearchOptions
+    from deep_research.service.options import ResearchOptions
     from deep_research.settings import LOWERS_A_GUARD, SERVER_ONLY
 
     given = set(ResearchOptions.model_fields)
@@ -425,8 +429,8 @@ def test_no_caller_option_lowers_a_guard():
 
 
 def test_the_host_header_allow_list_names_the_served_address():
-    from deep_research.cli.bad_input import BadInput
     from deep_research.server.http_transport import transport_security
+    from deep_research.service.bad_input import BadInput
 
     assert transport_security("127.0.0.2", 8765, []).allowed_hosts == ["127.0.0.2:8765"]
     loopback = transport_security("127.0.0.1", 8765, []).allowed_hosts

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from deep_research.cli.main import main
-from deep_research.cli.model_list import name_problem
+from deep_research.service.model_list import name_problem
 
 from stand_ins.loopback import Reply
 

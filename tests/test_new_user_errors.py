@@ -224,15 +224,15 @@ def test_an_unreachable_duckduckgo_exits_2_before_the_planner_is_paid(
 
 
 def test_a_reachable_duckduckgo_passes_the_probe_with_nothing_searched(duckduckgo_server):
-    from deep_research.cli.preflight import check_reachable
+    from deep_research.service.preflight import check_reachable
 
     check_reachable("duckduckgo", duckduckgo_server.url)
     assert duckduckgo_server.requests == []  # a connection only: no search, no rate limit
 
 
 def test_the_probe_is_bounded_even_when_the_name_lookup_hangs(monkeypatch):
-    from deep_research.cli.bad_input import BadInput
-    from deep_research.cli.preflight import check_reachable
+    from deep_research.service.bad_input import BadInput
+    from deep_research.service.preflight import check_reachable
 
     release = threading.Event()
 
@@ -317,8 +317,7 @@ def test_an_eval_folder_started_with_other_settings_names_the_one_that_differs(t
 
 
 def test_scores_are_whole_numbers_and_one_round_is_singular():
-    from deep_research.cli.progress import describe
-    from deep_research.cli.summary import score_text
+    from deep_research.service.event_lines import describe, score_text
     from deep_research.tools.events import parse_event
 
     assert score_text(86.858) == "87/100"

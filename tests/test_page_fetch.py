@@ -133,7 +133,7 @@ def test_pdf_pages_are_read(page_server):
 
 def test_size_cap_and_timeout(page_server):
     fetch = fetcher(fetch_private_addresses=True, page_max_bytes=10_000, page_timeout=0.5)
-    data, _, _ = asyncio.run(fetch.fetch(f"{page_server.url}/big"))
+    data = asyncio.run(fetch.fetch(f"{page_server.url}/big")).data
     assert len(data) == 10_000
     assert read(fetch, f"{page_server.url}/slow") == ""
     assert read(fetch, f"{page_server.url}/missing") == ""

@@ -13,9 +13,9 @@ from genai_prices import Usage as TableUsage
 from genai_prices import calc_price
 from test_chat_models import BrainModel
 
-from deep_research.cli.progress import describe
 from deep_research.domain.budgets import cost_usd
 from deep_research.graph import build_graph
+from deep_research.service.event_lines import describe
 from deep_research.settings import ModelPrice, Settings, listed_price
 from deep_research.state import Usage
 from deep_research.tools.events import CostUnknown, parse_event
@@ -167,7 +167,7 @@ def test_an_unknown_price_is_said_once_and_the_cost_stays_unknown(openai_itself,
 def test_config_says_where_a_price_came_from(openai_itself, tmp_path):
     from test_setting_sources import parsed
 
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.service.setting_sources import resolve_settings
 
     assert resolve_settings(parsed(), {}, tmp_path).origins["prices"] == "genai-prices"
     own = parsed(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli import exit_codes
-from deep_research.cli.setting_sources import FLAGS
 from deep_research.graph.docs import DOCS, GENERATED, README, ROOT, render
+from deep_research.service.setting_sources import FLAGS
 from deep_research.settings import Settings
 
 README_LINES = 250

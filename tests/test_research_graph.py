@@ -35,13 +35,14 @@ def test_a_normal_run_keeps_the_contract(chat_server, search_server):
     assert 0 <= result["quality"].score <= 100
     report = result["report"]
     assert "## Sources" in report
-    source_ids = [s.id for s in result["sources"]]
-    assert source_ids == sorted(source_ids) and len(source_ids) == len(set(source_ids))
-    assert cited_ids(report) == set(source_ids)  # exactly the cited sources are listed
+    numbers = [s.number for s in result["sources"]]
+    assert numbers == list(range(1, len(numbers) + 1))  # in order of first citation
+    assert len({s.id for s in result["sources"]}) == len(numbers)
+    assert cited_ids(report) == set(numbers)  # exactly the cited sources are listed
     returned = {r["url"] for q in search_server.requests for r in q["reply"]["results"]}
     assert {s.url for s in result["sources"]} <= returned  # no URL that no search returned
     for source in result["sources"]:
-        assert f"- [{source.id}] {source.title} — {source.url}" in report
+        assert f"- [{source.number}] {source.title} — {source.url}" in report
 
 
 def test_usage_is_what_the_servers_answered(chat_server, search_server):
@@ -149,7 +150,8 @@ def test_bad_settings_are_refused_before_any_call(chat_server, search_server):
 
 
 def test_a_report_that_got_worse_is_not_handed_back(chat_server, search_server):
-    """Scores 71, 42, 46: a decline, not a plateau; the round-1 report comes back, named."""
+    """Scores 71, 42, 46: a decline, not a plateau; the round-1 report comes back, revised with
+    what rounds 2 and 3 found, and named."""
     drafts = []
 
     def draft(evidence):
@@ -163,9 +165,16 @@ def test_a_report_that_got_worse_is_not_handed_back(chat_server, search_server):
     result = research("Compare zstd and xz", max_iterations=5)
     assert result["stop_reason"] == "declined" and result["iteration"] == 3
     assert len(drafts) >= 3  # each round wrote (a round writes its sections one call each)
-    last = f"Draft {len(drafts)} says"  # written in round 3, the last
-    assert "Draft 1 says" in result["report"] and last not in result["report"]
-    assert result["report_round"] == 1 and result["quality"].score == 71
+    report = result["report"]
+    assert "Draft 1 says" in report  # round 1's sections, as round 1 wrote them...
+    assert report.startswith(
+        "# Compare zstd and xz\n\n*This is the round 1 report (rated 71/100), revised with "
+        "what round 2, 3 found"
+    )
+    later = {s.url for s in result["sources"] if "gap" in s.url}  # ...with rounds 2 and 3's
+    assert any("gap-1" in url for url in later) and any("gap-2" in url for url in later)
+    assert result["report_round"] == 1 and result["report_revised_with"] == [2, 3]
+    assert result["quality"].score == 71
 
 
 def test_a_later_report_as_good_as_the_best_stands(chat_server, search_server):
@@ -194,10 +203,14 @@ def test_the_best_report_survives_the_checkpoint_store(
     chat_server.brain.composer = draft
     assert main(["run", "Compare zstd and xz", "--thread-id", "best", "--json", "o.json"]) == 0
     err = capsys.readouterr().err
-    assert "handing back the round 1 report (quality 71/100): round 3 scored 46/100" in err
-    assert "quality: 71/100 (the report of round 1)" in err or "(the report of round 1)" in err
+    assert (
+        "handing back the round 1 report (quality 71/100), revised with rounds 2, 3's findings: "
+        "round 3 scored 46/100" in err
+    )
+    assert "quality: 71/100 (the report of round 1, revised with rounds 2, 3's findings)" in err
     assert main(["export", "best", "--format", "md"]) == 0
-    assert "Draft 1 says" in capsys.readouterr().out
+    exported = capsys.readouterr().out
+    assert "Draft 1 says" in exported and "*This is the round 1 report (rated 71/100)" in exported
 
 
 def test_a_failed_revision_leaves_the_earlier_rounds_report_named(chat_server, search_server):

@@ -21,6 +21,7 @@ import pytest
 from deep_research.tools.checkpoints import open_checkpointer
 
 from checkpoint_probe import saved_writes, wait_until
+from stand_ins.faults import WriterFails
 from stand_ins.loopback import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +104,7 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         answered_chat = list(chat_server.chat_requests)
-        answered_search = list(search_server.requests)
+        answered_search = list(search_server.searches)  # free key probes (`/usage`) aside
         chat_server.fault = lambda number, body: None
 
         command, options = cli(
@@ -117,7 +118,7 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
             process.kill()
 
     after_chat = [r for r in chat_server.chat_requests[len(answered_chat) :] if r["status"] == 200]
-    after_search = search_server.requests[len(answered_search) :]
+    after_search = search_server.searches[len(answered_search) :]
     repeated = {body_key(r) for r in answered_chat} & {body_key(r) for r in after_chat}
     repeated |= {body_key(r) for r in answered_search} & {body_key(r) for r in after_search}
     assert repeated == set()
@@ -209,3 +210,27 @@ def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, tm
     assert process.returncode == 130
     assert "interrupted; resume with: deep-research resume ctrl-c" in err
     assert "Traceback" not in err
+
+
+def test_a_resume_takes_what_it_reads_and_starts_from_its_own_command_never_the_store(
+    chat_server, search_server, tmp_path, monkeypatch, capsys
+):
+    """A stored run's server-only settings (folders, MCP sources, private reads) are never used
+    as stored: `resume` refuses one started with others than it was given, naming them, and
+    goes on when they are given again."""
+    from deep_research.cli.main import main
+
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "c.sqlite"))
+    writer = WriterFails()  # the report writer fails until the test says otherwise
+    chat_server.fault = writer
+    flags = ["--max-iterations", "1", "--min-iterations", "1", "--set", "model_retries=0"]
+    flags += ["--set", "fetch_private_addresses=true", "--thread-id", "own", "--quiet"]
+    assert main(["run", "Compare zstd and xz", *flags]) == 1  # failed, saved
+    writer.failing = False
+    capsys.readouterr()
+    assert main(["resume", "own", "--quiet"]) == 2
+    refused = capsys.readouterr().err
+    assert "fetch_private_addresses True (--set fetch_private_addresses=...)" in refused
+    given = ["--set", "fetch_private_addresses=true", "--quiet"]
+    assert main(["resume", "own", *given, "--output", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# ")

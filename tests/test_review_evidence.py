@@ -90,7 +90,10 @@ def test_the_reviewer_reads_the_cited_evidence_and_the_unsupported_statements():
     update = asyncio.run(quality_check(state(), runs=replies.runs))
     sent = replies.sent[0][-1].content
     assert "1,500 MB/s per core on modern hardware" in sent  # the cited source itself
-    assert "8% smaller" not in sent  # an uncited source is not the report's evidence
+    cited = sent.split("The cited sources (the evidence):")[1]
+    assert "8% smaller" not in cited  # an uncited source is not the report's evidence...
+    unused = sent.split("Unused evidence")[1].split("The cited sources")[0]
+    assert "#1 [2]: xz -9 produced archives 8% smaller" in unused  # ...but shown unused
     assert "- zstd won in 2019 by 40%." in sent
     assert update["claims_needing_evidence"] == ["zstd won in 2019 by 40%."]
 

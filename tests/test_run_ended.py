@@ -25,3 +25,24 @@ def test_a_finished_run_has_ended_and_a_waiting_or_empty_one_has_not():
     waiting = PregelTask("t2", "decompose", ("__pregel_pull", "decompose"))
     assert not run_ended(snapshot(ASKED, ("decompose",), (waiting,)))
     assert not run_ended(snapshot({}, (), ()))
+
+
+def test_where_a_run_stands_is_one_rule_for_every_door():
+    from langgraph.types import Interrupt
+
+    from deep_research.graph.threads import standing, torn
+
+    finished = {**ASKED, "report": "# r", "stop_reason": "max_iterations"}
+    assert standing(snapshot(finished, (), ())) == "ended"
+    assert standing(snapshot({}, (), ())) == "unknown"
+    assert standing(snapshot({"usage": 0}, ("__start__",), ())) == "resumable"  # accepted
+    asking = StateSnapshot(ASKED, ("approve_plan",), {}, None, None, None, (), (Interrupt(1),))
+    assert standing(asking) == "waiting"
+    # ended by the graph but with no stop reason: a torn step was resumed as done
+    assert standing(snapshot(ASKED, (), ())) == "resumable"
+    cut = PregelTask("t3", "decompose", ("__pregel_pull", "decompose"), error=ValueError("x"))
+    broke = PregelTask("t3", "decompose", ("__pregel_pull", "decompose"), error=ValueError("x"),
+                       result={"plan": "..."})  # fmt: skip
+    assert not torn(snapshot(ASKED, ("decompose",), (cut,)))  # failed whole: it runs again
+    assert torn(snapshot(ASKED, (), (broke,)))  # its writes without its route's
+    assert standing(snapshot(ASKED, (), (broke,))) == "resumable"

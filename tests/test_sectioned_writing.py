@@ -102,14 +102,13 @@ def test_report_length_is_validated():
 
 def test_an_outline_keeps_registered_sources_and_places_what_it_left_out():
     outline = ReportOutline(
-        title="t",
         sections=[
             OutlineSection(title="Speed", question="How fast?", source_ids=[1, 99]),
             OutlineSection(title="Empty", question="?", source_ids=[98]),  # nothing registered
             OutlineSection(title="Size", question="How small are xz archives?", source_ids=[3]),
         ],
     )
-    shaped = shaped_outline(outline, [SPEED, SIZE], {1, 2, 3, 4}, max_sections=5)
+    shaped = shaped_outline(QUESTION, outline, [SPEED, SIZE], {1, 2, 3, 4}, max_sections=5)
     assert [s.title for s in shaped.sections] == ["Speed", "Size"]
     assert shaped.sections[0].source_ids[0] == 1 and 99 not in shaped.sections[0].source_ids
     taken = [i for s in shaped.sections for i in s.source_ids]
@@ -117,10 +116,8 @@ def test_an_outline_keeps_registered_sources_and_places_what_it_left_out():
 
 
 def test_an_outline_with_no_usable_section_becomes_one_per_subtask():
-    outline = ReportOutline(
-        title="t", sections=[OutlineSection(title="x", question="?", source_ids=[])]
-    )
-    shaped = shaped_outline(outline, [SPEED, SIZE], {1, 2, 3, 4}, max_sections=5)
+    outline = ReportOutline(sections=[OutlineSection(title="x", question="?", source_ids=[])])
+    shaped = shaped_outline(QUESTION, outline, [SPEED, SIZE], {1, 2, 3, 4}, max_sections=5)
     assert [(s.title, s.source_ids) for s in shaped.sections] == [
         ("speed", [1, 2]),
         ("size", [3, 4]),
@@ -163,8 +160,8 @@ def state(**extra) -> dict:
     }
 
 
+NOTHING_TO_WEIGH = {"disagreements": [], "set_aside": []}
 OUTLINE = {
-    "title": "zstd and xz",
     "sections": [
         {"title": "Speed", "question": "How fast?", "source_ids": [1, 2]},
         {"title": "Size", "question": "How small?", "source_ids": [3, 4]},
@@ -176,10 +173,16 @@ def section_of(messages) -> str:
     return re.search(r"^Section: (.*)$", messages[-1].content, re.MULTILINE).group(1)
 
 
+def own_sources(messages) -> str:
+    """A section prompt's own sources (before the other sources it is offered)."""
+    return messages[-1].content.split("\nSources:\n", 1)[1].split("\nOther sources", 1)[0]
+
+
 def test_each_section_is_written_from_its_own_sources_then_summary_and_conclusion():
     replies = Replies()
     replies.extend(
         [
+            NOTHING_TO_WEIGH,
             OUTLINE,
             "## Speed\n\nzstd decompresses at 1,500 MB/s [1]; xz is single-threaded [2].",
             "## Size\n\nxz archives are 8% smaller [3].",
@@ -188,20 +191,22 @@ def test_each_section_is_written_from_its_own_sources_then_summary_and_conclusio
         ]
     )
     update = asyncio.run(synthesize(state(), runs=replies.runs))
-    outline, speed, size, *framing = replies.sent
+    weighing, outline, speed, size, *framing = replies.sent
+    assert "Schema name: EvidenceWeighing" in weighing[0].content
+    assert "#1: zstd decompresses at 1,500 MB/s on one core." in weighing[-1].content
     assert (
         "[3] Page 3" in outline[-1].content and "Schema name: ReportOutline" in outline[0].content
     )
     assert section_of(speed) == "Speed" and section_of(size) == "Size"
-    shown = {
-        name: set(re.findall(r"^\[(\d+)\] Page", m[-1].content, re.M))
+    own = {
+        name: set(re.findall(r"^\[(\d+)\] Page", own_sources(m), re.M))
         for name, m in [("speed", speed), ("size", size)]
     }
-    assert shown == {"speed": {"1", "2"}, "size": {"3", "4"}}  # each its own evidence only
+    assert own == {"speed": {"1", "2"}, "size": {"3", "4"}}  # its own evidence first
     assert "summary that opens" in framing[0][0].content
     assert "## Speed" in framing[0][-1].content and "## Size" in framing[0][-1].content
     report = update["report"]
-    assert report.startswith("# zstd and xz\n\n## Summary\n\nzstd is faster [1]")
+    assert report.startswith(f"# {QUESTION}\n\n## Summary\n\nzstd is faster [1]")
     assert report.index("## Speed") < report.index("## Size") < report.index("## Conclusion")
     assert [s.title for s in update["sections"]] == ["Speed", "Size"]
     assert update["report_problem"] == ""
@@ -211,6 +216,7 @@ def test_an_unusable_section_keeps_its_findings_and_the_report_goes_on():
     replies = Replies()
     replies.extend(
         [
+            NOTHING_TO_WEIGH,
             OUTLINE,
             "## Speed\n\nzstd decompresses at 1,500 MB/s [1].",
             "",  # Size: empty, asked again once
@@ -227,7 +233,12 @@ def test_an_unusable_section_keeps_its_findings_and_the_report_goes_on():
 def test_without_a_valid_outline_each_subtask_gets_a_section():
     replies = Replies()
     replies.extend(
-        ["not an outline", "## speed\n\nzstd is fast [1].", "## size\n\nxz is small [3]."]
+        [
+            NOTHING_TO_WEIGH,
+            "not an outline",
+            "## speed\n\nzstd is fast [1].",
+            "## size\n\nxz is small [3].",
+        ]
     )
     replies.extend(["## Summary\n\nzstd is fast [1].", "## Conclusion\n\nDone."])
     update = asyncio.run(synthesize(state(), runs=replies.runs))
@@ -252,6 +263,7 @@ def test_a_gap_round_rewrites_only_the_sections_it_touches():
     replies = Replies()
     replies.extend(
         [
+            NOTHING_TO_WEIGH,
             "## Decompression speed\n\nzstd decompresses at 1,500 MB/s [1], more with threads [3].",
             "## Summary\n\nzstd is fast [1].",
             "## Conclusion\n\nDone.",
@@ -261,13 +273,12 @@ def test_a_gap_round_rewrites_only_the_sections_it_touches():
         worker_results=[SPEED, SIZE, faster],
         iteration=1,
         report="old",
-        report_title="zstd and xz",
         sections=[speed, size],
         gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]),
     )
     update = asyncio.run(refine_report(before, runs=replies.runs))
-    assert len(replies.sent) == 3 and section_of(replies.sent[0]) == "Decompression speed"
-    assert "Current section:" in replies.sent[0][-1].content
+    assert len(replies.sent) == 4 and section_of(replies.sent[1]) == "Decompression speed"
+    assert "Current section:" in replies.sent[1][-1].content
     assert "more with threads [3]" in update["report"]
     assert update["sections"][1] == size  # untouched: kept as written, not re-sent
     assert "xz archives are 8% smaller [2]." in update["report"]
@@ -300,22 +311,27 @@ def test_the_length_setting_sets_sections_and_each_sections_cap(
     assert result["citations"] and all(c.verdict == "supported" for c in result["citations"])
 
 
+def fail_once(marker: str, failed: list):
+    """A fault for the chat stand-in: the first request whose body holds `marker` is refused
+    (400), as a crash mid-node would leave it; `failed` records its number."""
+
+    def fault(number, body):
+        if marker in json.dumps(body) and not failed:
+            failed.append(number)
+            error = {"message": "bad request", "type": "invalid_request_error"}
+            return Reply(400, {"error": error})
+        return None
+
+    return fault
+
+
 def test_a_run_killed_while_writing_does_not_pay_again_for_written_sections(
     chat_server, search_server
 ):
     chat_server.brain.subtasks = 3
     failed = []
 
-    def fail_part_three(number, body):
-        text = json.dumps(body["messages"])
-        if "Section: Part 3" in text and not failed:
-            failed.append(number)
-            return Reply(
-                400, {"error": {"message": "bad request", "type": "invalid_request_error"}}
-            )
-        return None
-
-    chat_server.fault = fail_part_three
+    chat_server.fault = fail_once("Section: Part 3", failed)
     saver, config = InMemorySaver(), {"configurable": {"thread_id": "killed-writer"}}
     context = {**FAST, "max_workers": 1}  # sections one at a time: parts 1 and 2 are written
 
@@ -336,6 +352,26 @@ def test_a_run_killed_while_writing_does_not_pay_again_for_written_sections(
     assert "## Part 3" in result["report"]
 
 
+def test_a_run_killed_after_the_weighing_does_not_send_it_again(chat_server, search_server):
+    """The weighing's answer is saved as it comes back: a crash at the outline resumes there."""
+    failed = []
+    chat_server.fault = fail_once("ReportOutline", failed)
+    saver, config = InMemorySaver(), {"configurable": {"thread_id": "killed-after-weighing"}}
+
+    async def scenario():
+        with contextlib.suppress(Exception):
+            await build_graph(saver).ainvoke({"question": QUESTION, "settings": FAST}, config)
+        before = len(chat_server.chat_requests)
+        result = await build_graph(saver).ainvoke(None, config)
+        return chat_server.chat_requests[before:], result
+
+    again, result = asyncio.run(scenario())
+    assert failed and chat_server.brain.calls["EvidenceWeighing"] == 1
+    resent = [json.dumps(r["body"]) for r in again]
+    assert not any("EvidenceWeighing" in t for t in resent)
+    assert any("ReportOutline" in t for t in resent) and result["stop_reason"]
+
+
 def test_sections_survive_the_checkpoint_serializer():
     """A resumed gap round finds the sections it revises (not blocked as an unknown type)."""
     from deep_research.tools.checkpoints import serializer
@@ -352,7 +388,7 @@ def test_a_local_model_writes_a_brief_report_unless_told_otherwise():
 
 
 def test_the_progress_line_says_how_the_report_was_written():
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
     from deep_research.tools.events import ReportWritten
 
     line = describe(ReportWritten(round=2, chars=900, sections=4, written=1))

@@ -221,3 +221,48 @@ def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(hostile,
     ]
     assert "private folder read" in leaked(hostile, local)  # the operator's folder, by default
     assert "ops-notes.md" in local["sources"][0]["url"]
+
+
+def test_a_refused_update_then_a_goto_leaves_the_thread_answering_and_mendable(
+    tmp_path, chat_server, search_server
+):
+    """A `Command(update=...)` the guard refuses stays among its step's pending writes; a
+    `Command(goto=...)` and a valid update after it made two settings in one step, and every
+    read of the thread answered 400 ("Can receive only one value per step") for good. Now the
+    later update wins: the thread says why it refused, then takes a valid update and finishes."""
+    from langgraph_sdk import get_client
+    from langgraph_sdk.errors import APIStatusError
+
+    async def scenario(url: str) -> list[str]:
+        client = get_client(url=url)
+        thread = (await client.threads.create())["thread_id"]
+        seen: list[str] = []
+
+        async def run(**how) -> None:
+            try:
+                answer = await client.runs.wait(thread, "deep_research", raise_error=False, **how)
+                error = (answer or {}).get("__error__") or {}
+                seen.append(error.get("error") or (answer or {}).get("stop_reason") or "ran")
+            except APIStatusError as error:
+                seen.append(f"HTTP {error.status_code}")
+
+        approving = {**ONE_ROUND, "approve_plan": True}
+        await run(input={"question": "Compare zstd and xz", "settings": approving})
+        await run(command={"update": {"settings": {"search_backend": "local"}}})  # no folder
+        await run(command={"goto": "decompose"})
+        await run(command={"update": {"settings": ONE_ROUND}})
+        state = await client.threads.get_state(thread)  # answered, not 400
+        seen.append(",".join(state["next"]))
+        await run(command={"resume": {"action": "approve"}})
+        return seen
+
+    with dev_server(tmp_path) as url:
+        seen = asyncio.run(scenario(url))
+    assert seen == [
+        "ran",
+        "CallerRefused",
+        "CallerRefused",
+        "ran",
+        "approve_plan",
+        "max_iterations",
+    ]

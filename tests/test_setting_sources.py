@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.setting_sources import add_setting_flags, parse_value, resolve_settings
+from deep_research.service.bad_input import BadInput
+from deep_research.service.setting_sources import add_setting_flags, parse_value, resolve_settings
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -139,7 +139,7 @@ def test_config_shows_the_limits_every_run_of_the_process_shares(tmp_path, monke
 
 def test_every_endpoint_limit_variable_is_known_to_the_typo_check():
     """A process-wide limit's variable (new name or old) is never taken for a mistyped setting."""
-    from deep_research.cli.setting_sources import OTHER_VARIABLES
+    from deep_research.service.setting_sources import OTHER_VARIABLES
     from deep_research.tools.endpoint_limits import VARIABLES
 
     assert {name for pair in VARIABLES.values() for name in pair} <= OTHER_VARIABLES

@@ -17,6 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from deep_research.domain.degenerate import field_problem, prose_problem
+from deep_research.domain.evidence import SectionEvidence, Shown
 from deep_research.evaluation import prompts as judge_prompts
 from deep_research.evaluation.contracts import (
     DIMENSIONS,
@@ -33,15 +34,18 @@ from deep_research.nodes.writing import refine_report, synthesize
 from deep_research.settings import Settings
 from deep_research.state import (
     Budget,
+    EvidenceWeighing,
     Finding,
     GapAnalysis,
     GapCheck,
     OutlineSection,
     PairVerdicts,
     QualityAssessment,
+    Quote,
     ReportOutline,
     ReportSection,
     SearchHit,
+    SetAside,
     SourceEvidence,
     StatementRewrites,
     SubTask,
@@ -75,6 +79,7 @@ HITS = [
 SOURCES = [
     SourceEvidence(id=n, url=h.url, title=h.title, excerpt=h.content) for n, h in enumerate(HITS, 1)
 ]
+QUOTES = [Quote(source_id=s.id, text=s.excerpt) for s in SOURCES]
 SUBTASK = SubTask(
     id=1, description=QUESTION, search_queries=[QUESTION], complexity="simple", perspective=""
 )
@@ -137,7 +142,7 @@ def valid_replies() -> list[tuple[type[BaseModel], dict, list]]:
     cases.append((GapCheck, {"gaps": [QUESTION], "next_queries": [QUESTION]}, gap_check))
     outline = prompts.outline(QUESTION, [RESULT], SOURCES, (1, 3), 8000, language="en")
     section = {"title": "Speed", "question": QUESTION, "source_ids": [1]}  # may quote it
-    cases.append((ReportOutline, {"title": QUESTION, "sections": [section]}, outline))
+    cases.append((ReportOutline, {"sections": [section]}, outline))
     dims = dict.fromkeys(
         ["completeness", "accuracy", "depth", "structure", "readability", "source_quality"], 70
     )
@@ -149,6 +154,21 @@ def valid_replies() -> list[tuple[type[BaseModel], dict, list]]:
             "another_round_worthwhile": worthwhile,
         }
         cases.append((QualityAssessment, reply, review))
+    # the reviewer names unused evidence by number and copies a statement from the report
+    copied = {"omitted": [1], "other_entity": ["zstd decodes fast [1]."]}
+    cases.append((QualityAssessment, reply | copied, review))
+    weigh = prompts.weigh(QUESTION, prompts.weigh_blocks(QUOTES, SOURCES), 8000, language="en")
+    for reason in values(SetAside.model_fields["reason"].annotation):
+        reply = {
+            "disagreements": [
+                # a subject may quote the question; the why may quote the evidence verbatim
+                {"subject": QUESTION, "items": [1, 2], "current": 2, "why": quote},
+                {"subject": "dictionary compression", "items": [1, 2], "current": None},
+            ],
+            "set_aside": [{"item": 1, "reason": reason, "note": QUOTES[0].text}],
+        }
+        cases.append((EvidenceWeighing, reply, weigh))
+    cases.append((EvidenceWeighing, {"disagreements": [], "set_aside": []}, weigh))
     for verdict in values(
         PairVerdicts.model_fields["verdicts"]
         .annotation.__args__[0]
@@ -206,8 +226,9 @@ PART = OutlineSection(title="Speed", question="Which decodes faster?", source_id
 
 def section_prompt() -> list:
     """What a section's writer is sent: its own notes and sources."""
+    evidence = SectionEvidence([Shown(s, s.excerpt) for s in SOURCES], [], [])
     return prompts.section(
-        QUESTION, "zstd and xz", PART, [], [RESULT], SOURCES, 300, 8000, language="en"
+        QUESTION, "zstd and xz", PART, [], [RESULT], evidence, 300, 8000, language="en"
     )
 
 
@@ -277,14 +298,15 @@ def writer_state(**extra) -> dict:
     }
 
 
-OUTLINE = {"title": "zstd and xz", "sections": [PART.model_dump()]}
+OUTLINE = {"sections": [PART.model_dump()]}
+NOTHING_TO_WEIGH = {"disagreements": [], "set_aside": []}
 
 
 def test_a_report_citing_no_given_source_becomes_the_honest_note(replies):
     fake = "# Changes\n\n<li>v1.5.6</li> [7]\n\n<li>v1.5.5</li> [9]"
-    replies.extend([OUTLINE, fake, fake])  # the section is asked again once, then marked
+    replies.extend([NOTHING_TO_WEIGH, OUTLINE, fake, fake])  # asked again once, then marked
     update = asyncio.run(synthesize(writer_state(), runs=replies.runs))
-    assert len(replies.sent) == 3
+    assert len(replies.sent) == 4
     assert "cites none of the 2 numbered sources" in update["report_problem"]
     assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
     assert "zstd has a very fast decoder [1]" in update["report"]  # the findings are kept
@@ -296,7 +318,7 @@ def test_a_report_of_markers_and_made_up_addresses_becomes_the_honest_note(repli
     fake = (
         "[1] https://www.zhihu.com/question/27045839\n[2] https://www.zhihu.com/question/28501286"
     )
-    replies.extend([OUTLINE, fake, fake])
+    replies.extend([NOTHING_TO_WEIGH, OUTLINE, fake, fake])
     update = asyncio.run(synthesize(writer_state(), runs=replies.runs))
     assert "no text of its own" in update["report_problem"]
     assert update["report"].startswith(f"# {QUESTION}\n\n**No report")
@@ -310,17 +332,17 @@ def test_a_revision_may_cite_the_earlier_rounds_sources(replies):
     old = old.model_copy(update={"question": QUESTION, "source_ids": [1]})
     state = writer_state(
         report="# zstd and xz\n\n## Speed\n\nzstd decodes fast [1].",
-        report_title="zstd and xz",
         sections=[old],
         worker_results=[RESULT, second],
         iteration=1,
         gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]),
     )
     revised = "## Speed\n\nzstd decodes very fast [1]."  # cites a source of round 1 only
-    replies.extend([revised, "## Summary\n\nzstd decodes very fast [1].", "## Conclusion\n\nDone."])
+    summary = "## Summary\n\nzstd decodes very fast [1]."
+    replies.extend([NOTHING_TO_WEIGH, revised, summary, "## Conclusion\n\nDone."])
     update = asyncio.run(refine_report(state, runs=replies.runs))
     assert update["report_problem"] == "" and "zstd decodes very fast [1]." in update["report"]
-    assert update["report"].startswith("# zstd and xz\n\n## Summary")
+    assert update["report"].startswith(f"# {QUESTION}\n\n## Summary")
 
 
 def worker_state() -> dict:

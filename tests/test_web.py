@@ -48,10 +48,13 @@ def browser():
 
 
 @pytest.fixture
-def web(tmp_path, chat_server, search_server):
-    """The web app on a free loopback port, its store in the test's folder."""
+def web(request, tmp_path, chat_server, search_server):
+    """The web app on a free loopback port, its store in the test's folder (flags from a test's
+    `web_flags` mark)."""
     chat_server.latency = 0.05
-    server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log").start()
+    mark = request.node.get_closest_marker("web_flags")
+    flags = mark.args if mark else ()
+    server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log", *flags).start()
     yield server
     server.stop()
 
@@ -150,7 +153,7 @@ def test_ask_watch_read_downloads_match_the_cli_export(browser, web, tmp_path, c
 
     cli = tmp_path / "cli"
     files = [cli / f"report.{ext}" for ext in ("md", "html")]
-    args = ["export", thread_id, "--checkpoint-db", str(web.store)]
+    args = ["export", thread_id, "--checkpoint-db", str(web.store), "--all-doors"]  # a web run
     cli_command([*args, *(a for f in files for a in ("--output", str(f)))])
     for file in files:
         with page.expect_download() as got:
@@ -368,6 +371,7 @@ def test_the_keyboard_alone_starts_watches_and_reads(browser, web):
     expect(page.locator("sup.cite a").first).to_be_visible()
 
 
+@pytest.mark.web_flags("--all-doors")  # the operator lets the app show the terminal's runs
 def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, web, tmp_path):
     quick = ["--max-iterations", "1", "--min-iterations", "1", "--quiet"]
     store = ["--checkpoint-db", str(web.store), "--thread-id", "from-the-cli"]

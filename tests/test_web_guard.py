@@ -5,14 +5,16 @@ each user sees only their runs, and a form sets only what the operator allows.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 
 import httpx
 import pytest
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.cli.parser import parse_command_line
-from deep_research.web.command import guard_of
+from deep_research.cli.serve_web import guard_of
+from deep_research.service.admission import Admission, Operator
+from deep_research.service.bad_input import BadInput
 from deep_research.web.forms import FormErrors, checked_input, options_of
 
 from web_harness import WebServer
@@ -29,11 +31,21 @@ def csrf_of(client: httpx.Client, url: str) -> str:
     return found.group(1)
 
 
+def sign_in_form(page: str) -> dict[str, str]:
+    """The hidden fields of the sign-in page's form (what its button posts)."""
+    return dict(re.findall(r'name="(csrf|token|next)" value="([^"]*)"', page))
+
+
 @pytest.fixture
 def web(tmp_path, chat_server, search_server):
     server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log").start()
     yield server
     server.stop()
+
+
+def operator(given: dict) -> Admission:
+    """The admission of a remote door whose operator set `given`."""
+    return Admission(Operator(given, remote=True))
 
 
 def test_a_state_changing_request_needs_the_pages_token_and_its_own_origin(web):
@@ -71,9 +83,11 @@ def test_tokens_keep_each_users_runs_their_own(tmp_path, chat_server, search_ser
             httpx.get(f"{server.url}/", headers={"authorization": "Bearer nope"}).status_code == 401
         )
         with httpx.Client(base_url=server.url) as alice:
-            link = alice.get(f"/?token={ALICE}")  # a link with the token sets its cookie
-            assert link.status_code == 303 and "dr_token" in link.headers["set-cookie"]
-            alice.cookies.set("dr_token", ALICE)
+            link = alice.get(f"/?token={ALICE}")  # a link offers to sign in, naming the user
+            assert link.status_code == 200 and "Sign in as alice" in link.text
+            assert "dr_token" not in link.headers.get("set-cookie", "")
+            signed = alice.post("/sign-in", data=sign_in_form(link.text))
+            assert signed.status_code == 303 and "dr_token" in signed.headers["set-cookie"]
             token = csrf_of(alice, "/")
             form = {"question": "Alice asks about zstd", "preset": "quick", "csrf": token}
             run = alice.post("/runs", data=form).headers["location"]
@@ -160,16 +174,102 @@ def test_a_corpus_outside_the_servers_folder_is_refused_beside_its_field(tmp_pat
     inside.mkdir()
     form = {"question": "q about zstd", "search_backend": "local", "corpus_dir": "../../etc"}
     with pytest.raises(FormErrors) as caught:
-        asyncio.run(checked_input(form, {"corpus_dir": str(inside)}))
+        asyncio.run(checked_input(form, operator({"corpus_dir": str(inside)})))
     assert "not inside" in caught.value.errors["corpus_dir"]
 
 
 def test_a_depth_above_the_operators_ceiling_is_refused_beside_the_depth():
     form = {"question": "q about zstd", "preset": "thorough"}
     with pytest.raises(FormErrors) as caught:
-        asyncio.run(checked_input(form, {"max_iterations": 2, "min_iterations": 1}))
+        asyncio.run(checked_input(form, operator({"max_iterations": 2, "min_iterations": 1})))
     assert "above this server's ceiling 2" in caught.value.errors["preset"]
     budget = {"question": "q about zstd", "preset": "quick", "max_search_calls": "50"}
     with pytest.raises(FormErrors) as caught:
-        asyncio.run(checked_input(budget, {"max_search_calls": 10}))
+        asyncio.run(checked_input(budget, operator({"max_search_calls": 10})))
     assert "ceiling 10" in caught.value.errors["max_search_calls"]
+
+
+@contextlib.asynccontextmanager
+async def in_process(tmp_path, guard):
+    """The web app in this process (no server socket), a client on its loopback name."""
+    from deep_research.web.app import serving
+
+    async with serving(str(tmp_path / "store.sqlite"), QUICK_SERVER, guard) as app:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            yield client
+
+
+QUICK_SERVER = {"max_iterations": 1, "min_iterations": 1}
+
+
+def tokens_guard():
+    from deep_research.web.guard import Guard
+
+    return Guard(["127.0.0.1"], tokens={ALICE: "alice", BOB: "bob"})
+
+
+def test_a_token_link_never_swaps_a_session_nor_leads_off_the_site(tmp_path):
+    async def scenario() -> None:
+        async with in_process(tmp_path, tokens_guard()) as client:
+            client.cookies.set("dr_token", BOB)  # Bob is signed in; Alice's link reaches him
+            link = await client.get(f"/runs?token={ALICE}")
+            assert link.status_code == 200 and "dr_token" not in str(link.headers)
+            assert "You are signed in as bob" in link.text and "Sign in as alice" in link.text
+            still = await client.get("/runs")  # his session is his: nothing was swapped
+            assert still.status_code == 200
+            assert client.cookies.get("dr_token") == BOB
+            off_site = "http://127.0.0.1//evil.example/?token="  # a path a browser reads as a host
+            away = await client.get(httpx.URL(off_site + BOB))  # his own link: back, on this site
+            assert away.status_code == 303 and away.headers["location"] == "/evil.example/"
+            other = await client.get(httpx.URL(off_site + ALICE))
+            assert sign_in_form(other.text)["next"] == "/evil.example/"
+            forged = await client.post("/sign-in", data={**sign_in_form(other.text), "csrf": "x"})
+            assert forged.status_code == 403 and client.cookies.get("dr_token") == BOB
+
+    asyncio.run(scenario())
+
+
+def test_a_large_or_multipart_body_is_refused_before_it_is_read(tmp_path):
+    sent = {"bytes": 0}
+
+    async def body(total: int):
+        chunk = b"a" * 65536
+        while sent["bytes"] < total:
+            sent["bytes"] += len(chunk)
+            yield chunk
+
+    async def scenario() -> tuple[int, int, int]:
+        async with in_process(tmp_path, tokens_guard()) as client:
+            client.cookies.set("dr_token", ALICE)
+            multipart = {"content-type": "multipart/form-data; boundary=x"}
+            typed = await client.post("/runs", content=body(1 << 30), headers=multipart)
+            read_multipart = sent["bytes"]
+            sent["bytes"] = 0
+            form = {"content-type": "application/x-www-form-urlencoded"}
+            large = await client.post("/runs", content=body(1 << 30), headers=form)
+            return typed.status_code, read_multipart, large.status_code
+
+    typed, read_multipart, large = asyncio.run(scenario())
+    assert (typed, large) == (415, 413)
+    assert read_multipart <= 65536 and sent["bytes"] <= 512 * 1024  # not 1 GiB, not to disk
+
+
+def test_an_event_id_that_is_no_number_starts_from_the_beginning(
+    tmp_path, chat_server, search_server
+):
+    async def scenario() -> list[int]:
+        async with in_process(tmp_path, tokens_guard()) as client:
+            client.cookies.set("dr_token", ALICE)
+            token = re.search(r'name="csrf" value="([^"]+)"', (await client.get("/")).text)[1]
+            form = {"question": "Compare zstd and xz", "preset": "quick", "csrf": token}
+            run = (await client.post("/runs", data=form)).headers["location"]
+            codes = []
+            for asked in ({"params": {"after": "²"}}, {"headers": {"last-event-id": "9" * 5000}}):
+                async with client.stream("GET", f"{run}/events", **asked) as answer:
+                    codes.append(answer.status_code)
+                    text = "".join([chunk async for chunk in answer.aiter_text()])
+                    assert "event: end" in text and "Traceback" not in text
+            return codes
+
+    assert asyncio.run(scenario()) == [200, 200]

@@ -8,9 +8,15 @@ import asyncio
 
 import pytest
 
-from deep_research.server.arguments import ResearchOptions, over_a_ceiling
+from deep_research.service.admission import Admission, Operator
+from deep_research.service.options import ResearchOptions, over_a_ceiling
 from deep_research.settings import Settings
 from deep_research.web.forms import FormErrors, checked_input, options_of
+
+
+def operator(given: dict) -> Admission:
+    """The admission of a remote door whose operator set `given`."""
+    return Admission(Operator(given, remote=True))
 
 
 def test_domains_typed_with_commas_or_lines_become_a_list():
@@ -63,7 +69,7 @@ def test_the_operators_filters_are_never_widened():
 def test_the_web_form_shows_a_widened_filter_beside_its_field():
     form = {"question": "Compare zstd and xz", "include_domains": "example.com"}
     with pytest.raises(FormErrors) as refused:
-        asyncio.run(checked_input(form, {"include_domains": ["nature.com"]}))
+        asyncio.run(checked_input(form, operator({"include_domains": ["nature.com"]})))
     assert "--include-domains" in refused.value.errors["include_domains"]
 
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from deep_research.domain.verbatim import best_sentences, verbatim
-from deep_research.nodes.worker_steps import act, decide, report_findings
+from deep_research.nodes.worker_steps import act, decide, observe, report_findings
 from deep_research.settings import Settings
 from deep_research.state import (
     Budget,
@@ -68,7 +68,7 @@ def worker(site_url: str = "https://a.example", **extra) -> dict:
             search_queries=["archive ratio"],
             complexity="simple",
         ),
-        "budget": Budget(max_queries=3, max_cycles=1, max_pages=2),
+        "budget": Budget(max_queries=3, max_cycles=1, max_pages=2, max_rounds=2),
         "round": 1,
         "settings": SETTINGS,
         "run_id": f"tools-{id(extra)}",
@@ -137,6 +137,30 @@ def test_decide_asks_for_tool_calls_and_keeps_them_for_act(replies):
     assert "https://a.example/hub" in replies.sent[0][1].content
 
 
+def test_nothing_is_spent_before_the_model_chooses_its_first_searches(replies):
+    uncapped = Budget(max_queries=3, max_cycles=1, max_rounds=2)  # pages: drawn from the run
+    fresh = worker(sent_queries=[], cycles_used=0, hits=[], budget=uncapped)
+    assert asyncio.run(observe(fresh, runs=replies.runs)) == {}  # no search sent for it
+    replies.append(tagged(("web_search", {"queries": ["archive ratio 2024"]})))
+    update = asyncio.run(decide(fresh, runs=replies.runs))
+    assert [c.name for c in update["pending_round"].calls] == ["web_search"]
+    system, user = (m.content for m in replies.sent[0])
+    assert "- web_search:" in system and "- read_page:" not in system  # nothing to read yet
+    assert 'Suggested first searches (use, change or replace them): ["archive ratio"]' in user
+    assert "Budget left: 3 searches, 60 page reads, 2 rounds" in user  # the run's 60: one worker
+
+
+def test_a_model_that_makes_no_call_before_any_search_starts_the_fixed_loop_with_the_plan(
+    replies,
+):
+    replies.append("I would rather not use tools.")
+    fresh = worker(sent_queries=[], cycles_used=0, hits=[])
+    update = asyncio.run(decide(fresh, runs=replies.runs))
+    assert update["tool_protocol"] == "fixed"
+    assert update["pending_queries"] == ["archive ratio"]  # the planner's, in the next observe
+    assert update["usage"].llm_calls == 1  # no gap check over no evidence
+
+
 def test_a_model_without_a_usable_call_falls_back_to_the_fixed_loop(replies):
     replies.append("I think the answer is probably on the internet. <tool_call>{oops")
     replies.append({"gaps": ["ratios"], "next_queries": ["archive ratio 2024"]})  # the gap check
@@ -175,7 +199,8 @@ def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, sit
     update = asyncio.run(act(state, runs=replies.runs))
     (page,) = update["read_pages"]
     assert page.quotes == [PageQuote(text=real["text"], claim="40 archives")]
-    assert page.links == [f"{site.url}/deep"]  # absolute, no fragment, no nav, no mailto
+    assert [link.url for link in page.links] == [f"{site.url}/deep"]  # no nav, no mailto
+    assert page.links[0].text == "the deep page" and page.links[0].in_text
     assert "Quotes kept" in update["tool_rounds"][0].results[0]
     assert update["pending_round"] is None and update["usage"].llm_calls == 1
     assert site.served == ["/hub"]
@@ -289,7 +314,7 @@ def test_a_page_read_once_the_run_budget_is_spent_is_quoted_without_a_model_call
 
 
 def test_the_progress_says_what_a_worker_did_and_when_it_fell_back():
-    from deep_research.cli.progress import describe
+    from deep_research.service.event_lines import describe
     from deep_research.tools.events import ToolProtocolSettled, WorkerActed, WorkerFellBack
 
     where = dict(
@@ -345,10 +370,11 @@ def test_a_page_read_keeps_no_control_character_and_no_link_the_run_may_not_foll
     update = asyncio.run(act(state, runs=replies.runs))
     (page,) = update["read_pages"]
     assert page.quotes and page.title == "Dirty[31m title"
-    kept = " ".join([page.title, *(q.text for q in page.quotes), *page.links])
+    words = [w for link in page.links for w in (link.url, link.text, link.context)]
+    kept = " ".join([page.title, *(q.text for q in page.quotes), *words])
     assert "measured 40 archives in total" in kept
     assert not any((ord(c) < 32 and c not in "\n\t\r") or c == "\x7f" for c in kept)
-    assert page.links == [f"{page_server.url}/deep"]  # the excluded domain's link is gone
+    assert [link.url for link in page.links] == [f"{page_server.url}/deep"]  # excluded: gone
 
 
 class Answers:

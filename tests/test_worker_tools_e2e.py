@@ -22,7 +22,7 @@ from deep_research.tools.events import WorkerActed, WorkerFellBack
 from deep_research.tools.process_wide import current
 
 from checkpoint_probe import wait_until
-from graph_stream import streamed_run
+from graph_stream import TOOL_WORKER, streamed_run
 from stand_ins.search import slug
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,14 +33,7 @@ HUB = """<html><head><title>Archive survey</title></head><body>
 <p>The ratios are on <a href="/deep">the detail page</a>.</p></body></html>"""
 DEEP = """<html><head><title>Details</title></head><body>
 <p>Deep down, the ratio was 11.2 to 1 for logs.</p></body></html>"""
-TOOLS = {
-    "worker_tools": "auto",
-    "fetch_private_addresses": True,  # the site is on loopback
-    "max_iterations": 1,
-    "min_iterations": 1,
-    "model_retries": 0,
-    "search_retries": 0,
-}
+TOOLS = TOOL_WORKER
 
 
 @pytest.fixture
@@ -78,14 +71,17 @@ def test_native_tools_read_pages_two_hops_deep_and_the_quotes_reach_the_writer(c
     assert values["stop_reason"] == "max_iterations"
     decides = decide_requests(chat_server)
     assert decides and all(b.get("tools") for b in decides)  # native: the toolbox as `tools`
-    assert {t["function"]["name"] for t in decides[0]["tools"]} >= {"read_page", "finish"}
+    first, *later = [{t["function"]["name"] for t in b["tools"]} for b in decides]
+    assert first == {"web_search", "finish"}  # nothing searched for it: its own first searches
+    assert later and later[0] >= {"read_page", "finish"}
     assert "/hub" in site.served and "/deep" in site.served  # the link was followed
     prompt = writer_prompt(chat_server)
     assert "measured 40 archives" in prompt and "11.2 to 1" in prompt  # quotes, not snippets
     urls = {s.url for s in values["sources"]}
     assert f"{site.url}/deep" in urls
     acted = [e for e in events if isinstance(e, WorkerActed)]
-    assert acted and acted[0].protocol == "native" and acted[0].calls["read_page"] >= 1
+    assert acted and acted[0].protocol == "native" and acted[0].calls == {"web_search": 1}
+    assert acted[1].calls["read_page"] >= 1
     endpoint = f"{chat_server.url}/v1"
     assert current().tool_protocols.settled_method(endpoint, "stand-in-model") == "native"
 
@@ -93,14 +89,16 @@ def test_native_tools_read_pages_two_hops_deep_and_the_quotes_reach_the_writer(c
 def test_budgets_hold_whatever_the_model_asks_for(chat_server, search_server, site):
     chat_server.brain.tools.pages_per_round = 10
     chat_server.brain.tools.mode = "search"  # searches and reads every round
-    _, events = run("How well do log archives compress?", max_pages=2, max_queries=3)
+    _, events = run(
+        "How well do log archives compress?", max_pages=2, max_queries=3, worker_max_rounds=3
+    )
     assert len(site.served) == 2  # the worker's page reads, counted at the site
     shown = [(e.cycles_used, e.max_cycles) for e in events if e.event == "worker"]
     assert shown and all(used <= cap for used, cap in shown), shown  # never "cycles 3/1"
     acted = [(e.cycles_used, e.max_cycles) for e in events if isinstance(e, WorkerActed)]
-    assert acted and acted == [(n + 1, 2) for n in range(len(acted))]  # rounds, max_cycles + 1
-    assert len(search_server.queries) == 3  # the planner's 2, and 1 of the model's 4
-    assert len(decide_requests(chat_server)) <= 2  # max_cycles (1) + 1 decide rounds
+    assert acted and acted == [(n + 1, 3) for n in range(len(acted))]  # worker_max_rounds
+    assert len(search_server.queries) == 3  # the model's own: the 2 suggested, 1 of 2 more
+    assert len(decide_requests(chat_server)) <= 3  # worker_max_rounds decide rounds
     skipped = chat_server.brain.tools.decisions
     assert sum(name == "read_page" for calls in skipped for name, _ in calls) > 2
 
@@ -298,7 +296,16 @@ def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
     answered = [r for r in chat_server.chat_requests if r["status"] == 200]
     before = len(chat_server.chat_requests)
     resumed = subprocess.run(
-        [*cli, "resume", thread, "--json", str(tmp_path / "r.json"), "--quiet"],
+        [
+            *cli,
+            "resume",
+            thread,
+            "--json",
+            str(tmp_path / "r.json"),
+            "--quiet",
+            "--set",
+            "fetch_private_addresses=true",
+        ],  # never taken from the store: given again
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -102,7 +102,7 @@ class WebServer:
         """The run's event log as the store holds it: (seq, kind, data)."""
         with contextlib.closing(sqlite3.connect(self.store)) as db:
             rows = db.execute(
-                "SELECT seq, kind, data FROM web_events WHERE thread_id = ? ORDER BY seq",
+                "SELECT seq, kind, data FROM run_events WHERE thread_id = ? ORDER BY seq",
                 (thread_id,),
             ).fetchall()
         return [(s, k, json.loads(d)) for s, k, d in rows]

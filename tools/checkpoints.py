@@ -63,6 +63,13 @@ STATE_TYPES = (
     state.Clarification,
     state.ClarifyReply,
     state.Clarified,
+    state.Disagreement,
+    state.SetAside,
+    state.EvidenceWeighing,
+    state.Conflict,
+    state.SetAsideQuote,
+    state.WeighedEvidence,
+    state.PageLink,
 )
 """Every contract of `state.py` (a test keeps the list whole): a type left out comes back from
 a saved checkpoint as a plain dict."""

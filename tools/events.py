@@ -234,13 +234,16 @@ class ContextWindowFound(_Event):
 
 
 class EarlierReportKept(_Event):
-    """The run hands back an earlier report: it scored higher than the last round's."""
+    """The run hands back an earlier report: it scored higher than the last round's; it is
+    revised with what later rounds found (`revised_with`), or unchanged when they found
+    nothing."""
 
     event: Literal["earlier_report"] = "earlier_report"
     round: int  # the round that wrote the report handed back
     score: float
     last_round: int
     last_score: float | None  # None: no review could score the last round's report
+    revised_with: list[int] = []  # the later rounds whose findings were written into it
 
 
 class RunSpent(_Event):

@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 from itertools import zip_longest
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from deep_research.domain.sources import normalize_url
 from deep_research.state import SearchHit
@@ -16,6 +17,15 @@ from deep_research.tools.checkpoints import data_dir
 from deep_research.tools.corpus import LocalCorpus
 from deep_research.tools.corpus.index import named_folder
 from deep_research.tools.search.base import SearchBackend, rank_score
+
+
+@runtime_checkable
+class KnowsLanguages(Protocol):
+    """A backend that can say which languages its documents are in (the user's folder)."""
+
+    async def languages(self) -> dict[str, int]:
+        """Language codes and how many documents are in each, most first."""
+        ...
 
 
 def index_path(corpus_dir: str | Path | None) -> Path:
@@ -42,12 +52,21 @@ class LocalSearch:
         self._corpus: LocalCorpus | None = None
         self._opening = asyncio.Lock()
 
-    async def search(self, query: str, max_results: int) -> list[SearchHit]:
-        """The best passages for a query, one per document section."""
+    async def _opened(self) -> LocalCorpus:
+        """The folder's index, opened once (off the event loop)."""
         async with self._opening:
             if self._corpus is None:
                 self._corpus = await asyncio.to_thread(open_corpus, self._folder)
-        return await self._corpus.asearch(query, max_results)
+        return self._corpus
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        """The best passages for a query, one per document section."""
+        return await (await self._opened()).asearch(query, max_results)
+
+    async def languages(self) -> dict[str, int]:
+        """The languages of the folder's documents, with how many are in each."""
+        corpus = await self._opened()
+        return await asyncio.to_thread(corpus.languages)
 
 
 class HybridSearch:
@@ -60,6 +79,10 @@ class HybridSearch:
     def local(self) -> SearchBackend:
         """The folder's search alone (a worker's `search_documents` tool)."""
         return self._local
+
+    async def languages(self) -> dict[str, int]:
+        """The languages of the folder's documents (the web's are the model's guess)."""
+        return await self._local.languages() if isinstance(self._local, LocalSearch) else {}
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Local and web hits alternately (local first), without duplicates, scored in that order.

@@ -16,19 +16,21 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from deep_research.domain.budgets import cost_usd
+from deep_research.domain.budgets import cost_usd, fair_share
 from deep_research.domain.run_ledger import RunLedger
 from deep_research.settings import Settings, settings_from
 from deep_research.state import Usage
 from deep_research.tools.call_stats import CallStats
+from deep_research.tools.corpus.index import CorpusError
 from deep_research.tools.endpoint_limits import Endpoint
 from deep_research.tools.events import RunSpent, emit
-from deep_research.tools.local_search import HybridSearch
+from deep_research.tools.local_search import HybridSearch, KnowsLanguages
 from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import ModelSource, chat_model
 from deep_research.tools.process_wide import ProcessWide, current
@@ -63,11 +65,13 @@ class RunResources:
     models: ModelSource = chat_model  # where the run's model client gets each role's model
     process: ProcessWide = field(default_factory=current)  # every run's gates and memories
     dropped_addresses: set[str] = field(default_factory=set)  # said once a run, not per search
+    finished_workers: set[Hashable] = field(default_factory=set)  # `worker_key`s, this process
     _search_cache: SearchCache | None = None
     _pages: PageFetcher | None = None
     _web_cache: SearchCache | None = None
     _documents_cache: SearchCache | None = None
     _spent_told_at: float = float("-inf")  # when the last RunSpent event went out
+    _languages: dict[str, int] | None = None  # of the documents searched, once asked
 
     @property
     def search_cache(self) -> SearchCache:
@@ -84,7 +88,8 @@ class RunResources:
         """The run's guarded page reader for workers' `read_page` calls (each URL once, within
         `max_page_fetches`; no private address unless allowed), built when first asked."""
         if self._pages is None:
-            self._pages = PageFetcher(self.settings, self.process.search_clients.tls())
+            book = partial(self.ledger.take_page, self.settings)
+            self._pages = PageFetcher(self.settings, self.process.search_clients.tls(), book)
         return self._pages
 
     @staticmethod
@@ -124,6 +129,21 @@ class RunResources:
             self._documents_cache = SearchCache(filtered(backend.local))
         return self._documents_cache
 
+    async def document_languages(self) -> dict[str, int]:
+        """The languages of the documents the run searches (a folder, alone or beside the
+        web), with how many are in each; none for the web alone, or when the folder cannot be
+        read (its search then says why). Asked once per run."""
+        if self.settings.search_backend not in ("local", "hybrid"):
+            return {}
+        if self._languages is None:
+            backend, _ = self._unfiltered(self.web_cache.backend)
+            try:
+                found = await backend.languages() if isinstance(backend, KnowsLanguages) else {}
+            except CorpusError:  # the first search reports it, as it did before
+                found = {}
+            self._languages = found
+        return self._languages
+
     def close(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""
         if self._search_cache is not None:
@@ -155,6 +175,17 @@ class RunResources:
                     cost_usd=cost_usd(spent, self.settings),
                 )
             )
+
+    def share(self, worker: dict, left: int) -> int:
+        """`worker`'s fair share now (`domain.budgets.fair_share`) of a run budget with `left`
+        units: shared with the workers of its fan-out (`siblings`: a relay's still to come
+        among them) that have not finished, itself included; a later round draws what this one
+        leaves. A worker that finished before a resume in another process counts as
+        unfinished: a smaller share, never an overspent budget."""
+        round_ = worker["round"]
+        siblings = set(worker.get("siblings") or [worker["subtask"].id])
+        unfinished = sum((round_, i) not in self.finished_workers for i in siblings)
+        return fair_share(left, unfinished)
 
     def model_client(self) -> ModelClient:
         """The run's model client: the run's call slots, its ledger and its call figures."""

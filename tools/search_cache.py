@@ -11,6 +11,7 @@ import asyncio
 from deep_research.domain.distinct import text_key
 from deep_research.state import SearchHit
 from deep_research.tools.search.base import HoldsConnections, SearchBackend
+from deep_research.tools.secrets import redact_hit
 
 
 class SharedSearchFailure(RuntimeError):
@@ -55,5 +56,6 @@ class SearchCache:
             future.set_exception(error)
             future.exception()  # marks it retrieved when nobody else was waiting
             raise
+        hits = [redact_hit(hit) for hit in hits]  # where a search's answer enters the run
         future.set_result(hits)
         return hits, False

@@ -1,4 +1,6 @@
-"""Keep secrets out of everything a run writes: errors quoted into state, logs and reports.
+"""Keep secrets out of everything a run writes: errors quoted into state, logs and reports, and
+every outside text where it enters (a model's reply, a search hit, a page, a tool's answer: a
+server that echoes the caller's key in a successful answer would otherwise spread it).
 
 Two kinds: the values of the key variables, and the password of any URL
 (`postgresql://user:secret@host/db` is shown as `postgresql://user:***@host/db`).
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any, Protocol, TypeVar
 
 SECRET_VARIABLES = (
     "OPENAI_API_KEY",
@@ -15,6 +18,13 @@ SECRET_VARIABLES = (
     "BOCHA_API_KEY",
     "DEEP_RESEARCH_JUDGE_API_KEY",
 )
+
+
+class _Copyable(Protocol):
+    def model_copy(self, *, update: dict) -> Any: ...
+
+
+SearchHitLike = TypeVar("SearchHitLike", bound=_Copyable)
 MIN_SECRET_LENGTH = 8  # shorter values are placeholders, and masking them would garble text
 URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*):\S*@")
 """`user:password@`: the password runs to the last `@` of the address (it may hold `/` or `@`)."""
@@ -39,15 +49,22 @@ def redact(text: str) -> str:
     return mask_url_passwords(text)
 
 
-def _redacted(value: object) -> object:
+def redacted(value: Any) -> Any:
     """`value` with `redact` applied to its text, inside plain dicts, lists and tuples too."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
+        return {key: redacted(item) for key, item in value.items()}
     if type(value) in (list, tuple):
-        return type(value)(_redacted(item) for item in value)
+        return type(value)(redacted(item) for item in value)
     return value
+
+
+def redact_hit(hit: SearchHitLike) -> SearchHitLike:
+    """A search hit (or any model with text fields) with every secret value removed from its
+    text: where a search's answer, a page or a tool's answer enters."""
+    update = {name: redact(value) for name, value in vars(hit).items() if isinstance(value, str)}
+    return hit.model_copy(update=update)
 
 
 def redact_error(error: BaseException) -> BaseException:
@@ -57,9 +74,9 @@ def redact_error(error: BaseException) -> BaseException:
     holder of it sees the change: what LangGraph saves of a failed task (its repr, in the
     checkpoint's `__error__` write) and what reaches logs hold no key a server echoed.
     """
-    error.args = tuple(_redacted(arg) for arg in error.args)
+    error.args = tuple(redacted(arg) for arg in error.args)
     for name, value in list(vars(error).items()):
-        cleaned = _redacted(value)
+        cleaned = redacted(value)
         if cleaned is not value:
             setattr(error, name, cleaned)
     return error

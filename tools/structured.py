@@ -57,7 +57,7 @@ from deep_research.tools.model_client import ModelClient
 from deep_research.tools.models import base_url_of, is_openai_compatible
 from deep_research.tools.refusals import refuses, too_long, window_named
 from deep_research.tools.retry_policy import is_transient, retry_delay
-from deep_research.tools.secrets import redact
+from deep_research.tools.secrets import redact, redacted
 from deep_research.tools.streaming import EmptyStream, ReplyTooLong, StreamedReply, stream_reply
 
 Contract = TypeVar("Contract", bound=BaseModel)
@@ -225,7 +225,22 @@ async def _stream_or_explain(
         stream_chunks=reply.chunks,
         usage_estimated=reply.usage_estimated,
     )
-    return reply.message
+    return redact_reply(reply.message)  # before `durable` saves it: a server may echo a key
+
+
+def redact_reply(message: AIMessage) -> AIMessage:
+    """A model's reply with every known secret value removed where it enters: its text, its
+    tool calls' arguments, and the fields a server added (a proxy or a server that reflects
+    the caller's key in a successful answer would otherwise put it in state, checkpoints,
+    reports and progress)."""
+    return message.model_copy(
+        update={
+            "content": redacted(message.content),
+            "tool_calls": redacted(message.tool_calls),
+            "invalid_tool_calls": redacted(message.invalid_tool_calls),
+            "additional_kwargs": redacted(message.additional_kwargs),
+        }
+    )
 
 
 def _prepared(

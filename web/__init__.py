@@ -1,1 +1,1 @@
-"""`deep-research web`: ask, watch, steer and read research in a browser (`web.command`)."""
+"""`deep-research web`: ask, watch, steer and read research in a browser (`cli.serve_web`)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from importlib.resources import files
 from typing import Any
@@ -21,14 +22,17 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.follow_up import follow_up_from
-from deep_research.cli.preflight import check_credentials
 from deep_research.domain.labels import score_text
 from deep_research.export.facts import facts_of
 from deep_research.export.formats import Rendering
 from deep_research.export.html_page import CSP as REPORT_CSP
 from deep_research.export.pdf import PdfRendererMissing
+from deep_research.service.admission import Operator
+from deep_research.service.bad_input import BadInput
+from deep_research.service.caller import Caller, Visibility
+from deep_research.service.event_log import Record
+from deep_research.service.executors import InProcess
+from deep_research.service.runs import NotNow, RunInfo, RunService, UnknownRun, open_service
 from deep_research.state import PlanDecision, output_of
 from deep_research.web.forms import FormErrors, checked_input, edited_plan
 from deep_research.web.guard import Guard, checked_form, csrf_token, user_of
@@ -43,7 +47,7 @@ from deep_research.web.pages import (
     progress,
     run_page,
 )
-from deep_research.web.runs import NotNow, UnknownRun, WebRuns
+from deep_research.web.view import RunView, fold_record, view_of
 
 PAGE_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -56,6 +60,9 @@ MEDIA = {
     "pdf": "application/pdf",
 }
 PING_SECONDS = 15.0
+RUN_PREFIX = "web-"  # the ids of the runs this app starts
+HISTORY_ROWS = 500  # the newest runs the history page lists
+EVENT_ID = re.compile(r"[0-9]{1,18}")
 
 
 def _lang(request: Request) -> UiLanguage:
@@ -76,63 +83,83 @@ def _html(request: Request, text: str, status: int = 200) -> HTMLResponse:
 
 
 class WebApp:
-    """The routes over one run manager and the operator's settings."""
+    """The routes over the run service, for the web's callers."""
 
-    def __init__(self, runs: WebRuns, defaults: dict[str, Any], guard: Guard) -> None:
-        """Serve `runs`; `defaults` are the operator's settings a form may narrow."""
-        self.runs, self.defaults, self.guard = runs, defaults, guard
+    def __init__(self, service: RunService, guard: Guard) -> None:
+        """Serve `service`'s runs; the operator's settings are its admission's."""
+        self.service, self.guard = service, guard
 
-    async def _visible(self, request: Request, thread_id: str) -> None:
-        """UnknownRun unless the run exists and this user may see it."""
-        started = await self.runs.events.first(thread_id, "started")
-        owner = started.data.get("owner", "") if started else ""
-        if not self.guard.may_see(user_of(request), owner):
-            raise UnknownRun(f"no run with id {thread_id!r}")
-        await self.runs.view(thread_id)
+    @property
+    def corpus(self) -> bool:
+        """Whether the operator named a corpus folder (the form then offers local search)."""
+        return bool(self.service.admission.operator.settings.corpus_dir)
+
+    async def _view(self, request: Request, thread_id: str) -> tuple[RunInfo, RunView]:
+        """The run as its page shows it; UnknownRun unless this user may see it."""
+        caller = _caller(request)
+        info = await self.service.read(caller, thread_id)
+        records = await self.service.events(caller, thread_id)
+        return info, view_of(info, records)
 
     async def ask(self, request: Request) -> Response:
         """GET /: the form that starts a run."""
-        corpus = bool(self.defaults.get("corpus_dir"))
-        return _html(request, ask_page(_lang(request), csrf_token(request), {}, {}, corpus))
+        return _html(request, ask_page(_lang(request), csrf_token(request), {}, {}, self.corpus))
 
     async def start(self, request: Request) -> Response:
         """POST /runs: check the form (no paid call), start the run, go to its page."""
         posted = await checked_form(request)
         form = {k: v for k, v in posted.items() if isinstance(v, str)}
         try:
-            graph_input = await checked_input(form, self.defaults)
+            admitted = await checked_input(form, self.service.admission)
         except FormErrors as error:
-            corpus = bool(self.defaults.get("corpus_dir"))
-            text = ask_page(_lang(request), csrf_token(request), form, error.errors, corpus)
+            text = ask_page(_lang(request), csrf_token(request), form, error.errors, self.corpus)
             return _html(request, text, 400)
-        thread_id = await self.runs.start(graph_input, owner=user_of(request))
+        thread_id = await self.service.start(_caller(request), admitted)
         return RedirectResponse(f"/runs/{thread_id}", status_code=303)
 
     async def run(self, request: Request) -> Response:
         """GET /runs/{id}: the run as it stands, then live."""
-        thread_id = request.path_params["thread_id"]
-        await self._visible(request, thread_id)
-        view = await self.runs.view(thread_id)
+        _, view = await self._view(request, request.path_params["thread_id"])
         return _html(request, run_page(view, _lang(request), csrf_token(request)))
 
     async def events(self, request: Request) -> Response:
         """GET /runs/{id}/events: server-sent updates from the last one the browser saw."""
         thread_id = request.path_params["thread_id"]
-        await self._visible(request, thread_id)
-        given = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        after = int(given) if given.isdigit() else 0
+        info, view = await self._view(request, thread_id)
+        given = request.headers.get("last-event-id") or request.query_params.get("after") or ""
+        after = event_id(given)
         lang, csrf = _lang(request), csrf_token(request)
-        return EventSourceResponse(
-            self._updates(request, thread_id, after, lang, csrf), ping=PING_SECONDS
-        )
+        updates = self._updates(request, info, view, after, lang, csrf)
+        return EventSourceResponse(updates, ping=PING_SECONDS)
 
     async def _updates(
-        self, request: Request, thread_id: str, after: int, lang: UiLanguage, csrf: str
+        self,
+        request: Request,
+        info: RunInfo,
+        view: RunView,
+        after: int,
+        lang: UiLanguage,
+        csrf: str,
     ) -> AsyncIterator[ServerSentEvent]:
-        """One message per change, each the whole rendering of what changed."""
+        """One message per change, each the whole rendering of what changed. The view is
+        folded from the log once, then each update reads only the records that are new
+        (`RunService.follow`); the checkpoint is read again only when the status changes."""
+        caller, thread_id = _caller(request), info.run_id
         status = ""
-        while not await request.is_disconnected():
-            view = await self.runs.view(thread_id)
+        seen = view.last_seq
+        updates = self.service.follow(caller, thread_id, seen, ping=PING_SECONDS)
+        async for records in _and_once_more(updates):
+            if await request.is_disconnected():
+                return
+            for record in records:
+                fold_record(view, record)
+            live = await self.service.executor.activity(thread_id)
+            if live is None or live != view.status:
+                if live is None:  # it stopped, ended or waits: its checkpoint says how
+                    info = await self.service.read(caller, thread_id)
+                    view = view_of(info, None, view)
+                else:
+                    view.status = live
             seq = str(view.last_seq)
             if view.status != status:
                 status = view.status
@@ -147,20 +174,20 @@ class WebApp:
             if view.status not in LIVE:
                 yield ServerSentEvent("", event="end", id=seq)
                 return
-            await self.runs.news(thread_id, PING_SECONDS)
 
     async def act(self, request: Request) -> Response:
-        """POST /runs/{id}/stop|resume|delete|plan: steer a run, then back to its page."""
+        """POST /runs/{id}/stop|resume|delete|plan|ask: steer a run, then back to its page."""
         thread_id, action = request.path_params["thread_id"], request.path_params["action"]
-        await self._visible(request, thread_id)
+        caller = _caller(request)
+        await self.service.read(caller, thread_id)  # UnknownRun before the form is read
         form = await checked_form(request)
         try:
             if action == "stop":
-                await self.runs.stop(thread_id)
+                await self.service.stop(caller, thread_id)
             elif action == "resume":
-                await self.runs.resume(thread_id)
+                await self.service.resume(caller, thread_id)
             elif action == "delete":
-                await self.runs.delete(thread_id)
+                await self.service.delete(caller, thread_id)
                 return RedirectResponse("/runs", status_code=303)
             elif action == "plan":
                 return await self._decide(request, thread_id, form)
@@ -177,24 +204,21 @@ class WebApp:
         return RedirectResponse(f"/runs/{thread_id}", status_code=303)
 
     async def _follow_up(self, request: Request, thread_id: str, form: Any) -> Response:
-        """A follow-up question on a finished run: a new run from its evidence, linked to it."""
-        question = form.get("question")
-        snapshot = await self.runs.snapshot(thread_id)
+        """A follow-up question on a finished run: a new run from its evidence, linked to it,
+        admitted within the operator's ceilings (whatever the first run was allowed)."""
+        question = str(form.get("question") or "")
         try:
-            graph_input = follow_up_from(snapshot, thread_id, str(question or ""))
-            await asyncio.to_thread(check_credentials, graph_input["settings"])
+            new = await self.service.follow_up(_caller(request), thread_id, question)
         except BadInput as error:
-            view = await self.runs.view(thread_id)
+            _, view = await self._view(request, thread_id)
             text = run_page(view, _lang(request), csrf_token(request), follow_error=str(error))
             return _html(request, text, 400)
-        owner = user_of(request)
-        new = await self.runs.start(graph_input, owner=owner, parent=thread_id)
         return RedirectResponse(f"/runs/{new}", status_code=303)
 
     async def _decide(self, request: Request, thread_id: str, form: Any) -> Response:
         """The plan form's answer: approve, edit (as the form left the plan) or reject."""
         action = form.get("action")
-        view = await self.runs.view(thread_id)
+        _, view = await self._view(request, thread_id)
         if action == "edit" and view.waiting_plan:
             try:
                 plan = edited_plan(form, view.waiting_plan)
@@ -206,7 +230,7 @@ class WebApp:
         else:
             return Response("unknown plan action", status_code=400)
         try:
-            await self.runs.decide(thread_id, decision)
+            await self.service.decide(_caller(request), thread_id, decision)
         except NotNow as error:
             return _plan_refused(request, thread_id, str(error), 409)
         return RedirectResponse(f"/runs/{thread_id}", status_code=303)
@@ -214,16 +238,15 @@ class WebApp:
     async def _rendering(self, request: Request) -> Rendering | None:
         """The finished run's report, as the CLI's export renders it; None when unfinished."""
         thread_id = request.path_params["thread_id"]
-        await self._visible(request, thread_id)
-        snapshot = await self.runs.snapshot(thread_id)
-        values = snapshot.values
-        if snapshot.next or not values.get("stop_reason"):
+        info = await self.service.read(_caller(request), thread_id)
+        if info.status != "done":
             return None
         from datetime import datetime
 
-        finished = datetime.fromisoformat(snapshot.created_at) if snapshot.created_at else None
-        output = output_of(values)
-        return Rendering(output, facts_of({**values, **output}, finished, thread_id))
+        created = info.snapshot.created_at
+        finished = datetime.fromisoformat(created) if created else None
+        output = output_of(info.values)
+        return Rendering(output, facts_of({**info.values, **output}, finished, thread_id))
 
     async def report(self, request: Request) -> Response:
         """GET /runs/{id}/report: the HTML export, with each citation's verdict and quote."""
@@ -253,28 +276,46 @@ class WebApp:
         return Response(data, media_type=MEDIA[fmt], headers=headers)
 
     async def history(self, request: Request) -> Response:
-        """GET /runs: every run this user may see, newest first."""
-        rows = []
-        user = user_of(request)
-        for thread_id, snapshot in await self.runs.recent():
-            started = await self.runs.events.first(thread_id, "started")
-            if not self.guard.may_see(user, started.data.get("owner", "") if started else ""):
-                continue
-            view = await self.runs.view(thread_id)
-            quality = snapshot.values.get("quality")
-            cost = snapshot.values.get("cost_usd")
-            rows.append(
-                {
-                    "thread_id": thread_id,
-                    "question": view.question,
-                    "status": view.status,
-                    "score": score_text(None if quality is None else quality.score, "-"),
-                    "cost": "-" if cost is None else f"${cost:.4f}",
-                    "stop_reason": view.stop_reason,
-                    "created_at": snapshot.created_at,
-                }
-            )
+        """GET /runs: the newest runs this user may see, from the index of runs."""
+        rows = [
+            {
+                "thread_id": listed.row.run_id,
+                "question": listed.row.question,
+                "status": listed.status,
+                "score": score_text(listed.row.score, unknown="-"),
+                "cost": "-" if listed.row.cost_usd is None else f"${listed.row.cost_usd:.4f}",
+                "stop_reason": listed.row.stop_reason,
+                "created_at": _iso(listed.row.created),
+            }
+            for listed in await self.service.list(_caller(request), HISTORY_ROWS)
+        ]
         return _html(request, history_page(rows, _lang(request), csrf_token(request)))
+
+
+def _caller(request: Request) -> Caller:
+    """The web caller making the request (its user, "" without authentication)."""
+    return Caller("web", user_of(request))
+
+
+def _iso(seconds: float) -> str:
+    """Unix seconds as the ISO time a page shows."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(seconds, UTC).isoformat()
+
+
+def event_id(given: str) -> int:
+    """An event id a browser sent (`Last-Event-ID`, `?after=`): ASCII digits, at most 18 of
+    them; anything else is 0, from the start (never an error: `²` is a digit to `isdigit`, and
+    `int` refuses a 5,000-digit one)."""
+    return int(given) if EVENT_ID.fullmatch(given) else 0
+
+
+async def _and_once_more(updates: AsyncIterator[list[Record]]) -> AsyncIterator[list[Record]]:
+    """The batches of `updates`, then one empty batch: the page hears how the run ended."""
+    async for batch in updates:
+        yield batch
+    yield []
 
 
 async def _unknown(request: Request, error: Exception) -> Response:
@@ -291,9 +332,9 @@ async def _forbidden(request: Request, error: Exception) -> Response:
     return _html(request, text, 403)
 
 
-def build_app(runs: WebRuns, defaults: dict[str, Any], guard: Guard) -> Starlette:
-    """The Starlette app over an open run manager."""
-    web = WebApp(runs, defaults, guard)
+def build_app(service: RunService, guard: Guard) -> Starlette:
+    """The Starlette app over an open run service."""
+    web = WebApp(service, guard)
     static = StaticFiles(directory=str(files("deep_research.web").joinpath("static")))
     routes = [
         Route("/", web.ask),
@@ -313,10 +354,35 @@ def build_app(runs: WebRuns, defaults: dict[str, Any], guard: Guard) -> Starlett
 
 
 @contextlib.asynccontextmanager
-async def serving(target: str, defaults: dict[str, Any], guard: Guard, max_runs: int = 2):
-    """The app with its run manager open (runs resumed), closed (runs left resumable) after."""
-    async with WebRuns(target, max_runs) as runs:
-        yield build_app(runs, defaults, guard)
+async def serving(
+    target: str,
+    defaults: dict[str, Any],
+    guard: Guard,
+    max_runs: int = 2,
+    other_doors: bool = False,
+):
+    """The app with its run service open (the web runs a stopped server left going resumed),
+    closed (runs left resumable) after. `defaults`: the operator's settings, which a form may
+    narrow; `other_doors`: the operator lets this app's users see other doors' runs."""
+    operator = Operator(defaults, remote=True)
+    async with open_service(
+        target,
+        operator,
+        executor=InProcess(max_runs),
+        visibility=Visibility(other_doors=other_doors),
+        prefix=RUN_PREFIX,
+        pooled=True,  # a server lives long: its PostgreSQL connections are checked before use
+        notes=_note,
+    ) as service:
+        await service.resume_own("web")
+        yield build_app(service, guard)
+
+
+def _note(text: str) -> None:
+    """A note of the service (a failed run) on the server's stderr."""
+    import sys
+
+    print(text, file=sys.stderr, flush=True)
 
 
 def _plan_refused(request: Request, thread_id: str, why: str, status: int) -> Response:

@@ -1,34 +1,26 @@
 """The ask form and the plan form: what a person typed, checked before any paid call.
 
-A caller sets only what `server.arguments.ResearchOptions` allows (the same subset an MCP caller
+A caller sets only what `service.options.ResearchOptions` allows (the same subset an MCP caller
 gets: rounds, budgets, language, where to search, a corpus inside the server's folder, source
-filters, report length), plus
-plan approval, and never above the operator's settings (`over_a_ceiling`, as for MCP). Each
-problem is reported against the field it came from, so the page can show it beside that field.
+filters, report length), plus plan approval, and never above the operator's settings: the
+service's admission, as for every door. Each problem is reported against the field it came
+from, so the page can show it beside that field.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.preflight import (
-    check_corpus,
-    check_credentials,
-    check_mcp_config,
-    check_question,
-    settings_or_explain,
-)
-from deep_research.server.arguments import (
-    CorpusOutside,
+from deep_research.service.admission import Admission, Admitted
+from deep_research.service.bad_input import BadInput
+from deep_research.service.options import (
     ResearchOptions,
-    corpus_inside,
-    over_a_ceiling,
 )
-from deep_research.settings import Settings
+from deep_research.service.preflight import (
+    check_question,
+)
 from deep_research.state import SubTask, TaskPlan
 
 Preset = Literal["quick", "standard", "thorough"]
@@ -61,13 +53,6 @@ class FormErrors(ValueError):
         self.errors = errors
 
 
-class Quiet:
-    """Preflight notes the web page does not show (the corpus check's counts)."""
-
-    def note(self, text: str) -> None:
-        """Drop the note."""
-
-
 def _field_of(message: str) -> str:
     """The form field a preflight message is about ("" when none is)."""
     for name in OPTION_FIELDS:
@@ -98,43 +83,33 @@ def options_of(form: dict[str, str]) -> ResearchOptions:
         raise FormErrors(errors) from None
 
 
-async def checked_input(form: dict[str, str], defaults: dict[str, Any]) -> dict[str, Any]:
-    """The new run's graph input, after every check that costs nothing; FormErrors if any fails."""
+async def checked_input(form: dict[str, str], admission: Admission) -> Admitted:
+    """The new run, admitted after every check that costs nothing (`service.admission`, the
+    same as every door's); FormErrors naming the field of each problem."""
     errors: dict[str, str] = {}
     try:
-        question = check_question(form.get("question") or "")
+        check_question(form.get("question") or "")
     except BadInput as error:
         errors["question"] = str(error)
     try:
-        overrides = options_of(form).overrides()
+        options = options_of(form)
     except FormErrors as error:
         raise FormErrors({**errors, **error.errors}) from None
     if errors:
         raise FormErrors(errors)
     try:
-        if "corpus_dir" in overrides:
-            overrides["corpus_dir"] = corpus_inside(
-                overrides["corpus_dir"], defaults.get("corpus_dir")
-            )
-        asks = {"approve_plan": form.get("approve_plan") == "on", "clarify": False}
-        settings = settings_or_explain({**defaults, **overrides, **asks})  # no question form yet
-        beyond = over_a_ceiling(settings_or_explain(defaults), settings, set(overrides))
-        if beyond:  # the operator's settings are ceilings a form may only narrow
-            name = beyond.removeprefix("options.").split()[0]
-            field = name if name in OPTION_FIELDS else "preset"
-            raise FormErrors({field: beyond.removeprefix("options.")})
-        await asyncio.to_thread(_preflight, settings)
-    except (BadInput, CorpusOutside) as error:
+        return await admission.web_run(
+            form.get("question") or "", options, approve_plan=form.get("approve_plan") == "on"
+        )
+    except BadInput as error:
         message = str(error)
+        if message.startswith(("options.", "options raise")):  # above the operator's ceiling
+            name = message.removeprefix("options.").split()[0]
+            if message.startswith("options raise"):
+                name = message.split()[2]
+            field = name if name in OPTION_FIELDS else "preset"
+            raise FormErrors({field: message.removeprefix("options.")}) from None
         raise FormErrors({_field_of(message): message}) from None
-    return {"question": question, "settings": settings}
-
-
-def _preflight(settings: Settings) -> None:
-    """The checks that touch the network or the disk (no paid call): keys, corpus, MCP file."""
-    check_credentials(settings)
-    check_corpus(settings, Quiet())
-    check_mcp_config(settings)
 
 
 def edited_plan(form: Any, shown: dict[str, Any]) -> TaskPlan:

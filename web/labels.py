@@ -64,6 +64,10 @@ EN: dict[str, str] = {
     "of": "of",
     "no_budget": "no budget set",
     "stop_reason": "Why it stopped",
+    "kept_revised": "This is the round {round} report (quality {score}/100), revised with what "
+    "round {later} found: the later report scored lower.",
+    "kept_report": "This is the round {round} report (quality {score}/100): the later report "
+    "scored lower and found nothing new.",
     "stop": "Stop",
     "resume": "Resume",
     "report": "Read the report",
@@ -169,6 +173,10 @@ ZH: dict[str, str] = {
     "of": "/",
     "no_budget": "未设预算",
     "stop_reason": "停止原因",
+    "kept_revised": "这是第 {round} 轮的报告（评分 {score}/100），并已补入第 {later} 轮的发现："
+    "之后的报告评分较低。",
+    "kept_report": "这是第 {round} 轮的报告（评分 {score}/100）：之后的报告评分较低，"
+    "且没有新的发现。",
     "stop": "停止",
     "resume": "继续",
     "report": "阅读报告",

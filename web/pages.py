@@ -10,6 +10,7 @@ from lxml import html as lxml_html
 
 from deep_research.domain.labels import score_text
 from deep_research.export.html_page import el
+from deep_research.tools.events import EarlierReportKept
 from deep_research.web.forms import MAX_NEW_SUBTASKS, PRESETS
 from deep_research.web.labels import UiLanguage, words
 from deep_research.web.view import RunView
@@ -521,11 +522,21 @@ def progress(view: RunView, lang: UiLanguage) -> Any:
                 {"aria-labelledby": "h-stop"},
                 el("h2", {"id": "h-stop"}, w["stop_reason"]),
                 el("p", {"class": "stop-reason"}, reason),
+                *([el("p", {"class": "kept-report"}, _kept(view.kept, w))] if view.kept else []),
             )
         )
     if not sections:
         sections.append(el("p", {}, w["nothing_yet"]))
     return el("div", {"id": "progress-inner"}, *sections)
+
+
+def _kept(kept: EarlierReportKept, w: dict[str, str]) -> str:
+    """Which round's report the reader is given, when it is not the last round's."""
+    score = f"{kept.score:g}"
+    if kept.revised_with:
+        later = ", ".join(map(str, kept.revised_with))
+        return w["kept_revised"].format(round=kept.round, score=score, later=later)
+    return w["kept_report"].format(round=kept.round, score=score)
 
 
 def _parent_link(view: RunView, w: dict[str, str]) -> Any:

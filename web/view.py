@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
+from deep_research.service.event_log import Record
+from deep_research.service.runs import RunInfo
 from deep_research.tools.events import (
     CitationsChecked,
+    EarlierReportKept,
     GapsAnalyzed,
     PlanMade,
     QualityScored,
@@ -20,12 +21,9 @@ from deep_research.tools.events import (
     RunSpent,
     WorkerDone,
     WorkerSearched,
-    parse_event,
 )
-from deep_research.web.event_log import Record
 
 Status = Literal["queued", "running", "waiting", "done", "stopped", "failed", "unfinished"]
-CONTROL_KINDS = ("started", "stopped", "resumed", "decided", "failed")
 
 
 @dataclass
@@ -73,6 +71,7 @@ class RunView:
     waiting_plan: dict[str, Any] | None = None
     parent: str = ""
     live_spent: RunSpent | None = None  # the run's ledger, ahead of the checkpoint mid-step
+    kept: EarlierReportKept | None = None  # the report handed back is an earlier round's
 
 
 def _round(view: RunView, number: int) -> RoundRow:
@@ -107,36 +106,47 @@ def fold_event(view: RunView, event: Any) -> None:
         case RunSpent():
             view.live_spent = event
             live_spending(view)
+        case EarlierReportKept():
+            view.kept = event
         case RunDone():
             view.stop_reason = event.stop_reason
 
 
+def fold_record(view: RunView, record: Record) -> None:
+    """Apply one record of the run's log to the view."""
+    view.last_seq = max(view.last_seq, record.seq)
+    if record.kind == "event":
+        event = record.progress
+        if event is not None:
+            fold_event(view, event)
+    elif record.kind == "started":
+        view.question = record.data.get("question", "") or view.question
+        view.parent = record.data.get("parent", "")
+    elif record.kind == "failed":
+        view.error = record.data.get("error", "")
+    elif record.kind in ("resumed", "decided"):
+        view.error = ""
+
+
 def fold(thread_id: str, records: list[Record]) -> RunView:
-    """The view of a thread from its records alone (the checkpoint adds the rest)."""
+    """The view of a run from its records alone (the checkpoint adds the rest)."""
     view = RunView(thread_id)
     for record in records:
-        view.last_seq = record.seq
-        if record.kind == "event":
-            try:
-                event = parse_event(record.data)
-            except ValidationError:  # written by another version of the engine: skipped
-                continue
-            if event is not None:
-                fold_event(view, event)
-        elif record.kind == "started":
-            view.question = record.data.get("question", "")
-            view.parent = record.data.get("parent", "")
-        elif record.kind == "failed":
-            view.error = record.data.get("error", "")
-        elif record.kind in ("resumed", "decided"):
-            view.error = ""
+        fold_record(view, record)
     return view
 
 
-def last_control(records: list[Record]) -> str:
-    """The latest thing done to the run (started, stopped, resumed, decided, failed), or ""."""
-    kinds = [r.kind for r in records if r.kind in CONTROL_KINDS]
-    return kinds[-1] if kinds else ""
+def view_of(info: RunInfo, records: list[Record] | None, base: RunView | None = None) -> RunView:
+    """Everything the run page shows: its records folded (or `base`, folded already), with
+    what its latest checkpoint and status add."""
+    view = fold(info.run_id, records or []) if base is None else base
+    view.question = view.question or info.row.question
+    view.parent = view.parent or info.row.parent
+    add_checkpoint(view, info.values)
+    view.status = info.status
+    view.waiting_plan = info.waiting_plan
+    view.error = "" if info.status in ("done", "waiting") else (view.error or info.error)
+    return view
 
 
 def add_checkpoint(view: RunView, values: dict[str, Any]) -> None:

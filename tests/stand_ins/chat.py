@@ -79,6 +79,11 @@ class Brain:
     def on_PageQuotes(self, call: ChatCall) -> dict:
         return self.tools.quotes(call.user)
 
+    def decide_tools(self, call: ChatCall) -> list[tuple[str, dict]] | str:
+        """A worker's decide request: the calls its `tools` brain makes with what is offered."""
+        self.calls["tools"] += 1
+        return self.tools.decide(call.user, offered_tools(call.body, call.system))
+
     def answer(self, call: ChatCall) -> Any:
         self.calls[call.contract or "prose"] += 1
         handler = getattr(self, f"on_{call.contract}", None) if call.contract else None
@@ -125,6 +130,10 @@ class Brain:
             "gaps": [],
             "confidence": 0.8,
         }
+
+    def on_EvidenceWeighing(self, call: ChatCall) -> dict:
+        """Evidence that agrees and all bears on the question (what most worlds hold)."""
+        return {"disagreements": [], "set_aside": []}
 
     def on_QualityAssessment(self, call: ChatCall) -> dict:
         index = self.calls["QualityAssessment"] - 1
@@ -349,8 +358,7 @@ class ChatServer(StandIn):
             call = ChatCall(None, "prose", call.system, call.user, body)
         with self._brain_lock:
             if call.method in ("tools", "tools_prompt"):
-                self.brain.calls["tools"] += 1
-                answer = self.brain.tools.decide(call.user, offered_tools(body, call.system))
+                answer = self.brain.decide_tools(call)
             else:
                 answer = self.brain.answer(call)
         message: dict[str, Any] = {"role": "assistant", "content": None}

@@ -8,8 +8,14 @@ from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 
-def make_pdf(pages: list[str], title: str | None = None, password: str | None = None) -> bytes:
-    """A PDF whose page N shows the lines of `pages[N]` (one per line of the string)."""
+def make_pdf(
+    pages: list[str],
+    title: str | None = None,
+    password: str | None = None,
+    modified: str | None = None,
+) -> bytes:
+    """A PDF whose page N shows the lines of `pages[N]` (one per line of the string);
+    `modified`: its metadata's modification date, as PDF writes dates (D:20220304120000Z)."""
     writer = PdfWriter()
     font = DictionaryObject(
         {
@@ -28,6 +34,8 @@ def make_pdf(pages: list[str], title: str | None = None, password: str | None = 
         page[NameObject("/Contents")] = writer._add_object(stream)
     if title:
         writer.add_metadata({"/Title": title})
+    if modified:
+        writer.add_metadata({"/ModDate": modified})
     if password:
         writer.encrypt(password, algorithm="RC4-128")
     buffer = io.BytesIO()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -47,4 +48,20 @@ class Faults:
         if draw < self.error_rate + self.limit_rate + self.slow_rate:
             self.injected["slow"] += 1
             time.sleep(self.slow_seconds)
+        return None
+
+
+class WriterFails:
+    """A `fault(number, body)` hook: every prose request (the report writer's) is refused with
+    a 400 until `failing` is set False; structured ones pass (the run fails at its writer, after
+    its research is saved)."""
+
+    def __init__(self) -> None:
+        self.failing = True
+
+    def __call__(self, number: int, body: dict) -> Reply | None:
+        text = json.dumps(body["messages"])
+        structured = body.get("response_format") or body.get("tools") or "Schema name" in text
+        if self.failing and not structured:
+            return Reply(400, {"error": {"message": "scripted", "type": "invalid_request_error"}})
         return None

@@ -4,7 +4,8 @@ Paths: `/<anything>` an HTML article (nav, script and the text), `/paper.pdf` a 
 `/redirect?to=URL` a 302 to URL, `/big` more HTML than any size cap, `/slow` an answer after
 `slow_seconds`, `/missing` a 404, `/gzip` a page compressed unasked, `/binary` an image,
 `/long` an article whose last paragraph (past 6,000 characters) says "Omega is 77".
-`pages` maps more paths to HTML of a test's own; `served` lists the paths actually answered.
+`pages` maps more paths to HTML of a test's own, `replies` to answers of its own (a PDF, a
+header); `served` lists the paths actually answered.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ class PageServer(StandIn):
         self.slow_seconds = 3.0
         self.served: list[str] = []
         self.pages: dict[str, str] = {}  # path -> HTML served as is (planted pages)
+        self.replies: dict[str, Reply] = {}  # path -> a planted answer (a PDF, headers)
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
         self.served.append(path)
         route = path.split("?")[0]
+        if route in self.replies:
+            return self.replies[route]
         if route in self.pages:
             return Reply(200, raw=self.pages[route].encode())
         if route == "/paper.pdf":

@@ -12,7 +12,8 @@ def slug(text: str) -> str:
 
 
 class SearchServer(StandIn):
-    """Knobs: fail_all, latency, results_per_query, page_text (content override)."""
+    """Knobs: fail_all, latency, results_per_query, page_text (content override), url_for,
+    published_for (a hit's `published_date`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -20,6 +21,7 @@ class SearchServer(StandIn):
         self.fault = lambda number, body: None
         self.page_text = lambda query, n: f"Evidence {n} about {query}: the figure is {n * 7}."
         self.url_for = lambda query, n: f"https://example.com/{slug(query)}/{n}"
+        self.published_for = lambda query, n: ""  # Tavily's `published_date` (news), if any
         self.bad_keys: set[str] = set()
         self.plan_used_up = False
         self._count = 0
@@ -43,6 +45,7 @@ class SearchServer(StandIn):
                 "content": self.page_text(query, n),
                 "score": round(1 - n / 10, 2),
             }
+            | ({"published_date": date} if (date := self.published_for(query, n)) else {})
             for n in range(1, min(int(body.get("max_results", 5)), 5) + 1)
         ]
         return Reply(200, {"query": query, "results": results, "response_time": 0.01})

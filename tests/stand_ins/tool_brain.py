@@ -2,22 +2,35 @@
 
 Given a worker's decide request (the toolbox natively as `tools` with `tool_choice` auto, or
 written into the prompt), it reads the evidence listed in the prompt and calls tools the way a
-diligent researcher would: follow a link found in a page already read (the second hop), read
-the hits not yet read, and finish when nothing is left to read. Given a page to quote
-(`PageQuotes`), it copies the sentences that carry a number, word for word.
+diligent researcher would: run the suggested first searches (nothing is searched for it before
+it acts), follow the links found in the pages already read (each page's first, the page read
+last first: a trail deeper), read the hits not yet read, and finish when nothing is left.
+Given a page to quote (`PageQuotes`), it copies the sentences that carry a number, word for
+word.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 _HIT = re.compile(r"^Hit: .*? — (\S+)$", re.M)
 _READ = re.compile(r"^Read: .*? — (\S+)$", re.M)
-_LINKS = re.compile(r"^Links on this page:\n((?:  \S+\n?)+)", re.M)
+_LINKS = re.compile(r"^Links on this page[^\n]*:\n((?:  \S+[^\n]*\n?)+)", re.M)
+_SUGGESTED = re.compile(r"^Suggested first searches \(.*?\): (\[.*\])$", re.M)
 _PROMPT_TOOL = re.compile(r"^- (\w+): ", re.M)
 _PAGE = re.compile(r"Page text:\n<data>\n(.*?)\n</data>", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _links_in_turn(user: str) -> list[str]:
+    """The links listed under the pages read, in the order a reader takes them: each page's
+    first (the best-placed) before any page's second, the page read last first."""
+    pages = [[line.split()[0] for line in block.splitlines()] for block in _LINKS.findall(user)]
+    turns = zip_longest(*reversed(pages))
+    return [url for turn in turns for url in turn if url is not None]
 
 
 def offered_tools(body: dict, system: str) -> list[str]:
@@ -37,7 +50,8 @@ def is_worker_request(body: dict, system: str) -> bool:
 
 @dataclass
 class ToolBrain:
-    """Knobs: mode (follow | finish | garbage | search), pages_per_round, links_first."""
+    """Knobs: mode (follow | finish | garbage | search), pages_per_round. Every mode but
+    garbage runs the suggested first searches; finish then finishes, reading nothing."""
 
     mode: str = "follow"
     pages_per_round: int = 3
@@ -57,12 +71,14 @@ class ToolBrain:
                 ]
         if "search_documents" in tools and "search_documents" not in called:
             calls.append(("search_documents", {"query": "xz LZMA2 decompression speed"}))
-        if self.mode == "search" and "web_search" in tools:
+        suggested = _SUGGESTED.search(user)
+        if suggested and "web_search" in tools:
+            calls.append(("web_search", {"queries": json.loads(suggested.group(1))}))
+        elif self.mode == "search" and "web_search" in tools:
             calls.append(("web_search", {"queries": ["more numbers", "more data"]}))
         if self.mode in ("follow", "search") and "read_page" in tools:
             read = set(_READ.findall(user))
-            links = [u for block in _LINKS.findall(user) for u in block.split()]
-            unread = [u for u in links + _HIT.findall(user) if u not in read]
+            unread = [u for u in _links_in_turn(user) + _HIT.findall(user) if u not in read]
             for url in list(dict.fromkeys(unread))[: self.pages_per_round]:
                 calls.append(("read_page", {"url": url}))
         if not calls:

@@ -24,6 +24,8 @@ from lxml import etree
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, PyPdfError
 
+from deep_research.tools.corpus.html_marks import DateMarks, Link, LinkTracker
+
 Kind = Literal["markdown", "text", "rst", "html", "pdf"]
 
 SUFFIXES: dict[str, Kind] = {
@@ -60,6 +62,7 @@ PDF_ERRORS = (
     zlib.error,
 )
 
+LINK_BLOCKS = (BLOCK_TAGS - {"br", "hr"}) | set(HEADING_TAGS)  # what a link's context is read in
 HTML_SECONDS = 10.0  # the longest one HTML file may take to parse
 MAX_LINKS = 500  # links of one HTML page kept at most
 MAX_HTML_DEPTH = 512  # text nested deeper than this is not page content anyone reads
@@ -93,7 +96,9 @@ class Document:
     title: str = ""
     text: str = ""
     blocks: tuple[Block, ...] = ()
-    links: tuple[str, ...] = ()  # an HTML page's link targets (href as written), in order
+    links: tuple[Link, ...] = ()  # an HTML page's links (href as written), in page order
+    dates: tuple[str, ...] = ()  # published / modified dates its metadata states, raw
+    times: tuple[str, ...] = ()  # an HTML page's `<time datetime>` values, in page order
 
 
 def kind_of(path: Path) -> Kind | None:
@@ -190,7 +195,8 @@ def read_html(data: bytes, seconds: float = HTML_SECONDS) -> Document:
 
 
 class _HtmlText:
-    """An lxml parser target that keeps visible text by heading, and the page's title."""
+    """An lxml parser target that keeps visible text by heading, the page's title, its links
+    (where each stands) and the dates its markup states."""
 
     def __init__(self) -> None:
         self.depth = 0
@@ -200,15 +206,16 @@ class _HtmlText:
         self.title, self.first_h1 = [], None
         self.blocks: list[Block] = []
         self.level, self.heading, self.parts, self.heading_parts = 0, "", [], []
-        self.links: list[str] = []
+        self.links = LinkTracker(MAX_LINKS)
+        self.dates = DateMarks()
 
     def start(self, tag: str, attrib: dict) -> None:
         self.depth += 1
         name = tag.lower() if isinstance(tag, str) else ""
-        if name == "a" and not self.dropped and len(self.links) < MAX_LINKS:
-            href = str(attrib.get("href") or "").strip()
-            if href and not href.startswith("#"):
-                self.links.append(href)
+        visible = not self.dropped and self.depth <= MAX_HTML_DEPTH
+        self.links.start(name, attrib, block=name in LINK_BLOCKS, visible=visible)
+        if attrib:  # most elements have none, and the lookups cost
+            self.dates.start(name, attrib, visible=visible)
         if name in DROPPED_TAGS:
             self.dropped += 1
         if name == "title":
@@ -226,6 +233,8 @@ class _HtmlText:
     def end(self, tag: str) -> None:
         self.depth -= 1
         name = tag.lower() if isinstance(tag, str) else ""
+        self.links.end(name)
+        self.dates.end(name)
         if name in DROPPED_TAGS:
             self.dropped = max(0, self.dropped - 1)
         if name == "title":
@@ -238,11 +247,15 @@ class _HtmlText:
                     self.first_h1 = self.heading
 
     def data(self, text: str) -> None:
+        if self.dates.text(text):  # JSON-LD: metadata, not page text
+            return
         if self.in_title:
             self.title.append(text)
-        elif self.dropped or self.depth > MAX_HTML_DEPTH:
             return
-        elif self.in_heading:
+        if self.dropped or self.depth > MAX_HTML_DEPTH:
+            return
+        self.links.text(text)
+        if self.in_heading:
             self.heading_parts.append(text)
         else:
             self.parts.append(text)
@@ -257,17 +270,27 @@ class _HtmlText:
         blocks = [*self.blocks, Block(self.level, self.heading, tidy("".join(self.parts)))]
         kept = tuple(block for block in blocks if block.text or block.heading)
         title = " ".join("".join(self.title).split()) or self.first_h1 or ""
-        return Document(kind="html", title=title, blocks=kept, links=tuple(self.links))
+        return Document(
+            kind="html",
+            title=title,
+            blocks=kept,
+            links=self.links.links(),
+            dates=tuple(self.dates.meta),
+            times=tuple(self.dates.times),
+        )
 
 
-def read_pdf(data: bytes) -> Document:
-    """PDF text page by page; encrypted PDFs open only if their user password is empty."""
+def read_pdf(data: bytes, max_pages: int | None = None) -> Document:
+    """PDF text page by page (the first `max_pages` when given); encrypted PDFs open only if
+    their user password is empty. Its metadata's modification and creation dates are kept."""
     try:
         reader = PdfReader(BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise SkippedFile("is an encrypted PDF that needs a password")
-        title = reader.metadata.title if reader.metadata else None
-        pages = [tidy(page.extract_text() or "") for page in reader.pages]
+        info = reader.metadata
+        title = info.title if info else None
+        dates = _pdf_dates(info)
+        pages = [tidy(page.extract_text() or "") for page in reader.pages[:max_pages]]
     except PDF_ERRORS as error:
         raise SkippedFile(f"is not a readable PDF ({type(error).__name__}: {error})") from error
     blocks = tuple(
@@ -275,4 +298,18 @@ def read_pdf(data: bytes) -> Document:
         for number, text in enumerate(pages, start=1)
         if text
     )
-    return Document(kind="pdf", title=str(title).strip() if title else "", blocks=blocks)
+    title = str(title).strip() if title else ""
+    return Document(kind="pdf", title=title, blocks=blocks, dates=dates)
+
+
+def _pdf_dates(info: object) -> tuple[str, ...]:
+    """A PDF's modification and creation dates, as ISO 8601 (none when unset or unreadable)."""
+    dates = []
+    for name in ("modification_date", "creation_date"):
+        try:
+            moment = getattr(info, name, None)
+        except PDF_ERRORS:  # a date field pypdf cannot parse is no date
+            continue
+        if moment is not None:
+            dates.append(moment.isoformat())
+    return tuple(dates)

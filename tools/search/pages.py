@@ -11,20 +11,24 @@ once per run. A page that cannot be read leaves its hit as the provider returned
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpcore
 import httpx
 
 from deep_research.domain.control_chars import without_any_controls, without_controls
+from deep_research.domain.dates import page_date
 from deep_research.domain.lexical import support_score
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
-from deep_research.state import SearchHit
+from deep_research.state import PageLink, SearchHit
 from deep_research.tools.corpus.passages import blocks_of, passages_of
 from deep_research.tools.corpus.reading import (
     Document,
@@ -35,7 +39,10 @@ from deep_research.tools.corpus.reading import (
 )
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
+from deep_research.tools.secrets import redact, redacted
 
+MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not one to follow
+MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
 THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
 PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order
 MAX_REDIRECTS = 5
@@ -87,7 +94,7 @@ def read_page(data: bytes, content_type: str, url: str, seconds: float = 10.0) -
     if kind == "application/pdf" or (
         (undeclared or kind == "text/plain") and data.startswith(b"%PDF-")
     ):
-        return read_pdf(data)
+        return read_pdf(data, MAX_PDF_PAGES)
     looks_html = data.lstrip()[:1] == b"<"
     if kind in HTML_TYPES or ((undeclared or kind.startswith("text/")) and looks_html):
         return read_html(data, seconds)
@@ -115,47 +122,104 @@ def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> s
 
 @dataclass(frozen=True)
 class FetchedPage:
-    """A page as read: its passages in page order, its title, and the absolute http(s) URLs
-    of its links (resolved against the address it came from); `error` says why it is empty."""
+    """A page as read: its passages in page order, its title, its links (absolute http(s)
+    URLs, resolved against the address it came from, with their words), the date it states;
+    `error` says why it is empty."""
 
     passages: list[str]
     title: str = ""
-    links: list[str] = field(default_factory=list)
+    links: list[PageLink] = field(default_factory=list)
     error: str = ""
+    published: str = ""
 
 
-def page_links(document: Document, base: str) -> list[str]:
-    """A document's links as absolute http(s) URLs, first occurrence kept, fragments dropped."""
-    seen: dict[str, None] = {}
-    for href in document.links:
+@dataclass(frozen=True)
+class Fetched:
+    """A response as fetched: its body (capped), content type, final URL, Last-Modified."""
+
+    data: bytes
+    content_type: str
+    url: str
+    last_modified: str = ""
+
+
+def page_links(document: Document, base: str) -> list[PageLink]:
+    """A document's links as absolute http(s) URLs (of at most `MAX_LINK_CHARS`) with their
+    words, in page order, first occurrence kept (one in the text wins over the same URL in a
+    list), fragments dropped."""
+    seen: dict[str, PageLink] = {}
+    for link in document.links:
         try:
-            url = urldefrag(urljoin(base, without_any_controls(href))).url
+            url = urldefrag(urljoin(base, without_any_controls(link.href))).url
         except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
             continue
-        if urlsplit(url).scheme in ("http", "https"):
-            seen.setdefault(url, None)
-    return list(seen)
+        if urlsplit(url).scheme not in ("http", "https") or len(url) > MAX_LINK_CHARS:
+            continue
+        found = PageLink(
+            url=url,
+            text=without_any_controls(link.text),
+            context=without_any_controls(link.context),
+            in_text=link.in_text,
+        )
+        if url not in seen or (found.in_text and not seen[url].in_text):
+            seen[url] = found
+    return list(seen.values())
 
 
-def _split(document: Document, url: str, allowed: SourceFilter) -> FetchedPage:
-    """A read document as passages, title and absolute links, as evidence may hold them (the
-    door every hit passes, `domain.sources.admitted`): no control characters, and only the
-    links the run's source filter lets it follow."""
+def _split(
+    document: Document, url: str, allowed: SourceFilter, last_modified: str = ""
+) -> FetchedPage:
+    """A read document as passages, title, absolute links and date, as evidence may hold them
+    (the door every hit passes, `domain.sources.admitted`): no control characters, and only
+    the links the run's source filter lets it follow."""
     passages = [text for text in map(without_controls, page_passages(document)) if text.strip()]
-    links = [link for link in page_links(document, url) if allowed.refusal(link) is None]
+    links = [link for link in page_links(document, url) if allowed.refusal(link.url) is None]
     title = " ".join(without_any_controls(document.title).split())
-    return FetchedPage(passages, title, links)
+    headings = [block.heading for block in document.blocks if block.heading]
+    published = page_date(list(document.dates), list(document.times), headings, last_modified)
+    return FetchedPage(passages, title, links, published=published)
+
+
+_tally: ContextVar[list[int] | None] = ContextVar("page_fetch_tally", default=None)
+
+
+@contextlib.contextmanager
+def counted_fetches() -> Iterator[list[int]]:
+    """Count the page fetches started inside the block, by this task and the tasks it starts
+    (a search whose thin hits are read whole): `[n]`. What a step spent on pages travels with
+    its usage into state, where a resumed run finds it."""
+    tally = [0]
+    token = _tally.set(tally)
+    try:
+        yield tally
+    finally:
+        _tally.reset(token)
 
 
 class PageFetcher:
-    """Reads pages for one run: each URL once (concurrent asks share it), within a budget."""
+    """Reads pages for one run: each URL once (concurrent asks share it), within a budget.
 
-    def __init__(self, settings: Settings, tls: ssl.SSLContext | None = None) -> None:
+    `book` is the run's page budget (`RunLedger.take_page`): called as a fetch starts, False
+    once it is spent. Without one, the fetcher counts its own fetches against
+    `max_page_fetches`.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        tls: ssl.SSLContext | None = None,
+        book: Callable[[], bool] | None = None,
+    ) -> None:
         self._settings = settings
         self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
-        self.sent = 0  # fetches started this run, counted against max_page_fetches
+        self._book = book or self._own_count
+        self.sent = 0  # fetches this fetcher started
+
+    def _own_count(self) -> bool:
+        """The budget of a fetcher without a run ledger: its own fetches."""
+        return self.sent < self._settings.max_page_fetches
 
     async def text(self, url: str, query: str) -> str:
         """The page's best passages for the query; empty when refused, unreadable or over budget."""
@@ -175,9 +239,11 @@ class PageFetcher:
         """The page read whole (passages, title, links), fetched once per URL; no passages and
         the reason when refused, unreadable or over the run's page budget."""
         if url not in self._pages:
-            if self.sent >= self._settings.max_page_fetches:
+            if not self._book():
                 return FetchedPage([], error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
+            if (tally := _tally.get()) is not None:
+                tally[0] += 1
             self._pages[url] = asyncio.ensure_future(self._read(url))
         return await asyncio.shield(self._pages[url])
 
@@ -187,19 +253,25 @@ class PageFetcher:
             seconds = self._settings.page_timeout
             deadline = time.monotonic() + seconds
             async with asyncio.timeout(seconds):
-                data, content_type, final_url = await self.fetch(url)
+                got = await self.fetch(url)
             left = max(0.0, deadline - time.monotonic())  # parsing counts against the timeout too
-            return await asyncio.to_thread(  # parsing a big page must not stall the others
+            page = await asyncio.to_thread(  # parsing a big page must not stall the others
                 lambda: _split(
-                    read_page(data, content_type, final_url, left), final_url, self._allowed
+                    read_page(got.data, got.content_type, got.url, left),
+                    got.url,
+                    self._allowed,
+                    got.last_modified,
                 )
             )
+            # where a page's text enters: a page that shows a key we hold is kept without it
+            return replace(page, passages=redacted(page.passages), title=redact(page.title))
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return FetchedPage([], error=f"{type(error).__name__}: {error}"[:300])
+            return FetchedPage([], error=redact(f"{type(error).__name__}: {error}")[:300])
 
-    async def fetch(self, url: str) -> tuple[bytes, str, str]:
-        """The body (at most `page_max_bytes`), its content type and the URL it came from."""
+    async def fetch(self, url: str) -> Fetched:
+        """The body (at most `page_max_bytes`), its content type, the URL it came from and its
+        Last-Modified header."""
         backend = GuardedBackend(allow_private=self._settings.fetch_private_addresses)
         pool = httpcore.AsyncConnectionPool(network_backend=backend, ssl_context=self._tls)
         async with pool:
@@ -218,7 +290,8 @@ class PageFetcher:
                 encoding = _header(headers, b"content-encoding").strip().lower()
                 if encoding not in ("", "identity"):
                     raise SkippedFile(f"{url} came {encoding}-encoded though we asked for none")
-                return data, _header(headers, b"content-type"), url
+                content_type = _header(headers, b"content-type")
+                return Fetched(data, content_type, url, _header(headers, b"last-modified"))
         raise SkippedFile(f"{url}: more than {MAX_REDIRECTS} redirects")
 
     async def _get(
@@ -246,7 +319,8 @@ class PageFetcher:
 
 
 class WholePages:
-    """A search backend whose thin top hits carry their page's best passages."""
+    """A search backend whose thin top hits carry their page's best passages (and its date,
+    when the provider gave none)."""
 
     def __init__(self, backend: SearchBackend, fetcher: PageFetcher, per_search: int) -> None:
         self._backend, self._fetcher, self._per_search = backend, fetcher, per_search
@@ -259,9 +333,11 @@ class WholePages:
             for i, hit in enumerate(hits[: self._per_search])
             if len(hit.content) < THIN_SNIPPET_CHARS and hit.url.startswith(("http:", "https:"))
         ]
-        texts = await asyncio.gather(*(self._fetcher.text(hits[i].url, query) for i in thin))
-        for index, text in zip(thin, texts, strict=True):
-            if text:
+        pages = await asyncio.gather(*(self._fetcher.page(hits[i].url) for i in thin))
+        for index, page in zip(thin, pages, strict=True):
+            if text := best_passages(page.passages, query):
                 content = f"{hits[index].content}\n\n{text}".strip()
-                hits[index] = hits[index].model_copy(update={"content": content})
+                published = hits[index].published or page.published
+                update = {"content": content, "published": published}
+                hits[index] = hits[index].model_copy(update=update)
         return hits

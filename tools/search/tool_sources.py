@@ -28,7 +28,7 @@ from deep_research.state import SearchHit
 from deep_research.tools.events import SourceFailed, emit
 from deep_research.tools.mcp_config import McpServerEntry, McpSources
 from deep_research.tools.search.base import SearchBackend, compact, rank_score
-from deep_research.tools.secrets import redact
+from deep_research.tools.secrets import redact, redact_hit
 
 MAX_TOOL_TEXT = 200_000  # characters of one tool answer kept, before compacting (bytes read
 # are capped while reading: `bounded_mcp.MAX_ANSWER_BYTES`)
@@ -274,12 +274,13 @@ class ServerConnection:
         first = self.documents.setdefault(
             (tool, digest(text)), answer_url(result, text) or fallback
         )
-        return SearchHit(
+        hit = SearchHit(
             url=first,
             title=f"{self.name} · {tool}: {title}"[:200],
             content=compact(text),
             query=query,
         )
+        return redact_hit(hit)  # where a tool's answer enters the run
 
 
 def _stop_all(connections: list[ServerConnection]) -> None:

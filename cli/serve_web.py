@@ -1,4 +1,4 @@
-"""`deep-research web`: the web app, for people who never open a terminal.
+"""`deep-research web`: launch the web app (`web/`), for people who never open a terminal.
 
 The parser part imports nothing heavy (the CLI's `--help` stays quick); Starlette, uvicorn and
 the graph are imported when the command runs. The server's settings come from the same sources
@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deep_research.cli.bad_input import BadInput
 from deep_research.domain.extras import install_extra
+from deep_research.service.bad_input import BadInput
 
 INSTALL_HINT = f"`deep-research web` needs the web extra: {install_extra('web')}"
 
@@ -57,6 +57,12 @@ def add_command(commands: Any, add_setting_flags: Any, store_flag: Any) -> None:
     )
     sub.add_argument(
         "--max-runs", type=int, default=2, metavar="N", help="runs researched at once (default 2)"
+    )
+    sub.add_argument(
+        "--all-doors",
+        action="store_true",
+        help="also show (and let users act on) runs started from the terminal or MCP in this "
+        "store; by default each door sees only its own runs",
     )
     add_setting_flags(sub)
     store_flag(sub)
@@ -132,7 +138,7 @@ async def serve(
 
     from deep_research.web.app import serving
 
-    async with serving(target, defaults, guard, args.max_runs) as app:
+    async with serving(target, defaults, guard, args.max_runs, args.all_doors) as app:
         config = uvicorn.Config(
             app, host=args.host, port=args.port, log_level="warning", lifespan="off"
         )
@@ -150,8 +156,8 @@ def command(args: argparse.Namespace, target: str) -> int:
         import uvicorn  # noqa: F401
     except ModuleNotFoundError:
         raise BadInput(INSTALL_HINT) from None
-    from deep_research.cli import preflight
-    from deep_research.cli.setting_sources import resolve_settings
+    from deep_research.service import preflight
+    from deep_research.service.setting_sources import resolve_settings
 
     if args.max_runs < 1:
         raise BadInput(f"--max-runs must be at least 1, not {args.max_runs}")

@@ -23,7 +23,7 @@ import json
 
 import httpx
 
-from deep_research.cli.bad_input import BadInput
+from deep_research.service.bad_input import BadInput
 from deep_research.settings import ROLES, Settings
 from deep_research.tools.model_names import openai_api_key, openai_base_url, provider_of
 from deep_research.tools.secrets import redact

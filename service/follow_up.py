@@ -1,9 +1,10 @@
-"""`deep-research ask THREAD "question"`: a follow-up on a finished run, as a new run.
+"""A follow-up: a new question on a finished run, answered as a new run from its evidence.
 
 The new run carries the first one's evidence (`prior_results`): it writes from it first and
 researches only what the review finds missing. Its settings are the first run's, but for the
 report language, detected again from the new question, and plan approval (there is no plan to
-approve: the evidence is the first round).
+approve: the evidence is the first round); admission then brings them within the operator's
+ceilings, with the executing process's own server-only settings (`service.admission`).
 """
 
 from __future__ import annotations
@@ -12,22 +13,9 @@ from typing import Any
 
 from langgraph.types import StateSnapshot
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.preflight import check_question
-from deep_research.graph import build_graph
-from deep_research.graph.threads import thread_config
-from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
-
-
-async def follow_up_input(target: str, parent: str, question: str) -> dict[str, Any]:
-    """The new run's input, the first run read from the store `target` names; BadInput when it
-    is unknown, unfinished or found nothing."""
-    try:
-        async with open_checkpointer(target, create=False) as saver:
-            snapshot = await build_graph(checkpointer=saver).aget_state(thread_config(parent))
-    except StoreMissing as error:
-        raise BadInput(str(error)) from None
-    return follow_up_from(snapshot, parent, question)
+from deep_research.graph.threads import run_ended
+from deep_research.service.bad_input import BadInput
+from deep_research.service.preflight import check_question
 
 
 def follow_up_from(snapshot: StateSnapshot, parent: str, question: str) -> dict[str, Any]:
@@ -37,7 +25,7 @@ def follow_up_from(snapshot: StateSnapshot, parent: str, question: str) -> dict[
     values = snapshot.values
     if not values:
         raise BadInput(f"no run with thread id {parent!r} to ask a follow-up of")
-    if snapshot.next or not values.get("stop_reason"):
+    if not run_ended(snapshot):
         raise BadInput(f"the run {parent!r} has not finished: resume it first")
     results = [r for r in values.get("worker_results") or [] if r.sources]
     if not results:

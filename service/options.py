@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from deep_research.cli.setting_sources import FLAGS
 from deep_research.domain import caller_settings
 from deep_research.domain.language import LanguageCode
+from deep_research.service.setting_sources import FLAGS
 from deep_research.settings import (
     ReportLength,
     SearchBackendName,
@@ -184,3 +184,26 @@ def _wider_sources(server: Settings, asked: Settings) -> str | None:
             f"{server.time_range} (--time-range); ask for {server.time_range} or narrower"
         )
     return None
+
+
+def within_server(server: Settings, inherited: Settings) -> Settings:
+    """Settings a caller inherits rather than asks for (a follow-up's parent's, a resumed
+    run's own), brought within the server's: every cost bound above the server's lowered to
+    it (`domain.caller_settings.CEILINGS`, all of them), and source filters narrowed to the
+    server's. Validated as a whole."""
+    values = inherited.model_dump()
+    for name in caller_settings.CEILINGS:
+        ceiling, value = getattr(server, name), values[name]
+        if ceiling is not None and (value is None or value > ceiling):
+            values[name] = ceiling
+    values["min_iterations"] = min(values["min_iterations"], values["max_iterations"])
+    if server.include_domains:
+        kept = [d for d in inherited.include_domains if _covered(d, server.include_domains)]
+        values["include_domains"] = kept or list(server.include_domains)
+    values["exclude_domains"] = sorted({*inherited.exclude_domains, *server.exclude_domains})
+    if server.time_range and (
+        inherited.time_range is None
+        or SPANS.index(inherited.time_range) > SPANS.index(server.time_range)
+    ):
+        values["time_range"] = server.time_range
+    return Settings.model_validate(values)

@@ -1,6 +1,6 @@
-"""The web app's event log beside the checkpoints: numbers that only grow per thread, records
-read back in order from a number on, and a thread forgotten whole; SQLite always, PostgreSQL
-where `DEEP_RESEARCH_TEST_POSTGRES_URL` names a server (.ci/run starts one)."""
+"""The runs' event log beside the checkpoints: numbers that only grow per run, records read
+back in order from a number on (or the latest few), and a run forgotten whole; SQLite always,
+PostgreSQL where `DEEP_RESEARCH_TEST_POSTGRES_URL` names a server (.ci/run starts one)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import uuid
 
 import pytest
 
-from deep_research.web.event_log import EventLog
+from deep_research.service.event_log import EventLog
+from deep_research.service.tables import Tables
 
 POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
 
@@ -34,7 +35,8 @@ def test_records_are_numbered_per_thread_and_read_back_from_a_number(store):
     one, two = f"web-{uuid.uuid4().hex}", f"web-{uuid.uuid4().hex}"
 
     async def scenario() -> None:
-        log = await EventLog(store).open()
+        tables = await Tables(store).open()
+        log = await EventLog(tables).set_up()
         try:
             assert await log.append(one, "started", {"question": "q 问题 <b>"}) == 1
             assert await log.append(two, "started", {"question": "other"}) == 1
@@ -45,12 +47,14 @@ def test_records_are_numbered_per_thread_and_read_back_from_a_number(store):
             assert [(r.seq, r.kind, r.data) for r in after] == [(3, "stopped", {})]
             started = await log.first(one, "started")
             assert started is not None and started.data == {"question": "q 问题 <b>"}
-            assert {one, two} <= set(await log.threads())
+            assert [r.seq for r in await log.tail(one, 1)] == [2]  # the latest progress
+            control = await log.last_control(one)
+            assert control is not None and control.kind == "stopped"
             await log.forget(one)
             assert await log.since(one) == [] and await log.first(one, "started") is None
             assert len(await log.since(two)) == 1
         finally:
-            await log.close()
+            await tables.close()
 
     asyncio.run(scenario())
 
@@ -59,10 +63,10 @@ def test_a_log_opened_again_goes_on_numbering(store):
     thread = f"web-{uuid.uuid4().hex}"
 
     async def append_once() -> int:
-        log = await EventLog(store).open()
+        tables = await Tables(store).open()
         try:
-            return await log.append(thread, "event", {})
+            return await (await EventLog(tables).set_up()).append(thread, "event", {})
         finally:
-            await log.close()
+            await tables.close()
 
     assert [asyncio.run(append_once()) for _ in range(3)] == [1, 2, 3]

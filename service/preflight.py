@@ -14,12 +14,17 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import ValidationError
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.cli.summary import counted
 from deep_research.domain.extras import install_extra
 from deep_research.nodes.planning import BadQuestion, clean_question
+from deep_research.service.bad_input import BadInput
+from deep_research.service.event_lines import counted
 from deep_research.settings import GUARD_NOTE, ROLES, Settings
-from deep_research.tools.checkpoints import StoreMissing, is_postgres, open_checkpointer
+from deep_research.tools.checkpoints import (
+    StoreMissing,
+    is_postgres,
+    open_checkpointer,
+    store_target,
+)
 from deep_research.tools.corpus import CorpusError
 from deep_research.tools.endpoint_limits import endpoint_id
 from deep_research.tools.local_search import open_corpus
@@ -36,6 +41,7 @@ from deep_research.tools.search import SearchProviderError
 from deep_research.tools.search.factory import check_provider, web_provider
 from deep_research.tools.secrets import redact
 
+QUEUE_HINT = f"the job queue needs the queue extra: {install_extra('queue')}"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the model server to accept a connection
 
 
@@ -243,3 +249,17 @@ def check_model_endpoint(timeout: float = CONNECT_TIMEOUT) -> None:
     except OSError as error:
         reason = error.strerror or str(error) or type(error).__name__
         raise BadInput(redact(f"the model server at {url} cannot be reached: {reason}")) from None
+
+
+def queue_store(target: str) -> str:
+    """The store as a PostgreSQL URL, or BadInput: the queue lives in PostgreSQL."""
+    if not is_postgres(target):
+        raise BadInput(
+            "the job queue lives in PostgreSQL: give a postgresql:// store with "
+            "--checkpoint-db or DEEP_RESEARCH_CHECKPOINT_DB"
+        )
+    try:
+        import procrastinate  # noqa: F401
+    except ModuleNotFoundError:
+        raise BadInput(QUEUE_HINT) from None
+    return store_target(target)

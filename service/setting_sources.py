@@ -25,8 +25,14 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from deep_research.cli.bad_input import BadInput
-from deep_research.settings import LOWERS_A_GUARD, RENAMED_SETTINGS, Settings, renamed
+from deep_research.service.bad_input import BadInput
+from deep_research.settings import (
+    LOWERS_A_GUARD,
+    RENAMED_SETTINGS,
+    SERVER_ONLY,
+    Settings,
+    renamed,
+)
 
 ENV_PREFIX = "DEEP_RESEARCH_"
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
@@ -171,6 +177,24 @@ def add_setting_flags(parser: argparse.ArgumentParser, unattended: bool = False)
         metavar="FILE",
         help=f"a TOML file of settings (default: ${CONFIG_VARIABLE}, else ./{LOCAL_CONFIG})",
     )
+
+
+def add_server_only_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of what a command reads, fetches and starts (`settings.SERVER_ONLY`), for
+    commands that run a stored run (`resume`, `ask`): a stored run's own are never used."""
+    group = parser.add_argument_group(
+        "what this command reads and starts (a stored run's own are not taken from the store)"
+    )
+    for flag in FLAGS:
+        if flag.field not in SERVER_ONLY:
+            continue
+        help_text = f"setting {flag.field}, as `run` takes it"
+        if flag.switch:
+            group.add_argument(
+                flag.option, dest=_dest(flag), action="store_const", const=True, help=help_text
+            )
+        else:
+            group.add_argument(flag.option, dest=_dest(flag), metavar=flag.metavar, help=help_text)
 
 
 def _accepts_text(annotation: Any) -> bool:
