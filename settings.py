@@ -79,6 +79,15 @@ def detected_web_provider() -> str:
     return "duckduckgo"
 
 
+def usable_web_providers() -> list[str]:
+    """The web providers this process can search with: those whose variable is set, and
+    key-free duckduckgo."""
+    named = [
+        p for p, variable in PROVIDER_VARIABLES.items() if os.environ.get(variable, "").strip()
+    ]
+    return [*named, "duckduckgo"]
+
+
 class ModelPrice(BaseModel):
     """What a model costs, in US dollars per million tokens."""
 

@@ -31,7 +31,7 @@ from deep_research.service.admission import Admission, Admitted, Operator
 from deep_research.service.caller import Caller, Visibility
 from deep_research.service.runs import RunInfo, open_service
 from deep_research.settings import GUARD_NOTE, Settings
-from deep_research.state import output_of
+from deep_research.state import ClarifyReply, output_of
 from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from deep_research.tools.events import ProgressEvent
 
@@ -178,7 +178,11 @@ async def execute(
                     break
                 with progress.paused():  # the question is asked on a still terminal
                     reply = answer(info.snapshot.interrupts[0].value)
-                step = await service.decide(CALLER, run_id, reply, launch=False)
+                if info.waiting_questions:  # its questions asked back, else its plan
+                    replied = ClarifyReply.model_validate(reply)
+                    step = await service.answer(CALLER, run_id, replied, launch=False)
+                else:
+                    step = await service.decide(CALLER, run_id, reply, launch=False)
     return run_id, output_of(info.values), info.values
 
 

@@ -195,7 +195,8 @@ def _table(table: Table, words: Labels):
     return el("div", {"class": "table"}, el("table", {}, head, el("tbody", {}, *rows)))
 
 
-def _facts(document: ReportDocument):
+def facts_list(document: ReportDocument):
+    """The run's facts (date, model, rounds, why it stopped, ...) as a definition list."""
     rows = [
         el("div", {}, el("dt", {}, label), el("dd", {"dir": "auto"}, value))
         for label, value in document.facts.rows(document.labels)
@@ -203,7 +204,7 @@ def _facts(document: ReportDocument):
     return el("dl", {"class": "facts"}, *rows)
 
 
-def _sources_section(document: ReportDocument):
+def sources_section(document: ReportDocument):
     """The numbered sources, each with the evidence lines its citations link to."""
     return el(
         "section",
@@ -295,7 +296,7 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         el("p", {"class": "subtitle", "dir": "auto"}, document.title)
         if document.title and facts.question
         else None,
-        _facts(document),
+        facts_list(document),
     )
     footer = el("footer", {}, words.footer)
     body = el(
@@ -307,7 +308,7 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         footer,
     )
     if document.sources:  # as in the Markdown: no sources cited, no sources section
-        footer.addprevious(_sources_section(document))
+        footer.addprevious(sources_section(document))
     page = el("html", {"lang": document.language, "dir": document.direction}, head, body)
     return lxml_html.tostring(page, doctype="<!DOCTYPE html>", encoding="unicode", method="html")
 

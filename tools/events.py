@@ -64,6 +64,23 @@ class WorkerSearched(_WorkerEvent):
     phase: Literal["searched"] = "searched"
 
 
+class WorkerReading(_WorkerEvent):
+    """A worker has begun reading one page whole (its model chose it): the page being read."""
+
+    phase: Literal["reading"] = "reading"
+    url: str
+    title: str = ""  # the search hit's title, when the page was found by a search
+
+
+class FoundSource(BaseModel):
+    """A source a worker kept, as a watcher sees it: its address and title."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    title: str = ""
+
+
 class WorkerDone(_WorkerEvent):
     """A worker handed back its result."""
 
@@ -73,6 +90,7 @@ class WorkerDone(_WorkerEvent):
     sources: int
     termination_reason: WorkerStopReason | None = None
     error: str = ""
+    found: list[FoundSource] = Field(default_factory=list)  # the sources it kept, best first
 
 
 class WorkerActed(_WorkerEvent):
@@ -275,7 +293,8 @@ class RunDone(_Event):
 
 
 WorkerEvent = Annotated[
-    WorkerSearched | WorkerActed | WorkerFellBack | WorkerDone, Field(discriminator="phase")
+    WorkerSearched | WorkerReading | WorkerActed | WorkerFellBack | WorkerDone,
+    Field(discriminator="phase"),
 ]
 ProgressEvent = Annotated[
     PlanMade
