@@ -195,7 +195,7 @@ async def keep_best_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     written = None
     if found:
         later = [r for r in registry.results if r.round in found]
-        desk = desk_for(state["question"], language, runs.for_step(state), registry)
+        desk = desk_for(state, language, runs.for_step(state), registry)
         issues = list(last.issues) if last else []
         if best.sections:
             review = Review(issues=issues)

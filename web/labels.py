@@ -133,6 +133,7 @@ EN: dict[str, str] = {
     "found_none": "None yet: the workers are searching.",
     "report_of_round": "The report of round {round} of {rounds}.",
     "report_alone": "The report on its own page",
+    "the_report": "Report",
     "run_details": "How this run went",
     "no_script": "This page updates by itself with script on; without it, reload to see how "
     "the run goes on.",
@@ -266,6 +267,7 @@ ZH: dict[str, str] = {
     "found_none": "暂无：正在搜索。",
     "report_of_round": "这是第 {round} 轮（共 {rounds} 轮）的报告。",
     "report_alone": "单独打开报告",
+    "the_report": "报告",
     "run_details": "研究过程",
     "no_script": "启用脚本时本页会自动更新；未启用时请刷新页面查看进展。",
     "w_ok": "完成",

@@ -697,7 +697,7 @@ def _finished(view: RunView, w: dict[str, str]) -> Any:
     """The report itself, as the export shows it (title, facts, summary, sections, each
     citation with its verdict and quote), with its sources beside it on a wide screen."""
     document = view.rendering.document()
-    title = document.title or w["report"]
+    title = document.title or w["the_report"]
     article = el(
         "article",
         {
@@ -754,6 +754,7 @@ def progress(view: RunView, lang: UiLanguage, csrf: str = "", follow_error: str 
         _citations(view, w),
         _spent(view, w),
         _stopped(view, w),
+        el("p", {"class": "kept-report"}, _kept(view.kept, w)) if view.kept else None,
     ]
     if view.plan is None and not view.workers:
         sections.insert(0, el("p", {}, w["nothing_yet"]))
