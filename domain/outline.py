@@ -25,6 +25,7 @@ from deep_research.state import (
 
 TITLE_CHARS = 160  # a heading made from a subtask's description, at most
 MIN_FIT = 0.25  # a new result belongs to an existing section above this overlap
+HEADING_IN_TASK = 0.5  # ... or when most of a section's heading is in the result's task
 
 
 def cited_ids(result: WorkerResult) -> list[int]:
@@ -150,6 +151,9 @@ def placed(
             continue
         text = " ".join([result.description, *(f.claim for f in result.findings)])
         index, fit = _best_section(text, sections) if sections else (0, 0.0)
+        named = [support_score(f"{s.title} {s.question}", result.description) for s in sections]
+        if named and max(named) >= HEADING_IN_TASK and fit < MIN_FIT:
+            index, fit = named.index(max(named)), max(named)  # the task names that section
         if sections and fit >= MIN_FIT:
             touched[index] = list(dict.fromkeys(touched.get(index, []) + ids))
         else:

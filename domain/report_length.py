@@ -1,15 +1,19 @@
 """How long a report is: sections and words from the `report_length` setting and the evidence.
 
-The setting names a target (brief / standard / long, or words); the evidence can only lower
-it: a section gets words for the sources it draws on, never padding. The writer's reply cap is
-set per section from its words, under the `writer_max_tokens` setting.
+The setting names a target (brief / standard / long, or words) for the first draft; the
+evidence can only lower it: a section gets words for the sources it draws on, never padding. A
+later round's revision keeps what a section says and adds room for each source it gains, so
+that no finding is cut to fit the first draft's share. The writer's reply cap is set per
+section from its words, under the `writer_max_tokens` setting.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
+from deep_research.domain.language import CJK_CHARACTERS
 from deep_research.settings import ReportLength
 
 NAMED_WORDS: dict[str, int] = {"brief": 600, "standard": 1_500, "long": 4_000}
@@ -48,3 +52,15 @@ def section_words(plan: LengthPlan, sections: int, sources: int) -> int:
 def section_tokens(words: int, writer_max_tokens: int) -> int:
     """The reply cap of one section's call: its words with room to finish, under the setting."""
     return min(writer_max_tokens, math.ceil(words * TOKENS_PER_WORD) + TOKEN_MARGIN)
+
+
+def text_words(text: str) -> int:
+    """Words in `text`, a CJK character counting as one (as a Chinese word count does)."""
+    cjk = len(re.findall(f"[{CJK_CHARACTERS}]", text))
+    return cjk + len(re.sub(f"[{CJK_CHARACTERS}]", " ", text).split())
+
+
+def revision_words(current: str, added_sources: int) -> int:
+    """Words a revised section is asked for: what it already says, plus what each source it
+    gains can carry (a later round's findings are never cut to fit the first draft's share)."""
+    return text_words(current) + WORDS_PER_SOURCE * max(0, added_sources)

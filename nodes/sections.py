@@ -42,6 +42,7 @@ from deep_research.domain.report_frame import cited_only, report_title
 from deep_research.domain.report_length import (
     LengthPlan,
     length_plan,
+    revision_words,
     section_tokens,
     section_words,
 )
@@ -203,7 +204,10 @@ async def _section(
     notes when the writer's reply could not be used, and the problem."""
     every = [*(desk.sources(part.source_ids) if current else []), *evidence.sources]
     every = list({s.id: s for s in every}.values())  # what it may cite: what it is shown
-    words = section_words(desk.plan, count, len(every))
+    if current:  # a revision keeps what the section says and adds room for what it gains
+        words = revision_words(current.text, len({s.id for s in every} - set(current.source_ids)))
+    else:
+        words = section_words(desk.plan, count, len(every))
     cap = section_tokens(words, desk.client.settings.writer_max_tokens)
     messages = prompts.section(
         desk.brief,
@@ -357,7 +361,7 @@ async def revised_report(
         if index is not None:
             touched.setdefault(index, [])
     pool_desk = EvidenceDesk(desk.registry, weighed)
-    count = len(sections) + len(new)
+    count = max(1, len(sections))  # a new section gets the share each first-draft one had
     titles = [s.title for s in sections] + [p.title for p in new]
     jobs: list[tuple[OutlineSection, SectionEvidence, ReportSection | None, list[str]]] = []
     for index in sorted(touched):

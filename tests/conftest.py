@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,17 @@ def home(tmp_path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
     monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
     return tmp_path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ctrl_c_reaches_started_commands():
+    """A suite started in the background (`pytest &` in a script, nohup, some CI runners)
+    ignores SIGINT, and every command a test starts inherits that: the Ctrl-C tests' commands
+    then run to their end (seen: five Ctrl-C tests failed so, and passed in the foreground)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,10 @@ new, and every door says which round's report the reader is given."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 from deep_research.cli.summary import RunSummary, summary_rows
+from deep_research.domain.report_length import NAMED_WORDS, WORDS_PER_SOURCE, text_words
 from deep_research.graph.routes import dispatch_supplementary, route_after_quality
 from deep_research.nodes.writing import keep_best_report
 from deep_research.service.event_lines import describe
@@ -171,3 +173,27 @@ def test_the_report_header_is_in_the_runs_language():
         "*本报告是第 1 轮的报告（评分 71/100）：之后的报告评分较低，且没有新的发现。*"
         in update["report"]
     )
+
+
+def test_a_revision_is_asked_for_what_the_section_says_and_room_for_what_it_gains():
+    """A revision is never asked to fit the first draft's share: round 1's section of ~420 words
+    in a brief report (600 words) gains round 2's source, and its writer is asked for what the
+    section says plus what one source can carry (asked for its share, a model shortens the
+    section to obey and drops findings)."""
+    facts = " ".join(f"Run {n} decompressed at {1_000 + n} MB/s [1]." for n in range(60))
+    long_section = SPEED.model_copy(update={"text": f"## zstd decompression speed\n\n{facts}"})
+    best = BEST.model_copy(update={"sections": [long_section]})
+    brief = SETTINGS.model_copy(update={"report_length": "brief"})
+    replies = Replies()
+    revised = long_section.text + " Twice that with 4 threads [2]."
+    replies.extend([NOTHING, revised, "## Summary\n\nFast [1].", "## Conclusion\n\nDone."])
+    state = ending_state([FIRST, SECOND], best=best, settings=brief)
+    asyncio.run(keep_best_report(state, runs=replies.runs))
+    system = replies.sent[1][0].content
+    asked = int(re.search(r"in about (\d+) words", system).group(1))
+    assert asked == text_words(long_section.text) + WORDS_PER_SOURCE  # one source gained
+    assert asked > NAMED_WORDS["brief"]
+
+
+def test_words_count_a_cjk_character_as_one():
+    assert text_words("## 速度\n\nzstd 解压 1,500 MB/s [1].") == 4 + 5  # 4 characters, 5 words

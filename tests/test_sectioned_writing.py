@@ -140,6 +140,24 @@ def test_a_gap_rounds_results_touch_the_sections_they_fit_or_open_new_ones():
     assert [s.title for s in new] == ["licences of the tools"]
 
 
+def test_a_gap_task_that_names_a_sections_subject_goes_to_that_section():
+    """A gap task's long findings share little with a short heading; the task names it."""
+    sections = [
+        ReportSection(
+            title="Measurements of the Veltrane polymer", question="Figures?", source_ids=[1]
+        ),
+        ReportSection(
+            title="Measurements of the Quillon alloy", question="Figures?", source_ids=[2]
+        ),
+    ]
+    claims = {n: f"Trial {n} measured a tensile modulus of {n}.{n} GPa at 23 C" for n in (5, 6)}
+    further = result(5, claims, 2, "Find further measured figures for the Veltrane polymer")
+    other = result(7, {7: "Mortisk ceramic holds 900 C"}, 2, "Find figures for Mortisk ceramic")
+    touched, new = placed(sections, [further, other])
+    assert touched == {0: [5, 6]}
+    assert [s.title for s in new] == ["Find figures for Mortisk ceramic"]
+
+
 def test_a_section_always_starts_with_its_own_level_two_heading():
     assert with_heading("Text [1].", "Speed") == "## Speed\n\nText [1]."
     assert with_heading("# Speed\n\nText [1].", "Speed") == "## Speed\n\nText [1]."
