@@ -522,3 +522,21 @@ def test_no_question_is_asked_back_when_the_person_says_so(browser, web, chat_se
     ask(page, web, question="compression?", keep_form=True)
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
     assert chat_server.brain.calls["Clarification"] == 0
+
+
+def test_without_script_a_run_is_asked_watched_by_reloads_and_read(browser, web, tmp_path):
+    context = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(STEP)
+    page.goto(web.url)
+    page.get_by_label("Question").fill(QUESTION)
+    page.get_by_label(re.compile("^Quick")).check()
+    page.get_by_role("button", name="Start research").click()
+    page.wait_for_url(re.compile(r"/runs/web-"))
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)  # it reloads
+    expect(page.locator("article.report sup.cite a").first).to_be_visible()
+    assert page.locator("aside.report-sources ul.evidence li q").count() >= 1
+    page.get_by_label("Follow-up question").fill("Which of the two decompresses faster?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    context.close()
