@@ -170,7 +170,15 @@ class Settings(BaseModel):
     max_cycles: int | None = Field(
         None, ge=1, le=10, description="OODA cycles per worker; overrides the complexity budget."
     )
-    max_results: int = Field(5, ge=1, le=20, description="Results per search.")
+    max_results: int = Field(
+        7,
+        ge=1,
+        le=20,
+        description=(
+            "Results per search: a hit's snippet is evidence that costs no page read; Tavily "
+            "bills a search by its depth, not its results, and more results cost prompt tokens."
+        ),
+    )
     worker_tools: WorkerTools = Field(
         default_factory=_default_worker_tools,
         description="How a worker's model acts: auto (native tool calls, else tools written in "

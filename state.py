@@ -8,8 +8,10 @@ The same Pydantic models are the structured-output schemas the models must fill.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, NotRequired
 
+from langgraph.channels import DeltaChannel
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
@@ -603,6 +605,17 @@ def latest_settings(
 # ---------------------------------------------------------------- research graph
 
 
+def appended(items: list, batches: Sequence[list]) -> list:
+    """Reducer of a list kept as a `DeltaChannel`: each step's new items after the earlier ones."""
+    return [*items, *(item for batch in batches for item in batch)]
+
+
+WorkerResults = Annotated[list[WorkerResult], DeltaChannel(appended)]
+"""The research's evidence as a `DeltaChannel`: a checkpoint stores only the results a step
+added (its writes), not the whole list again at every step; LangGraph rebuilds the list by
+replaying them (`tools/checkpoints.py` and docs/architecture.md say why)."""
+
+
 class ScoredReport(BaseModel):
     """A report with the review that scored it, the round that wrote it and its sections (so a
     later round's findings can still be written into it)."""
@@ -654,7 +667,7 @@ class ResearchState(ResearchInput, ResearchOutput, total=False):
 
     run_id: str
     plan: TaskPlan
-    worker_results: Annotated[list[WorkerResult], operator.add]
+    worker_results: WorkerResults
     quality_history: Annotated[list[float | None], operator.add]  # None: no valid review
     gap_analysis: GapAnalysis
     best: ScoredReport  # the best-scored report so far (a later one at least as good replaces it)
@@ -688,7 +701,7 @@ class WorkerInput(TypedDict):
 class WorkerOutput(TypedDict):
     """What a worker gives back to the orchestrator, merged by its reducers."""
 
-    worker_results: Annotated[list[WorkerResult], operator.add]
+    worker_results: WorkerResults  # a `DeltaChannel`: stored as the step that adds a result
     usage: Annotated[Usage, add_usage]
 
 
@@ -726,8 +739,10 @@ class WorkerState(WorkerInput, WorkerOutput, total=False):
     """A worker's loop state: the budget counters and the evidence gathered so far."""
 
     tool_protocol: ToolProtocol  # set by the first decide: how this worker acts
-    tool_rounds: list[ToolRound]  # the worker's conversation, protocol-neutral
-    read_pages: list[ReadPage]
+    # the worker's conversation, protocol-neutral, and its pages: a step writes only what it
+    # adds (`DeltaChannel`), so a checkpoint does not store the whole list again at every round
+    tool_rounds: Annotated[list[ToolRound], DeltaChannel(appended)]
+    read_pages: Annotated[list[ReadPage], DeltaChannel(appended)]
     pending_round: ToolRound | None  # the calls `decide` chose, for `act` to run
     mcp_calls_used: int
     fallback_reason: str
@@ -735,7 +750,7 @@ class WorkerState(WorkerInput, WorkerOutput, total=False):
     pending_queries: list[str]
     sent_queries: list[str]
     cycles_used: int
-    hits: list[SearchHit]
+    hits: Annotated[list[SearchHit], DeltaChannel(appended)]  # a step writes what it adds
     gaps: list[str]
     search_errors: list[str]
     termination_reason: WorkerStopReason

@@ -2,7 +2,8 @@
 
     python bench/bench_call_cpu.py
 
-Stand-ins run in a child process (zero latency), so only this process's CPU is counted.
+The loopback world (`tests/stand_ins/world.py`) runs in a child process (zero latency), so only
+this process's CPU is counted.
 Each row is CPU milliseconds per call (process time, median of 3 rounds of `--calls` calls),
 from the bare HTTP request up to a whole research run; the differences show what each layer
 adds. Compare rows of one invocation: the machine is shared.
@@ -19,9 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bench_concurrency import stand_in_env, start_stand_ins  # noqa: E402
+from stand_ins.world import World  # noqa: E402
 
 
 async def cpu_per_call(make_call, calls: int, concurrency: int) -> float:
@@ -155,6 +156,7 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
     )
     graph = build_graph()
     wide = {"max_iterations": 1, "min_iterations": 1, "max_workers": 16, "max_subtasks": 16}
+    wide["fetch_private_addresses"] = True  # the world's pages are on loopback
     counted = {"calls": 0}
 
     async def research() -> None:
@@ -175,18 +177,59 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
     return rows
 
 
+def whole_run(
+    world: World, rounds: int, workers: int, chunk_chars: int | None = None
+) -> tuple[str, float]:
+    """CPU per model call of one long run: `workers` at once in each of `rounds` rounds (the
+    first round's subtasks, then as many gap tasks a round), after a warm-up run; replies
+    streamed whole in one chunk, or `chunk_chars` characters a chunk (a real server sends a
+    token, 3-4 characters, a chunk)."""
+    from deep_research.graph import build_graph
+
+    world.configure(subtasks=workers, gap_tasks=workers, scores=[50.0] * (rounds + 1))
+    world.configure(chunk_chars=chunk_chars)
+    settings = {
+        "max_iterations": rounds,
+        "min_iterations": rounds,
+        "max_workers": workers,
+        "max_subtasks": workers,
+        "max_supplementary_tasks": workers,
+        "fetch_private_addresses": True,
+        "max_page_fetches": 4 * workers * rounds,
+    }
+    graph = build_graph()
+    question = {
+        "question": "compare zstd and xz",
+        "settings": {**settings, "max_iterations": 1, "min_iterations": 1},
+    }
+    asyncio.run(graph.ainvoke(question))  # warm-up: what a process pays once
+    world.reset()
+    started = time.process_time()
+    asyncio.run(graph.ainvoke({"question": "compare zstd and xz", "settings": settings}))
+    cpu = time.process_time() - started
+    calls = world.stats()["answered"]
+    chunks = f", {chunk_chars} characters a chunk" if chunk_chars else ""
+    label = f"a whole run ({rounds} rounds x {workers} workers{chunks}), per model call"
+    return label, 1000 * cpu / calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=64, help="calls per round")
     parser.add_argument("--concurrency", type=int, default=8, help="calls at once")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the long run")
+    parser.add_argument("--workers", type=int, default=12, help="workers per round, long run")
+    parser.add_argument(
+        "--chunk-chars", type=int, default=4, help="characters a chunk, long run's second row"
+    )
     args = parser.parse_args()
-    server, urls = start_stand_ins(0, 0, 0, 16)
-    os.environ.update(stand_in_env(urls))
+    world = World(0, 0, subtasks=16).enter()
     try:
         rows = asyncio.run(measure(args.calls, args.concurrency))
+        rows.append(whole_run(world, args.rounds, args.workers))
+        rows.append(whole_run(world, args.rounds, args.workers, args.chunk_chars))
     finally:
-        server.stdin.close()
-        server.wait(10)
+        world.stop()
     width = max(len(label) for label, _ in rows)
     print(f"CPU per call, this process only ({args.concurrency} at a time)")
     for label, ms in rows:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 from pathlib import Path
@@ -18,13 +19,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bench_run import QUESTION, servers  # noqa: E402
+from bench_run import QUESTION  # noqa: E402
 
 from deep_research.graph import build_graph  # noqa: E402
 
+from stand_ins.chat import ChatServer  # noqa: E402
 from stand_ins.faults import Faults  # noqa: E402
+from stand_ins.search import SearchServer  # noqa: E402
+from stand_ins.world import Articles, environment, pages_for  # noqa: E402
 
 SETTINGS = {
+    "fetch_private_addresses": True,  # the stand-ins' pages are on loopback
     "max_iterations": 2,
     "min_iterations": 2,
     "model_retries": 4,
@@ -33,9 +38,19 @@ SETTINGS = {
 }
 
 
+def servers() -> tuple[ChatServer, SearchServer, Articles]:
+    """Fresh stand-ins in this process (faults are set on them), wired in through the
+    environment; search results name pages of the page stand-in, on loopback."""
+    chat, search, pages = ChatServer().start(), SearchServer().start(), Articles().start()
+    chat.latency, search.latency, chat.brain.subtasks = 0.02, 0.01, 4
+    pages_for(search, pages)
+    os.environ.update(environment(chat.url, search.url))
+    return chat, search, pages
+
+
 def run_once(seed: int, rate: float) -> dict:
     """One run with faults at `rate` (0 for the baseline); its outcome and the servers' counts."""
-    chat, search = servers(0.02, 0.01, 4, False)
+    chat, search, pages = servers()
     if rate:
         chat.fault = Faults(
             seed, error_rate=rate / 2, limit_rate=rate / 4, slow_rate=rate / 4, slow_seconds=2.5
@@ -50,7 +65,7 @@ def run_once(seed: int, rate: float) -> dict:
         outcome = output["stop_reason"]
     except Exception as error:  # a benchmark tallies failures instead of stopping at the first
         outcome = f"failed: {type(error).__name__}"
-    chat.stop(), search.stop()
+    chat.stop(), search.stop(), pages.stop()
     retried = [r for r in chat.requests + search.requests if r["status"] >= 429]
     injected = chat.fault.injected + search.fault.injected if rate else {}
     return {

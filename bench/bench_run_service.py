@@ -3,8 +3,9 @@
     python bench/bench_run_service.py --runs 10000 --events 5000
 
 Builds an SQLite store of `--runs` finished runs: one real run against the model and search
-stand-ins (started in this process), its checkpoints and writes copied under new thread ids
-(every checkpoint of its history, as a real store keeps them). Then, in the same process:
+stand-ins (started in this process), its checkpoints, writes and stored values copied under
+new thread ids (every checkpoint of its history, as a real store keeps them). Then, in the same
+process:
 
 - listing: the way the doors listed before the service (`recent_threads`: every checkpoint of
   the store walked, then each thread's state read; what `threads`, MCP's `list_research` and
@@ -71,11 +72,16 @@ async def one_real_run(store: str) -> str:
     return run_id
 
 
+STORED = ("checkpoints", "writes", "checkpoint_blobs")
+"""The saver's tables (`tools.versioned_sqlite`: a checkpoint's values are stored once per
+version in `checkpoint_blobs`, beside the row that names them)."""
+
+
 def copy_runs(store: str, template: str, runs: int) -> None:
-    """`runs` copies of the template run's checkpoints and writes, under new thread ids; the
-    index and the event log are dropped, as in a store from before the service."""
+    """`runs` copies of the template run's checkpoints, writes and stored values, under new
+    thread ids; the index and the event log are dropped, as in a store from before the service."""
     with sqlite3.connect(store) as db:
-        for table in ("checkpoints", "writes"):  # whatever columns the saver's tables have
+        for table in STORED:  # whatever columns the saver's tables have
             columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
             rest = ", ".join(c for c in columns if c != "thread_id")
             copy = (
@@ -175,8 +181,15 @@ def checkpoint_bytes(store: str, run_id: str) -> int:
         "SELECT sum(length(checkpoint)) FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
     )
     writes = "SELECT sum(length(value)) FROM writes WHERE thread_id = ? AND checkpoint_id = ?"
-    return sizes(store, blob, (run_id, checkpoint_id)) + sizes(
-        store, writes, (run_id, checkpoint_id)
+    values = (  # the newest version of each channel: the values the checkpoint names
+        "SELECT sum(length(blob)) FROM checkpoint_blobs AS b WHERE thread_id = ?"
+        " AND checkpoint_ns = '' AND version = (SELECT max(version) FROM checkpoint_blobs"
+        " WHERE thread_id = b.thread_id AND checkpoint_ns = '' AND channel = b.channel)"
+    )
+    return (
+        sizes(store, blob, (run_id, checkpoint_id))
+        + sizes(store, writes, (run_id, checkpoint_id))
+        + sizes(store, values, (run_id,))
     )
 
 
@@ -198,8 +211,10 @@ def main() -> None:
         search.stop()
     copy_runs(store, template, args.runs)
     checkpoints = sizes(store, "SELECT count(*) FROM checkpoints")
-    read_before = sizes(store, "SELECT sum(length(checkpoint)) FROM checkpoints") + sizes(
-        store, "SELECT sum(length(value)) FROM writes"
+    read_before = (
+        sizes(store, "SELECT sum(length(checkpoint)) FROM checkpoints")
+        + sizes(store, "SELECT sum(length(value)) FROM writes")
+        + sizes(store, "SELECT sum(length(blob)) FROM checkpoint_blobs")
     )
     print(f"store: {args.runs:,} runs, {checkpoints:,} checkpoints, {read_before:,} bytes")
     before, rows = asyncio.run(list_before(store))
@@ -221,7 +236,7 @@ def main() -> None:
     )
     _, listed_all, count_all = asyncio.run(list_after(store, 0))
     print(f"list after (the index, all): {listed_all * 1000:.1f} ms, {count_all:,} runs")
-    print(f"before reads {read_before:,} bytes of checkpoints and writes at every list")
+    print(f"before reads {read_before:,} bytes of checkpoints, writes and values at every list")
     figures = asyncio.run(live_page(str(folder / "live.sqlite"), live, args.events))
     print(
         f"live page, {int(figures['records']):,} records, one update: "

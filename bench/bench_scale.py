@@ -38,6 +38,7 @@ from services import PostgresServer, RedisServer, new_database, pg_binaries  # n
 from stand_ins.chat import ChatServer  # noqa: E402
 from stand_ins.loopback import Reply  # noqa: E402
 from stand_ins.search import SearchServer  # noqa: E402
+from stand_ins.world import Articles, pages_for  # noqa: E402
 
 QUESTION = "Run {:03d}: compare zstd and xz for log archives"
 
@@ -152,6 +153,7 @@ def one_row(args, workers: int, postgres: str, redis: RedisServer, chat, search)
             {k: v for k, v in env.items() if k.startswith(("OPENAI", "TAVILY", "DUCK"))}
         )
         settings = Settings(max_iterations=1, min_iterations=1, max_workers=2, max_search_calls=6)
+        settings = settings.model_copy(update={"fetch_private_addresses": True})  # pages: loopback
         wall = asyncio.run(submit_and_wait(url, args.runs, settings))
         memory = [peak_memory_mb(p.pid) for p in processes]
         latencies = asyncio.run(queue_latencies(url))
@@ -188,7 +190,8 @@ def main() -> None:
     if binaries is None:
         sys.exit("PostgreSQL's binaries are missing (/usr/lib/postgresql/*/bin)")
     postgres, redis = PostgresServer(binaries).start(), RedisServer().start()
-    chat, search = TimedChat().start(), SearchServer().start()
+    chat, search, pages = TimedChat().start(), SearchServer().start(), Articles().start()
+    pages_for(search, pages)  # results name pages on loopback, never a public address
     chat.latency = args.latency
     print(
         f"runs {args.runs}, concurrency {args.concurrency} per worker, model latency "
@@ -211,6 +214,7 @@ def main() -> None:
     finally:
         chat.stop()
         search.stop()
+        pages.stop()
         redis.stop()
         postgres.stop()
 

@@ -2,7 +2,8 @@
 
     python bench/bench_search_clients.py --runs 20 --rounds 3
 
-Stand-ins run in a child process (zero latency), so only this process's CPU is counted. Two ways
+The loopback world (`tests/stand_ins/world.py`) runs in a child process (zero latency), so only
+this process's CPU is counted. Two ways
 of holding clients are compared in one invocation, rounds interleaved (the machine is shared):
 "per run" gives every run a fresh `SearchClients` (what each run built before the clients became
 the process's: its own client and so its own TLS context), "process-wide" hands every run the
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import os
 import pstats
 import statistics
 import sys
@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bench_concurrency import stand_in_env, start_stand_ins  # noqa: E402
+from stand_ins.world import World  # noqa: E402
 
 TLS_FUNCTIONS = ("load_verify_locations", "create_default_context", "create_ssl_context")
 
@@ -81,6 +81,7 @@ async def whole_runs(runs: int, shared: bool) -> tuple[float, float]:
 
     graph = build_graph()
     wide = {"max_iterations": 1, "min_iterations": 1, "max_workers": 16, "max_subtasks": 16}
+    wide["fetch_private_addresses"] = True  # the world's pages are on loopback
     await graph.ainvoke({"question": "warm-up run", "settings": wide})
     calls, started = 0, time.process_time()
     for i in range(runs):
@@ -98,8 +99,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per way (median kept)")
     parser.add_argument("--whole-runs", type=int, default=4, help="research runs per round")
     args = parser.parse_args()
-    server, urls = start_stand_ins(0, 0, 0, 16)
-    os.environ.update(stand_in_env(urls))
+    world = World(0, 0, subtasks=16).enter()
     small: dict[bool, list[float]] = {False: [], True: []}
     whole: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     try:
@@ -110,8 +110,7 @@ def main() -> None:
         profiled, tls = tls_share(args.runs)
         context_ms = one_tls_context()
     finally:
-        server.stdin.close()
-        server.wait(10)
+        world.stop()
     own, kept = statistics.median(small[False]), statistics.median(small[True])
     run_own = statistics.median(r for r, _ in whole[False])
     run_kept = statistics.median(r for r, _ in whole[True])

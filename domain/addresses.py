@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
@@ -201,10 +202,19 @@ def _inline_edits(
             yield edit
 
 
+@lru_cache(maxsize=16)
+def _parsed(text: str) -> tuple[list[Token], dict]:
+    """The document's tokens and markdown-it's environment (its reference definitions), parsed
+    once per text: a text with nothing to remove is read three times (edits, references, the
+    final check). Callers only read them."""
+    env: dict = {}
+    return _MD.parse(text, env), env
+
+
 def _edits(text: str, allowed: Callable[[str], bool], label: Label, html: HtmlShown) -> list[Edit]:
     """Every edit the document's tokens call for, in order, none overlapping."""
-    lines, env, found = _line_starts(text), {}, []
-    for token in _MD.parse(text, env):
+    lines, found = _line_starts(text), []
+    for token in _parsed(text)[0]:
         if token.type == "inline":
             found += _inline_edits(text, lines, token, allowed, label, html)
         elif token.type in ("fence", "code_block", "html_block") and token.map:
@@ -222,8 +232,7 @@ def _edits(text: str, allowed: Callable[[str], bool], label: Label, html: HtmlSh
 
 def _references(text: str, allowed: Callable[[str], bool]) -> str:
     """`text` without the lines of reference definitions (`[1]: url`) to foreign addresses."""
-    env: dict = {}
-    _MD.parse(text, env)
+    env = _parsed(text)[1]
     foreign = [r["href"] for r in env.get("references", {}).values() if not allowed(r["href"])]
     for href in foreign:
         definition = re.compile(
@@ -235,9 +244,9 @@ def _references(text: str, allowed: Callable[[str], bool]) -> str:
 
 def foreign_addresses(text: str, allowed: Callable[[str], bool]) -> list[str]:
     """The addresses a renderer of `text` would reach that `allowed` refuses (the final check)."""
-    env: dict = {}
+    tokens, env = _parsed(text)
     found: list[str] = []
-    for token in _MD.parse(text, env):
+    for token in tokens:
         parts = [token, *(token.children or [])]
         for part in parts:
             if part.type == "link_open":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import BaseModel
@@ -143,6 +144,13 @@ def allowed_values(schema: object) -> set[str]:
     return found | {value for item in schema.values() for value in allowed_values(item)}
 
 
+@cache
+def _allowed_in(contract: type[BaseModel]) -> frozenset[str]:
+    """`allowed_values` of a contract's schema, built once per contract (pydantic takes
+    milliseconds to build a schema, and every structured reply is checked)."""
+    return frozenset(allowed_values(contract.model_json_schema()))
+
+
 def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "") -> str | None:
     """The first field of a structured reply that echoes the instructions, the prompt's markup
     or loops, if any. `schema`: the JSON schema the model was shown (its descriptions count as
@@ -150,7 +158,8 @@ def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "")
     A value the contract allows (an enum member) is never counted as copied."""
     text = _prompt_text(prompt)
     instructions = "\n".join(m.text for m in prompt if isinstance(m, SystemMessage)) + schema
-    allowed = allowed_values(type(value).model_json_schema())
+    allowed = _allowed_in(type(value))
+    prompt_labels = set(_LABEL.findall(text))  # once per reply, not once per field
     for path, string in _strings(value):
         copied = string.strip() not in allowed and string.strip() in instructions
         if len(string.strip()) >= COPIED_MIN_CHARS and copied:
@@ -158,7 +167,7 @@ def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "")
         markers = [m for m in _MARKERS if m in string and m in text]
         if markers:
             return f"{path} repeats the prompt's markup ({', '.join(markers)})"
-        labels = [lab for lab in set(_LABEL.findall(text)) if re.search(rf"^{lab}:", string, re.M)]
+        labels = [lab for lab in prompt_labels if re.search(rf"^{lab}:", string, re.M)]
         if len(labels) >= 2:
             return f"{path} repeats the prompt's scaffolding ({', '.join(sorted(labels))})"
         looped = loops(string)

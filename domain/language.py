@@ -10,8 +10,8 @@ inside the package, so nothing is downloaded at run time.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, replace
-from functools import cache
 
 from deep_research.settings import LanguageCode
 
@@ -267,14 +267,26 @@ def _count(script: str, text: str) -> int:
     return len(_SCRIPT[script].findall(text))
 
 
-@cache
-def _identifier(languages: tuple[str, ...]):
-    """py3langid's identifier restricted to `languages` (its bundled model loads once)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+_IDENTIFIERS: dict[tuple[str, ...], object] = {}
+_IDENTIFIERS_BUILT = threading.Lock()
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(languages))
-    return identifier
+
+def _identifier(languages: tuple[str, ...]):
+    """py3langid's identifier restricted to `languages`: its bundled model is loaded once per
+    process, also when several runs detect their question's language at the same moment (with
+    a `functools.cache`, every first call that came before the first load ended loaded its own
+    copy)."""
+    found = _IDENTIFIERS.get(languages)
+    if found is not None:
+        return found
+    with _IDENTIFIERS_BUILT:
+        if languages not in _IDENTIFIERS:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            identifier.set_languages(list(languages))
+            _IDENTIFIERS[languages] = identifier
+        return _IDENTIFIERS[languages]
 
 
 def _chinese(text: str) -> LanguageCode:

@@ -11,7 +11,9 @@ Pure Python, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from deep_research.domain.language import CJK_CHARACTERS, script_of
 from deep_research.domain.statements import sentences
@@ -44,8 +46,10 @@ def _stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=4096)
 def _tokens(text: str) -> dict[str, float]:
-    """Content tokens with their weights: numbers verbatim, Latin stems, CJK bigrams."""
+    """Content tokens with their weights: numbers verbatim, Latin stems, CJK bigrams; once per
+    text (a source is scored against every statement citing it). Callers only read them."""
     tokens: dict[str, float] = {}
     for match in _TOKEN.finditer(text.lower()):
         if number := match.group("num"):
@@ -118,8 +122,10 @@ CUE_SCRIPTS = ("latin", "cyrillic", "cjk")  # scripts whose negations and compar
 MIN_WORDS = 3  # a shorter statement is not worth a shortcut
 
 
-def _match_tokens(text: str) -> list[str]:
-    """Tokens for an in-order comparison: words (lowercased, light stem), numbers, CJK chars."""
+@lru_cache(maxsize=4096)
+def _match_tokens(text: str) -> tuple[str, ...]:
+    """Tokens for an in-order comparison: words (lowercased, light stem), numbers, CJK chars;
+    once per text (a source's sentences are compared with every statement citing it)."""
     tokens = []
     for token in _MATCH_TOKEN.findall(text.lower().replace("’", "'")):
         if token[0].isdigit():
@@ -129,7 +135,7 @@ def _match_tokens(text: str) -> list[str]:
         elif token.isalpha() and token.isascii():
             token = _stem(token)
         tokens.append(token)
-    return tokens
+    return tuple(tokens)
 
 
 def has_cue(text: str) -> bool:
@@ -142,12 +148,12 @@ def has_cue(text: str) -> bool:
     )
 
 
-def _words(tokens: list[str]) -> float:
+def _words(tokens: Sequence[str]) -> float:
     """About how many words the tokens make: a CJK character counts as half of one."""
     return sum(0.5 if _CJK_CHARACTER.fullmatch(t) else 1.0 for t in tokens)
 
 
-def _is_close_copy(claim: list[str], sentence: list[str]) -> bool:
+def _is_close_copy(claim: Sequence[str], sentence: Sequence[str]) -> bool:
     """True when `claim` is `sentence` (or a leading part of it) nearly word for word, in order."""
     blocks = [
         b

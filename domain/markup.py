@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from markdown_it import MarkdownIt
@@ -108,8 +109,10 @@ def _line_starts(text: str) -> list[int]:
     return [*starts, len(text)]
 
 
-def blocks(text: str) -> list[Block]:
-    """The report's leaf blocks in order, with character spans (from markdown-it line maps)."""
+@lru_cache(maxsize=64)
+def blocks(text: str) -> tuple[Block, ...]:
+    """The report's leaf blocks in order, with character spans (from markdown-it line maps);
+    parsed once per text (a step asks for one report's blocks several times)."""
     lines = _line_starts(text)
 
     def span(first: int, last: int) -> tuple[int, int]:
@@ -130,7 +133,7 @@ def blocks(text: str) -> list[Block]:
         elif token.type == "heading_open":
             title = tokens[index + 1].content if index + 1 < len(tokens) else ""
             found.append(Block("heading", start, end, int(token.tag[1:]), title))
-    return found
+    return tuple(found)
 
 
 def _is_sources_heading(block: Block) -> bool:

@@ -9,10 +9,13 @@ most words with the subtask are the quotes (verbatim by construction).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 
 from deep_research.domain.lexical import support_score
 
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n")
 _MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "«": '"', "»": '"'})
 _TRIM = " \t\n\"'“”‘’«»…"
@@ -25,35 +28,47 @@ def _flat(text: str) -> str:
     return _SPACE.sub(" ", text.translate(_MARKS)).strip()
 
 
-def _flat_map(page: str) -> tuple[str, list[int]]:
-    """The page flattened as `_flat` does, and for each of its characters the page offset."""
-    chars, where = [], []
-    for at, char in enumerate(page):
-        if char.isspace():
-            if chars and chars[-1] != " ":
-                chars.append(" ")
-                where.append(at)
-            continue
-        chars.append(char.translate(_MARKS))
-        where.append(at)
-    return "".join(chars), where
+class FlatPage:
+    """A page flattened once (whitespace runs as one space, curly quotes straight), so that
+    each of its quotes is looked up without flattening the page again."""
+
+    def __init__(self, page: str) -> None:
+        self.page = page
+        marked = page.translate(_MARKS)  # one character for one: offsets are the page's
+        words = marked.split()
+        self._page_starts = [match.start() for match in _WORD.finditer(marked)]
+        self._flat_starts = list(accumulate((len(w) + 1 for w in words[:-1]), initial=0))
+        trailing = " " if words and marked[-1].isspace() else ""
+        self.flat = " ".join(words) + trailing
+        folded = self.flat.casefold()
+        self._folded = folded if len(folded) == len(self.flat) else None  # else offsets move
+
+    def _page_offset(self, at: int) -> int:
+        """Where the flat text's character `at` is in the page (a space: its run's first)."""
+        word = bisect_right(self._flat_starts, at) - 1
+        return self._page_starts[word] + at - self._flat_starts[word]
+
+    def verbatim(self, quote: str) -> str | None:
+        """The page's own words for `quote` (see `verbatim`)."""
+        wanted = _flat(quote).strip(_TRIM)
+        if not MIN_QUOTE_CHARS <= len(wanted) <= MAX_QUOTE_CHARS:
+            return None
+        for candidate in dict.fromkeys((wanted, wanted.rstrip(".。"))):  # a full stop it added
+            at = self.flat.find(candidate) if candidate else -1
+            if at < 0 and candidate and self._folded is not None:
+                at = self._folded.find(candidate.casefold())
+            if at >= 0:
+                start, end = self._page_offset(at), self._page_offset(at + len(candidate) - 1)
+                return " ".join(self.page[start : end + 1].split())
+        return None
 
 
 def verbatim(quote: str, page: str) -> str | None:
     """The page's own words for `quote` when the page holds it (whitespace, letter case and
     quotation-mark style aside), as the page writes them with its whitespace flattened; None
-    when it does not, or when the quote is too short or too long to be one."""
-    wanted = _flat(quote).strip(_TRIM)
-    if not MIN_QUOTE_CHARS <= len(wanted) <= MAX_QUOTE_CHARS:
-        return None
-    flat, where = _flat_map(page)
-    for candidate in dict.fromkeys((wanted, wanted.rstrip(".。"))):  # a full stop it added
-        at = flat.find(candidate)
-        if at < 0 and len(flat.casefold()) == len(flat):  # else folding moves the offsets
-            at = flat.casefold().find(candidate.casefold())
-        if at >= 0:
-            return " ".join(page[where[at] : where[at + len(candidate) - 1] + 1].split())
-    return None
+    when it does not, or when the quote is too short or too long to be one. Several quotes of
+    one page: `FlatPage(page).verbatim(quote)` flattens the page once."""
+    return FlatPage(page).verbatim(quote)
 
 
 def sentences(text: str) -> list[str]:

@@ -23,11 +23,12 @@ def needing_evidence(report: str, sources: list[SourceEvidence]) -> list[str]:
     """The report's cited statements that no cited source (in the statement's script) seems to
     state, or that cite no registered source; at most `MAX_CLAIMS`, each once."""
     by_id = {source.id: source for source in sources}
+    scripts = {source.id: script_of(source.excerpt) for source in sources}  # once per source
     flagged = []
     for statement in cited_statements(report):
         cited = [by_id[i] for i in statement.source_ids if i in by_id]
         script = script_of(statement.text)
-        same = [s for s in cited if script_of(s.excerpt) == script]
+        same = [s for s in cited if scripts[s.id] == script]
         if cited and not same:
             continue
         if not cited or max(support_score(statement.text, s.excerpt) for s in same) < WEAK_SUPPORT:

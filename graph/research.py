@@ -31,6 +31,7 @@ from deep_research.nodes.writing import finalize, keep_best_report, refine_repor
 from deep_research.settings import Settings
 from deep_research.state import ResearchInput, ResearchOutput, ResearchState
 from deep_research.tools.models import given_models
+from deep_research.tools.process_wide import built_for_good
 from deep_research.tools.run_resources import LiveRuns
 
 
@@ -117,3 +118,4 @@ graph = build_graph()
 served = for_the_server(build_graph(remote_callers=True))
 """What `langgraph.json` serves (`langgraph dev` has its own checkpointer): its API callers'
 settings cannot switch a security guard off."""
+built_for_good()  # what a process imported to run research stays: out of the GC's full passes

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+from langgraph.types import Overwrite
+
 from deep_research.domain.budgets import budget_spent, queries_left
 from deep_research.domain.dates import iso_date
 from deep_research.domain.language import run_language
@@ -61,7 +63,7 @@ async def observe(state: WorkerState, *, runs: LiveRuns) -> dict:
     return {
         "sent_queries": sent + queries,
         "cycles_used": cycles,
-        "hits": state.get("hits", []) + [hit for hits, _, _ in outcomes for hit in hits],
+        "hits": [hit for hits, _, _ in outcomes for hit in hits],  # after the earlier ones
         "search_errors": state.get("search_errors", []) + [e for _, _, e in outcomes if e],
         "pending_queries": [],
         "usage": usage,
@@ -81,8 +83,11 @@ def rank_hits(hits: list[SearchHit], keep: int = MAX_HITS_KEPT) -> list[SearchHi
 
 async def orient(state: WorkerState) -> dict:
     """Orient: de-duplicate and rank what came back, keeping compact evidence only (a run
-    stored before the door cleaned its hits is cleaned here when it resumes)."""
-    return {"hits": rank_hits(admitted_hits(state.get("hits", [])))}
+    stored before the door cleaned its hits is cleaned here when it resumes). The ranked list
+    replaces the hits (`Overwrite`: they are a `DeltaChannel`), and only when it changed."""
+    hits = state.get("hits", [])
+    ranked = rank_hits(admitted_hits(hits))
+    return {} if ranked == hits else {"hits": Overwrite(ranked)}
 
 
 async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:

@@ -30,7 +30,7 @@ from deep_research.domain.language import run_language
 from deep_research.domain.link_rank import ranked_links
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.domain.sources import normalize_url
-from deep_research.domain.verbatim import best_sentences, verbatim
+from deep_research.domain.verbatim import FlatPage, best_sentences
 from deep_research.nodes import prompts
 from deep_research.nodes.worker_search import admitted_hits, budget_use, search_once
 from deep_research.settings import Settings
@@ -332,8 +332,9 @@ def _kept_quotes(answer: PageQuotes, text: str, most: int) -> list[PageQuote]:
     """The model's quotes that the page holds, as the page words them (repeats dropped), at
     most `most`."""
     kept: dict[str, PageQuote] = {}
+    page = FlatPage(text)  # flattened once, not once per quote
     for quote in answer.quotes:
-        words = verbatim(quote.text, text)
+        words = page.verbatim(quote.text)
         if words and words not in kept:
             kept[words] = PageQuote(text=words, claim=" ".join(quote.claim.split())[:300])
     return list(kept.values())[:most]
@@ -522,10 +523,10 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
             counts[call.name] = counts.get(call.name, 0) + 1
     update = {
         "sent_queries": state.get("sent_queries", []) + [q for o in outcomes for q in o.queries],
-        "hits": state.get("hits", []) + [hit for o in outcomes for hit in o.hits],
+        "hits": [hit for o in outcomes for hit in o.hits],  # after the earlier ones
         "search_errors": state.get("search_errors", []) + [e for o in outcomes for e in o.errors],
-        "read_pages": state.get("read_pages", []) + pages,
-        "tool_rounds": [*state.get("tool_rounds", []), round_],
+        "read_pages": pages,  # added to the earlier ones (a `DeltaChannel`)
+        "tool_rounds": [round_],
         "pending_round": None,
         "mcp_calls_used": state.get("mcp_calls_used", 0)
         + sum(isinstance(step, tuple) and step[0] == "mcp" for step in plan),
@@ -533,7 +534,9 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     }
     emit(
         WorkerActed(
-            **budget_use({**state, **update}),
+            **budget_use(
+                {**state, **update, "tool_rounds": [*state.get("tool_rounds", []), round_]}
+            ),
             protocol=state.get("tool_protocol", "native"),
             calls=counts,
             pages_read=sum(not p.error for p in pages),

@@ -54,7 +54,7 @@ def test_a_run_stored_with_such_a_hit_resumes_without_it():
 
     stored = [SearchHit(url=BROKEN, title="Broken"), SearchHit(url="https://example.com/ok")]
     update = asyncio.run(orient({"hits": stored}))
-    assert [h.url for h in update["hits"]] == ["https://example.com/ok"]
+    assert [h.url for h in update["hits"].value] == ["https://example.com/ok"]  # replaced
     assert link_address(BROKEN) == f"`{BROKEN}`"  # a stored source's address is shown, as text
 
 

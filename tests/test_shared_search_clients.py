@@ -134,3 +134,40 @@ def test_no_secret_in_a_repr_or_a_client_key(search_server, monkeypatch, secret)
     shown += repr([list(kept) for kept in clients._per_loop.values()])
     assert clients.built == 2
     assert secret not in shown and "pa55word" not in shown
+
+
+def test_the_chat_and_tavily_clients_of_a_new_event_loop_load_no_ca_bundle(
+    search_server, chat_server, fresh_process
+):
+    """A run on a new event loop builds its chat and search clients on the process's TLS
+    context: loading the CA bundle (tens of ms of CPU on the loop) is paid once per process."""
+    import ssl
+
+    from deep_research.tools.models import chat_model
+
+    process = fresh_process
+    tls = process.search_clients.tls()
+    loaded = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counted(self, *args, **kwargs):
+        loaded.append(self)
+        return real(self, *args, **kwargs)
+
+    async def a_new_loop():
+        runs = LiveRuns(process=process)
+        run = runs.open("run", tavily_settings())
+        await run.search_cache.search("zstd levels", 3)
+        model = chat_model(run.settings, "planner")
+        search = run.search_cache.backend._client()._client
+        assert model.root_client._client._transport._pool._ssl_context is tls
+        return model.http_async_client, search
+
+    ssl.SSLContext.load_verify_locations = counted
+    try:
+        chat_http, search_http = asyncio.run(a_new_loop())
+    finally:
+        ssl.SSLContext.load_verify_locations = real
+    assert chat_http._transport._pool._ssl_context is tls
+    assert search_http._transport._pool._ssl_context is tls
+    assert loaded == []

@@ -9,15 +9,17 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import uuid
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from deep_research.graph import build_graph
-from deep_research.tools.checkpoints import StoreMissing, open_checkpointer
+from deep_research.tools.checkpoints import StoreMissing, open_checkpointer, serializer
 from deep_research.tools.events import WorkerActed, WorkerDone, WorkerFellBack, WorkerReading
 from deep_research.tools.process_wide import current
 
@@ -191,6 +193,42 @@ def test_a_run_broken_mid_act_resumes_without_sending_an_answered_call(
     quoted = [r for r in chat_server.chat_requests if "Page text:" in json.dumps(r["body"])]
     hub_quotes = [r for r in quoted if "Archive survey" in json.dumps(r["body"])]
     assert len(hub_quotes) == 1
+
+
+def test_a_workers_rounds_pages_and_hits_are_stored_once_not_again_at_every_round(
+    chat_server, site, tmp_path
+):
+    """`tool_rounds`, `read_pages` and `hits` are `DeltaChannel`s: each round's conversation,
+    pages and hits are stored as the write of the step that added them (the hits again only
+    when ranking changed them), never as a whole list at every round."""
+    path = tmp_path / "c.sqlite"
+    config = {"configurable": {"thread_id": "stored-once"}}
+
+    async def scenario():
+        async with open_checkpointer(str(path)) as saver:
+            app = build_graph(checkpointer=saver)
+            return await streamed_run("How well do log archives compress?", TOOLS, config, app)
+
+    values, events = asyncio.run(scenario())
+    assert values["stop_reason"] == "max_iterations"
+    assert "11.2 to 1" in writer_prompt(chat_server)  # the second hop's quote still reaches it
+    acted = [e for e in events if isinstance(e, WorkerActed)]
+    assert len(acted) >= 3 and acted[-1].cycles_used == len(acted)  # rounds counted in full
+    serde = serializer()
+    with closing(sqlite3.connect(path)) as db:
+        blobs = db.execute(
+            "SELECT count(*) FROM checkpoint_blobs"
+            " WHERE channel IN ('read_pages', 'tool_rounds', 'hits')"
+        ).fetchone()[0]
+        writes = db.execute(
+            "SELECT type, value FROM writes WHERE channel = 'read_pages'"
+        ).fetchall()
+    pages = [page for row in writes for page in serde.loads_typed(row)]
+    assert blobs == 0
+    assert sorted(p.url.rsplit("/", 1)[-1] for p in pages if "/a/" not in p.url) == [
+        "deep",
+        "hub",
+    ]  # each page in one write: the round that read it
 
 
 WIKI = Path(__file__).parent / "stand_ins" / "mcp_wiki.py"

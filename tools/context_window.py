@@ -11,13 +11,17 @@ or rejects them):
 
 llama-cpp-python tells nothing; its window is learnt from its "maximum context length is N"
 error instead (`tools.refusals.window_named`). The answers are kept for the process
-(`tools.process_wide`).
+(`tools.process_wide`). The probes run at once, and once per endpoint and model: runs that ask at
+the same moment wait for the same answer, over one client built on the process's TLS context.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterable
+import ssl
+from collections.abc import Callable, Iterable
+from functools import cache
 
 import httpx
 
@@ -62,12 +66,14 @@ async def _llama_cpp(client: httpx.AsyncClient, root: str, model: str) -> int | 
 
 
 async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> int | None:
-    """Ollama: the loaded model in `/api/ps`, else `num_ctx` or the default from `/api/show`."""
-    running = await _get(client, f"{root}/api/ps")
+    """Ollama: the loaded model in `/api/ps`, else `num_ctx` or the default from `/api/show`
+    (both asked at once)."""
+    running, shown = await asyncio.gather(
+        _get(client, f"{root}/api/ps"), _get(client, f"{root}/api/show", json={"model": model})
+    )
     for entry in (running or {}).get("models") or []:
         if model in (entry.get("name"), entry.get("model")):
             return _positive(entry.get("context_length"))
-    shown = await _get(client, f"{root}/api/show", json={"model": model})
     if shown is None:
         return None
     match = re.search(r"^num_ctx\s+(\d+)", shown.get("parameters") or "", re.M)
@@ -99,33 +105,60 @@ async def _lm_studio(client: httpx.AsyncClient, root: str, model: str) -> int | 
 PROBES = (_llama_cpp, _vllm, _lm_studio, _ollama)
 
 
+@cache
+def _own_tls() -> ssl.SSLContext:
+    """A TLS context for probes when no process-wide one is given (built once)."""
+    return httpx.create_ssl_context()
+
+
 class ContextWindows:
     """What each server said its window is, per (endpoint, model); the process holds one
-    (`tools.process_wide`)."""
+    (`tools.process_wide`), which hands it the process's TLS context."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Callable[[], ssl.SSLContext] = _own_tls) -> None:
         self._known: dict[tuple[str, str], int | None] = {}
+        self._asking: dict[tuple[str, str], asyncio.Task] = {}
+        self._tls = tls
 
     async def window(
         self, base_url: str | None, model: str, gates: Gates, api_key: str = ""
     ) -> int | None:
         """The context window (tokens) the server reports for `model`; None if it does not
-        tell. Probes count against the server's gate."""
+        tell. Asked once: callers that come while the probes run wait for their answer (a
+        caller cancelled meanwhile does not cancel them). Probes count against the server's
+        gate."""
         if not base_url:
             return None  # OpenAI itself: its models' windows dwarf what a run sends
         key = (endpoint_id(base_url), model)
-        if key not in self._known:  # two runs asking at once probe twice: harmless
-            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-            gate = gates.model(base_url)
-            async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers) as client:
-                found = None
-                for probe in PROBES:
-                    async with gate.call():
-                        found = await probe(client, _root(base_url), model)
-                    if found:
-                        break
-            self._known[key] = found
-        return self._known[key]
+        if key in self._known:
+            return self._known[key]
+        asking = self._asking.get(key)
+        if asking is None or asking.get_loop() is not asyncio.get_running_loop():
+            asking = asyncio.ensure_future(self._probe(key, base_url, model, gates, api_key))
+            self._asking[key] = asking
+        return await asyncio.shield(asking)
+
+    async def _probe(
+        self, key: tuple[str, str], base_url: str, model: str, gates: Gates, api_key: str
+    ) -> int | None:
+        """Every server kind's probe at once; the first in `PROBES` order that tells wins."""
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        gate = gates.model(base_url)
+
+        async def asked(probe) -> int | None:
+            async with gate.call():
+                return await probe(client, _root(base_url), model)
+
+        try:
+            async with httpx.AsyncClient(
+                timeout=PROBE_TIMEOUT, headers=headers, verify=self._tls()
+            ) as client:
+                found = await asyncio.gather(*(asked(probe) for probe in PROBES))
+            self._known[key] = next((window for window in found if window), None)
+            return self._known[key]
+        finally:
+            if self._asking.get(key) is asyncio.current_task():
+                del self._asking[key]
 
     def learn(self, base_url: str | None, model: str, window: int) -> None:
         """Remember a window the server named in an error (llama-cpp-python tells no other
@@ -146,7 +179,7 @@ async def fitted_to_server(
     if not base or not asked:  # OpenAI itself, or only other providers: nothing to ask
         return settings, None
     key = openai_api_key()
-    found = [await windows.window(base, name, gates, key) for name in asked]
+    found = await asyncio.gather(*(windows.window(base, name, gates, key) for name in asked))
     known = [w for w in found if w]
     if not known:
         return settings, None

@@ -47,6 +47,11 @@ def openai_model(
         # A (connect, read, write, pool) tuple, not an `httpx.Timeout`: the openai SDK builds its
         # own clients on httpx2, whose Timeout refuses httpx's (seen with httpx2 2.17.0).
         timeout = (min(idle_timeout, CONNECT_TIMEOUT), idle_timeout, idle_timeout, idle_timeout)
+        tls = process.search_clients.tls()  # the process's: no CA bundle loaded again
+        blocking = process.search_clients.anywhere(  # the SDK builds a blocking client too
+            ("openai-blocking", endpoint.base_url, timeout),
+            lambda: httpx.Client(timeout=timeout, verify=tls),
+        )
         per_loop[key] = init_chat_model(
             name,
             model_provider="openai",
@@ -56,9 +61,12 @@ def openai_model(
             max_retries=0,  # `tools.structured.send` retries, so that a refusal never is
             use_responses_api=False,
             stream_usage=True,
-            stream_chunk_timeout=idle_timeout,
+            stream_chunk_timeout=0,  # silence is timed by `tools.streaming` (one timer a call)
+            http_client=blocking,
             http_async_client=httpx.AsyncClient(
-                timeout=timeout, event_hooks=process.gates.model(endpoint.base_url).http_hooks()
+                timeout=timeout,
+                event_hooks=process.gates.model(endpoint.base_url).http_hooks(),
+                verify=tls,
             ),
         )
     return per_loop[key]

@@ -20,6 +20,7 @@ is looked up. A test that needs a fresh process swaps `PROCESS` (see `tests/conf
 from __future__ import annotations
 
 import asyncio
+import gc
 import weakref
 
 from langchain_core.language_models import BaseChatModel
@@ -37,8 +38,8 @@ class ProcessWide:
         self.gates = Gates()
         self.capabilities = CapabilityMemory()
         self.tool_protocols = CapabilityMemory(methods=TOOL_PROTOCOLS)
-        self.context_windows = ContextWindows()
         self.search_clients = SearchClients()
+        self.context_windows = ContextWindows(tls=self.search_clients.tls)
         self.chat_clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]
         ] = weakref.WeakKeyDictionary()
@@ -49,6 +50,14 @@ class ProcessWide:
 
 
 PROCESS = ProcessWide()
+
+
+def built_for_good() -> None:
+    """Everything built so far (the imported libraries, the compiled graphs) lives as long as
+    the process: move it out of the garbage collector's full collections (`gc.freeze`). With
+    64 runs in one process, a full collection walked every object of langchain, openai and
+    pydantic again: pauses of up to 0.55 s on the event loop, 1.8 s in all over 18 s."""
+    gc.freeze()
 
 
 def current() -> ProcessWide:

@@ -1,5 +1,5 @@
-"""LangGraph's SQLite saver that knows which of its writes are under way, so that its store is
-closed only after them.
+"""Our SQLite saver (each channel version stored once: `tools.versioned_sqlite`) that knows which
+of its writes are under way, so that its store is closed only after them.
 
 When a step fails, LangGraph cancels its sibling tasks and raises at once; a cancelled task's
 done-callback then submits its error write, which nothing awaits. Closing the connection under
@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from deep_research.tools.versioned_sqlite import VersionedSqliteSaver
 
 
-class SettlingSqliteSaver(AsyncSqliteSaver):
-    """An `AsyncSqliteSaver` whose `settle` waits for the writes under way."""
+class SettlingSqliteSaver(VersionedSqliteSaver):
+    """A `VersionedSqliteSaver` whose `settle` waits for the writes under way."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,8 +1,10 @@
 """One streamed model call: tokens as they arrive, a timeout on silence, and what the reply was.
 
 A small model on a CPU writes a report for minutes, so a total timeout kills honest calls; a
-call fails instead when no chunk has arrived for `request_idle_timeout` seconds
-(`ChatOpenAI.stream_chunk_timeout`, which keepalive comments do not reset). `model_call_timeout`
+call fails instead when no chunk has arrived for `request_idle_timeout` seconds (`SilentStream`;
+keepalive comments are no chunks: they do not reset it). One timer per call, moved at each
+chunk: `ChatOpenAI.stream_chunk_timeout` did the same with a new task per chunk, a fifth of a
+call's CPU when a server streams a token a chunk. `model_call_timeout`
 (default 30 minutes) caps the whole call. A reply longer than the role's `max_tokens` could
 allow is broken (a server that ignores the cap, or never ends): reading stops there. Chunks are
 kept in a list and summed once at the end, never `total + chunk` per chunk, which copies the
@@ -25,6 +27,15 @@ from deep_research.tools.events import Streaming, emit
 TICK_SECONDS = 2.0  # how often a streaming call reports its progress
 MAX_CHARS_PER_TOKEN = 16  # no tokenizer's token is longer: more text than this is over the cap
 SLACK_CHUNKS = 64  # chunks that carry no token (role, usage, keepalive-like empty deltas)
+
+
+class SilentStream(TimeoutError):
+    """No chunk arrived for `request_idle_timeout` seconds: the server went quiet.
+    `chunks_received`: how many had come before (a retry after output is counted apart)."""
+
+    def __init__(self, message: str, chunks_received: int) -> None:
+        super().__init__(message)
+        self.chunks_received = chunks_received
 
 
 class ReplyTooLong(RuntimeError):
@@ -96,14 +107,17 @@ async def stream_reply(
     *,
     role: str,
     total_cap: float | None,
+    idle: float | None = None,
     max_tokens: int | None = None,
     **kwargs,
 ) -> StreamedReply:
     """Stream one call to its end and return the reply.
 
-    Raises TimeoutError on silence or past `total_cap` seconds, ReplyTooLong past what
-    `max_tokens` tokens can hold.
+    Raises SilentStream after `idle` seconds without a chunk (the first one included: a cold
+    local model may process a prompt for minutes, within it), TimeoutError past `total_cap`
+    seconds, ReplyTooLong past what `max_tokens` tokens can hold.
     """
+    loop = asyncio.get_running_loop()
     started = last_tick = time.monotonic()
     parts: list[AIMessageChunk] = []
     chars = 0
@@ -112,8 +126,12 @@ async def stream_reply(
         max_chars = max_tokens * MAX_CHARS_PER_TOKEN
         max_chunks = 2 * max_tokens + SLACK_CHUNKS  # a few servers split a token in two
     try:
-        async with asyncio.timeout(total_cap):
+        async with asyncio.timeout(total_cap), asyncio.timeout(None) as silence:
+            if idle:
+                silence.reschedule(loop.time() + idle)
             async for chunk in model.astream(messages, **kwargs):
+                if idle:
+                    silence.reschedule(loop.time() + idle)
                 parts.append(chunk)
                 chars += _size(chunk)
                 chunks = len(parts)
@@ -133,6 +151,11 @@ async def stream_reply(
         if "No generation chunks" not in str(error):
             raise
         raise EmptyStream("the server ended the stream without an answer") from error
+    except TimeoutError as error:
+        if silence.expired():
+            said = f"no {role} token for {idle:g} s ({len(parts)} chunks so far)"
+            raise SilentStream(said, len(parts)) from error
+        raise
     seconds = time.monotonic() - started
     chunks = len(parts)
     total = _joined(parts)

@@ -211,6 +211,7 @@ async def _stream_or_explain(
             conversation,
             role=role,
             total_cap=cap,
+            idle=settings.request_idle_timeout,
             max_tokens=settings.max_tokens_for(role),
             **kwargs,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -79,8 +80,11 @@ class Tool:
         }
 
 
+@cache
 def _tool(name: str) -> Tool:
-    """A built-in tool from its arguments model: the model's docstring is its description."""
+    """A built-in tool from its arguments model: the model's docstring is its description
+    (built once per tool: pydantic takes milliseconds to build a schema, and every decide
+    offers its tools)."""
     model = ARGUMENTS[name]
     schema = model.model_json_schema()
     schema.pop("title", None)

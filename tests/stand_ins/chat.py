@@ -272,15 +272,24 @@ class ChatServer(StandIn):
         self.context_window: int | None = None  # prompts beyond it are refused
         self.empty_stream_when_too_long = False  # llama-cpp-python: 200 and an empty stream
         self.stream_parts: list[float] | None = None  # seconds before each part of a stream
+        # Characters of text per streamed chunk (None: the whole reply in one chunk); real
+        # servers send about one token, 3-4 characters, a chunk
+        self.chunk_chars: int | None = None
         self.stream_usage = True  # False: no usage chunk (llama-cpp-python ignores the option)
         # What GET/POST on other paths answer, e.g. {"/props": {...}} as llama.cpp's server does
         self.info_paths: dict[str, dict] = {}
+        self.info_latency = 0.0  # seconds before answering them (a remote server's round trip)
         self.fault = lambda number, body: None  # return a Reply to inject a failure
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.answered = 0
         self._count = 0
         self._brain_lock = threading.Lock()
+
+    def delay(self, path: str) -> float:
+        """A model's latency is its generation: completions take `latency`, other paths (the
+        context-window probes) `info_latency` (0: at once, as a server on loopback answers)."""
+        return self.latency if path.endswith("/chat/completions") else self.info_latency
 
     def _refusal(self, body: dict) -> Reply | None:
         """A feature refusal or a too-long prompt, as the configured real server answers it."""
@@ -449,35 +458,29 @@ class ChatServer(StandIn):
         return parts
 
     def _sse(self, model: str, message: dict, usage: dict, number: int) -> str:
-        delta = {"role": "assistant", "content": message.get("content") or ""}
-        if message.get("tool_calls"):
-            delta["tool_calls"] = [
+        head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": 0}
+        text = message.get("content") or ""
+        size = self.chunk_chars or max(1, len(text))
+        pieces = [text[at : at + size] for at in range(0, len(text), size)] or [""]
+        deltas: list[dict] = [{"role": "assistant", "content": pieces[0]}]
+        deltas += [{"content": piece} for piece in pieces[1:]]
+        if message.get("tool_calls"):  # tool calls in the first chunk, arguments whole
+            deltas[0]["tool_calls"] = [
                 {"index": n, **tool_call} for n, tool_call in enumerate(message["tool_calls"])
             ]
         chunks = [
+            {**head, "model": model, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+            for d in deltas
+        ]
+        chunks.append(
             {
-                "id": f"chatcmpl-{number}",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-            },
-            {
-                "id": f"chatcmpl-{number}",
-                "object": "chat.completion.chunk",
-                "created": 0,
+                **head,
                 "model": model,
                 "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            },
-            {
-                "id": f"chatcmpl-{number}",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": model,
-                "choices": [],
-                "usage": usage,
-            },
-        ][: None if self.stream_usage else 2]
+            }
+        )
+        if self.stream_usage:
+            chunks.append({**head, "model": model, "choices": [], "usage": usage})
         return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
     @property

@@ -61,6 +61,10 @@ class StandIn:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # A reply's headers and body are two writes: with Nagle's algorithm on, the body
+            # waited for the client's delayed ACK, 40 ms a request (real servers set
+            # TCP_NODELAY too: uvicorn, nginx)
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
@@ -137,13 +141,17 @@ class StandIn:
         with self._lock:
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
+        started, waited = time.monotonic(), self.delay(path)
         try:
-            if self.latency:
-                time.sleep(self.latency)
+            if waited:
+                time.sleep(waited)
             reply = self.handle(path, body, headers)
             with self._lock:
                 self.requests.append(
                     {
+                        "started": started,
+                        "ended": time.monotonic(),
+                        "waited": waited,
                         "path": path,
                         "method": method,
                         "body": body,
@@ -156,6 +164,10 @@ class StandIn:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    def delay(self, path: str) -> float:
+        """Seconds a request for `path` takes before it is answered (`latency` for all)."""
+        return self.latency
 
     def handle(self, path: str, body: dict, headers: dict) -> Reply:
         raise NotImplementedError

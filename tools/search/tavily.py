@@ -90,11 +90,17 @@ class TavilySearch:
         return f"TavilySearch(base_url={self._base_url!r})"
 
     def _client(self) -> tavily.AsyncTavilyClient:
-        """The shared client for this key and address on the running loop."""
-        return self._clients.on_loop(
-            ("tavily", self._base_url, fingerprint(self._key)),
-            lambda: tavily.AsyncTavilyClient(api_key=self._key, api_base_url=self._base_url),
-        )
+        """The shared client for this key and address on the running loop, on the process's
+        TLS context (unless Tavily's own proxy variables are set: its client mounts them)."""
+
+        def build() -> tavily.AsyncTavilyClient:
+            proxied = any(os.environ.get(v) for v in ("TAVILY_HTTP_PROXY", "TAVILY_HTTPS_PROXY"))
+            http = None if proxied else httpx.AsyncClient(verify=self._clients.tls())
+            return tavily.AsyncTavilyClient(
+                api_key=self._key, api_base_url=self._base_url, client=http
+            )
+
+        return self._clients.on_loop(("tavily", self._base_url, fingerprint(self._key)), build)
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Hits for one query from Tavily, retrying transient failures with jittered backoff."""
