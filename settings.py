@@ -7,8 +7,10 @@ into state, because LangGraph does not persist `context=`: a resumed run finds i
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
+from decimal import Decimal
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -77,6 +79,15 @@ def detected_web_provider() -> str:
     return "duckduckgo"
 
 
+def usable_web_providers() -> list[str]:
+    """The web providers this process can search with: those whose variable is set, and
+    key-free duckduckgo."""
+    named = [
+        p for p, variable in PROVIDER_VARIABLES.items() if os.environ.get(variable, "").strip()
+    ]
+    return [*named, "duckduckgo"]
+
+
 class ModelPrice(BaseModel):
     """What a model costs, in US dollars per million tokens."""
 
@@ -84,6 +95,60 @@ class ModelPrice(BaseModel):
 
     input_per_million: float = Field(ge=0)
     output_per_million: float = Field(ge=0)
+
+
+OPENAI_API_URL = "https://api.openai.com/v1"  # where plain model names go without a base URL
+
+
+def openai_base_url() -> str | None:
+    """The chat server's base URL, from the variables the OpenAI SDK itself reads."""
+    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
+
+
+def provider_of(name: str) -> str | None:
+    """The LangChain provider a `provider:model` name names; None for a plain name (which may
+    hold a colon itself, like Ollama's `qwen2.5:7b`, and still means the OpenAI endpoint)."""
+    prefix, colon, rest = name.partition(":")
+    if not (colon and rest):
+        return None
+    from langchain.chat_models.base import _BUILTIN_PROVIDERS  # only names with a colon pay it
+
+    return prefix if prefix in _BUILTIN_PROVIDERS else None
+
+
+def _base_rate(price: object) -> Decimal | None:
+    """Dollars per million tokens below any volume tier (our prompts stay under
+    `max_context_tokens`); None when the table gives no such price."""
+    rate = getattr(price, "base", price)  # genai-prices' TieredPrices, or a plain Decimal
+    return rate if isinstance(rate, Decimal) else None
+
+
+@functools.cache
+def listed_price(model: str, base_url: str | None) -> ModelPrice | None:
+    """What pydantic's genai-prices lists for `model` where it is served: a `provider:model`
+    name at that provider, a plain (or `openai:`) name at the OpenAI-compatible server
+    `base_url` (OpenAI itself when None). None when its table lists no price there: a model on
+    a local or unknown server is never priced as some provider's namesake.
+
+    The table ships inside the package; its updater, the one part that fetches prices over
+    the network, is never started (`genai_prices.UpdatePrices`), so a run's prices are the
+    installed version's."""
+    from genai_prices import Usage, calc_price
+
+    provider = provider_of(model)
+    nothing = Usage(input_tokens=0, output_tokens=0)
+    try:
+        if provider in (None, "openai"):
+            name, where = model.removeprefix("openai:"), base_url or OPENAI_API_URL
+            found = calc_price(nothing, name, provider_api_url=where)
+        else:
+            found = calc_price(nothing, model.partition(":")[2], provider_id=provider)
+    except LookupError:  # no provider serves at that address, or it lists no such model
+        return None
+    rates = [_base_rate(found.model_price.input_mtok), _base_rate(found.model_price.output_mtok)]
+    if None in rates:
+        return None
+    return ModelPrice(input_per_million=float(rates[0]), output_per_million=float(rates[1]))
 
 
 class Settings(BaseModel):
@@ -207,6 +272,12 @@ class Settings(BaseModel):
     time_range: TimeRange | None = Field(
         None, description="Only sources from the last day, week, month or year (where known)."
     )
+    clarify: bool = Field(
+        True,
+        description="Before planning, ask up to three short questions back when the question is "
+        "too vague to research well (where someone can answer: not in batch, eval or a run "
+        "without a checkpointer).",
+    )
     approve_plan: bool = Field(
         False, description="Pause after planning until a person approves or edits the plan."
     )
@@ -274,7 +345,9 @@ class Settings(BaseModel):
     )
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
-        description="Price per model name; a model without one makes the cost unknown.",
+        description="Price per model name, in dollars per million tokens; a model without one "
+        "gets genai-prices' price where it lists the model on the server that serves it, else "
+        "its cost is unknown.",
     )
     max_context_tokens: int = Field(
         100_000,
@@ -330,14 +403,25 @@ class Settings(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _every_model_priced_for_a_cost_budget(self) -> Settings:
-        """A dollar budget needs a price for every model the run uses, else its cost is unknown."""
-        if self.max_cost_usd is None:
-            return self
-        unpriced = sorted({self.model_for(role) for role in ROLES} - set(self.prices))
-        if unpriced:
-            raise ValueError(f"max_cost_usd needs prices for every model used: {unpriced}")
+    def _every_model_priced(self) -> Settings:
+        """A model the caller gave no price gets the one genai-prices lists (`listed_price`);
+        a dollar budget needs a price for every model the run uses, else its cost is unknown."""
+        base_url = openai_base_url()
+        missing = sorted({self.model_for(role) for role in ROLES} - set(self.prices))
+        listed = {name: price for name in missing if (price := listed_price(name, base_url))}
+        if listed:
+            self.__dict__["prices"] = {**self.prices, **listed}
+        unpriced = [name for name in missing if name not in listed]
+        if self.max_cost_usd is not None and unpriced:
+            raise ValueError(
+                f"max_cost_usd needs prices for every model used: {unpriced} (genai-prices "
+                "lists none for them where they are served): give them in prices"
+            )
         return self
+
+    def unpriced_models(self) -> list[str]:
+        """The models the run uses that have no price: its cost is unknown."""
+        return sorted({self.model_for(role) for role in ROLES} - set(self.prices))
 
     @field_validator("report_length")
     @classmethod

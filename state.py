@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, NotRequired
 
 from langgraph.channels import DeltaChannel
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
 from deep_research.settings import Complexity, Settings
@@ -52,6 +52,50 @@ SCORE_SPREAD = 30  # how far an overall score may sit from the mean of its dimen
 # No maxLength/maxItems on the contracts: llama-cpp-python turns them into nested grammar rules,
 # and a WorkerFindings schema bounded so (30 findings of 1,000 characters) made its grammar
 # parser give up ("number of rules ... exceeds sane defaults") and the server process die.
+
+# ---------------------------------------------------------------- asking back
+
+MAX_CLARIFYING_QUESTIONS = 3  # asked at most, before any research is paid for
+
+
+class ClarifyingQuestion(BaseModel):
+    """One short question asked back before research, with answers the person may pick."""
+
+    question: str = Field(min_length=1, description="One short question to the person asking.")
+    suggested_answers: list[str] = Field(
+        default_factory=list, description="2-4 short likely answers the person may pick."
+    )
+
+
+class Clarification(BaseModel):
+    """The planner's judgement before research: is the question clear enough to research well,
+    and if not, the few questions whose answers would change what to research."""
+
+    needed: bool = Field(
+        description="true only when the question is too vague to research well without asking."
+    )
+    questions: list[ClarifyingQuestion] = Field(
+        default_factory=list,
+        description=f"When needed: at most {MAX_CLARIFYING_QUESTIONS} questions; otherwise none.",
+    )
+
+
+class ClarifyReply(BaseModel):
+    """The person's reply to clarifying questions (the value a caller resumes the run with):
+    an answer per question in order ("" leaves one unanswered), or skip them all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["answer", "skip"] = "answer"
+    answers: list[str] = Field(default_factory=list)
+
+
+class Clarified(BaseModel):
+    """A question asked back and the person's answer: part of the run's brief."""
+
+    question: str
+    answer: str
+
 
 # ---------------------------------------------------------------- planning
 
@@ -753,6 +797,7 @@ class ResearchOutput(TypedDict):
     structured_output: dict[str, str]  # per model: the structured-output method it settled on
     sources_found: int  # distinct sources the searches returned (0: no evidence at all)
     report_round: int  # the round whose report this is (an earlier, better-scored one is kept)
+    clarifications: list[Clarified]  # questions asked back before research, and the answers
     report_revised_with: list[int]  # later rounds whose findings revised that earlier report
 
 

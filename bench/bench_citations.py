@@ -29,6 +29,7 @@ from deep_research.domain.markup import ids_in  # noqa: E402
 from deep_research.nodes.verifying import verify_citations  # noqa: E402
 from deep_research.settings import Settings  # noqa: E402
 from deep_research.state import SourceEvidence, WorkerResult  # noqa: E402
+from deep_research.tools.run_resources import LiveRuns  # noqa: E402
 
 from citation_pairs import PAIRS, QUESTIONS, SOURCES, Pair, truth  # noqa: E402
 from stand_ins.chat import ChatServer  # noqa: E402
@@ -58,7 +59,7 @@ async def check(language: str, pairs: list[Pair], settings: Settings) -> dict:
         "settings": settings,
         "run_id": f"bench-citations-{language}",
     }
-    out = await verify_citations(state)
+    out = await verify_citations(state, runs=LiveRuns())
     kept_flags = [kept(out["report"], p, i) for i, p in enumerate(pairs)]
     first = [c for c in out["citations"] if not c.rewrite]
     lexical = [(c, p) for c, p in zip(first, pairs, strict=True) if c.method == "lexical"]

@@ -21,19 +21,25 @@ from pydantic import ValidationError
 from deep_research.service.bad_input import BadInput
 from deep_research.state import TaskPlan
 
+UNCHANGED = "the plan stays as it was, not approved"
+
 
 class NoAnswer(BadInput):
     """The plan waits for an answer that standard input cannot give (it is closed)."""
 
 
-def _edit_plan(plan: dict) -> dict:
-    """Open the plan as JSON in $VISUAL/$EDITOR and read the edited plan back."""
+def _edit_plan(plan: dict) -> dict | None:
+    """Open the plan as JSON in $VISUAL/$EDITOR and read the edited plan back; None when the
+    file was left as it was (the editor quit without saving, `:q!`). An editor that exits with
+    an error raises CalledProcessError."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    shown = json.dumps(plan, ensure_ascii=False, indent=2)
     with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as handle:
-        json.dump(plan, handle, ensure_ascii=False, indent=2)
+        handle.write(shown)
     try:
         subprocess.run([*shlex.split(editor), handle.name], check=True)
-        return TaskPlan.model_validate_json(Path(handle.name).read_text()).model_dump()
+        text = Path(handle.name).read_text()
+        return None if text == shown else TaskPlan.model_validate_json(text).model_dump()
     finally:
         os.unlink(handle.name)
 
@@ -49,7 +55,7 @@ def _plan_error(error: Exception) -> str:
 
 
 @contextmanager
-def _interruptible() -> Iterator[None]:
+def interruptible() -> Iterator[None]:
     """Ctrl-C ends a wait for input at once (KeyboardInterrupt), not after Enter.
 
     Inside `asyncio.run` the SIGINT handler only cancels the main task, which cannot happen
@@ -83,7 +89,7 @@ def plan_lines(plan: dict, width: int) -> list[str]:
 
 def decide_plan(request: dict) -> dict:
     """Ask on the terminal whether to approve, edit or reject the plan."""
-    with _interruptible():
+    with interruptible():
         return _ask(request)
 
 
@@ -106,6 +112,17 @@ def _ask(request: dict) -> dict:
             return {"action": "reject"}
         if choice == "e":
             try:
-                return {"action": "edit", "plan": _edit_plan(plan)}
-            except (ValidationError, subprocess.CalledProcessError, OSError) as error:
+                edited = _edit_plan(plan)
+            except subprocess.CalledProcessError as error:  # e.g. vim's :cq
+                print(
+                    f"the editor exited with status {error.returncode}: {UNCHANGED}",
+                    file=sys.stderr,
+                )
+                continue
+            except (ValidationError, OSError) as error:
                 print(f"the edited plan is not usable: {_plan_error(error)}", file=sys.stderr)
+                continue
+            if edited is None:
+                print(f"the plan file was not changed: {UNCHANGED}", file=sys.stderr)
+                continue
+            return {"action": "edit", "plan": edited}

@@ -154,6 +154,7 @@ def _asked(args: argparse.Namespace, target: str, progress: Any) -> tuple[Any, A
     import asyncio
     import functools
 
+    from deep_research.cli.clarify import someone_answers
     from deep_research.cli.resume_settings import own_on_resume, resume_update
     from deep_research.cli.runner import Research, admit
     from deep_research.service import preflight
@@ -178,7 +179,7 @@ def _asked(args: argparse.Namespace, target: str, progress: Any) -> tuple[Any, A
     if args.command == "ask":  # a follow-up: the first run's settings and evidence
         preflight.check_store(target, create=False)
         return Research(thread_id, args.question, parent=args.parent), operator
-    settings = resolved.settings
+    settings = someone_answers(resolved.settings)  # asked back only on a terminal
     store = functools.partial(preflight.check_store, target)
     admitted = asyncio.run(admit(operator, args.question, settings, progress, store))
     origin = resolved.origins.get("fetch_private_addresses", "")
@@ -204,7 +205,8 @@ def research(args: argparse.Namespace, target: str) -> int:
     """`run`, `resume` or `ask`: checks, then the run to its end; the exit code it earned."""
     import asyncio
 
-    from deep_research.cli.approval import NoAnswer, decide_plan
+    from deep_research.cli.approval import NoAnswer
+    from deep_research.cli.clarify import answer
     from deep_research.cli.runner import execute, write_outputs
     from deep_research.export.facts import facts_of
     from deep_research.service.runs import NotNow, UnknownRun
@@ -225,7 +227,7 @@ def research(args: argparse.Namespace, target: str) -> int:
                     asked=asked,
                     operator=own,
                     progress=progress,
-                    decide_plan=decide_plan,
+                    answer=answer,
                     all_doors=getattr(args, "all_doors", False),
                 )
             )

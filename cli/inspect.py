@@ -5,25 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from deep_research.cli.runner import CALLER, reading
+from deep_research.domain.labels import score_text
 
 
 def _score(values: dict[str, Any]) -> str:
     quality = values.get("quality")
-    return "-" if quality is None else f"{quality.score:.0f}"
+    return score_text(None if quality is None else quality.score, unknown="-")
 
 
 async def history(target: str, thread_id: str, all_doors: bool = False) -> list[str]:
     """One line per checkpoint of a run, oldest first: step, next nodes, round, score."""
     async with reading(target, all_doors) as service:
         rows = await service.history(CALLER, thread_id)
-    lines = [f"{'step':>4}  {'next':<40} {'round':>5} {'score':>5}  time"]
+    lines = [f"{'step':>4}  {'next':<40} {'round':>5} {'score':>7}  time"]
     for snapshot in reversed(rows):
         step = (snapshot.metadata or {}).get("step", "")
         upcoming = ", ".join(sorted(set(snapshot.next))) or "(end)"
         values = snapshot.values
         lines.append(
             f"{step:>4}  {upcoming:<40} {values.get('iteration', 0):>5} "
-            f"{_score(values):>5}  {snapshot.created_at or ''}"
+            f"{_score(values):>7}  {snapshot.created_at or ''}"
         )
     return lines
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from deep_research.cli.summary import RunSummary, render_summary
 from deep_research.service.event_lines import (
     citation_counts,
+    cost_unknown_line,
     counted,
     partial_reply_line,
     rounds_text,
@@ -27,6 +28,7 @@ from deep_research.service.event_lines import (
 from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
+    CostUnknown,
     GapsAnalyzed,
     MethodSettled,
     PlanMade,
@@ -92,6 +94,7 @@ class ProgressModel:
     query_type: str = ""
     subtasks: list[tuple[int, str]] = field(default_factory=list)
     edited: bool = False
+    follow_up: bool = False  # the subtasks are an earlier run's, whose evidence is carried
     dropped: str = ""  # what of an edited plan could not be kept
     fallback: str = ""
     workers: dict[tuple[int, int], WorkerRow] = field(default_factory=dict)
@@ -112,7 +115,7 @@ class ProgressModel:
                 self.query_type = event.query_type
                 self.subtasks = [(t.id, t.description) for t in event.subtasks]
                 self.edited, self.fallback = event.edited, event.fallback
-                self.dropped = event.dropped
+                self.dropped, self.follow_up = event.dropped, event.follow_up
             case WorkerSearched() | WorkerActed() | WorkerDone():
                 self._worker(event)
             case WorkerFellBack():
@@ -144,6 +147,8 @@ class ProgressModel:
                 self.model_notes.append(partial_reply_line(event))
             case SourceFailed():
                 self.model_notes.append(f"source failed, going on without it: {event.source}")
+            case CostUnknown():
+                self.model_notes.append(cost_unknown_line(event))
             case RunDone():
                 self.stop_reason = event.stop_reason
                 self.total_rounds, self.cited_sources = event.rounds, event.sources
@@ -165,6 +170,11 @@ class ProgressModel:
 def render_plan(model: ProgressModel) -> RenderableType:
     """The plan: query type, numbered subtasks, and whether it was edited or a fallback; a
     rejected plan is named as such, without its subtasks (none of them runs)."""
+    if model.follow_up:
+        head = Text("Follow-up: ", style="bold").append(
+            "writing first from the earlier run's evidence on", style="bold cyan"
+        )
+        return Group(head, *[Text(f"  {number}. {text}") for number, text in model.subtasks])
     head = Text("Plan: ", style="bold").append(model.query_type or "…", style="bold cyan")
     if model.stop_reason == "plan_rejected":
         return head.append(" (rejected: no research was done)", style="yellow")

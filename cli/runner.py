@@ -29,9 +29,9 @@ from deep_research.export.formats import (
 from deep_research.graph.threads import thread_config
 from deep_research.service.admission import Admission, Admitted, Operator
 from deep_research.service.caller import Caller, Visibility
-from deep_research.service.runs import open_service
+from deep_research.service.runs import RunInfo, open_service
 from deep_research.settings import GUARD_NOTE, Settings
-from deep_research.state import output_of
+from deep_research.state import ClarifyReply, output_of
 from deep_research.tools.checkpoints import StoreMissing, StoreUnreadable, open_checkpointer
 from deep_research.tools.events import ProgressEvent
 
@@ -134,11 +134,12 @@ async def execute(
     asked: Research,
     operator: Operator,
     progress: Progress,
-    decide_plan: Callable[[dict], dict],
+    answer: Callable[[dict], dict],
     all_doors: bool = False,
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """Start (or follow up, or resume) a run through the run service and drive it here to its
-    end, asking the person at its plan; its id, output and the state values it ended with.
+    end, `answer` replying to what it waits for (its questions asked back, its plan); its id,
+    output and the state values it ended with.
     `operator`: this command's (what it reads and starts comes from its settings)."""
     async with open_service(
         target,
@@ -148,6 +149,7 @@ async def execute(
         notes=progress.note,
     ) as service:
         step: Command | None = None
+        waiting: RunInfo | None = None  # a resumed run that waits for a person
         if asked.admitted is not None:
             run_id = await service.start(
                 CALLER, asked.admitted, run_id=asked.thread_id, launch=False
@@ -163,16 +165,24 @@ async def execute(
             info = await service.read(CALLER, run_id)
             if info.status == "done":  # nothing to run: its report is written again
                 return run_id, output_of(info.values), info.values
-            step = await service.resume(CALLER, run_id, asked.change, launch=False)
+            if info.status == "waiting" and not asked.change:  # what it waits for: asked again
+                waiting = info
+            else:
+                step = await service.resume(CALLER, run_id, asked.change, launch=False)
             progress.note(f"resuming thread: {run_id}")
         with service.watching(run_id, progress.event):
             while True:
-                info = await service.drive(CALLER, run_id, step)
+                info = waiting or await service.drive(CALLER, run_id, step)
+                waiting = None
                 if info.status != "waiting" or not info.snapshot.interrupts:
                     break
                 with progress.paused():  # the question is asked on a still terminal
-                    answer = decide_plan(info.snapshot.interrupts[0].value)
-                step = await service.decide(CALLER, run_id, answer, launch=False)
+                    reply = answer(info.snapshot.interrupts[0].value)
+                if info.waiting_questions:  # its questions asked back, else its plan
+                    replied = ClarifyReply.model_validate(reply)
+                    step = await service.answer(CALLER, run_id, replied, launch=False)
+                else:
+                    step = await service.decide(CALLER, run_id, reply, launch=False)
     return run_id, output_of(info.values), info.values
 
 

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,10 +106,34 @@ def guard_of(args: argparse.Namespace) -> Any:
     return Guard(sorted(hosts), tokens=tokens, user_header=(args.user_header or "").lower())
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The app's address, taken before anything is said, opened or resumed: a port another
+    server holds is refused here (exit 2), not by uvicorn after the app said it was serving
+    (uvicorn then exits 3, which our exit codes read as "no evidence")."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port left in TIME_WAIT
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        reason = error.strerror or type(error).__name__
+        raise BadInput(
+            f"cannot serve on {host}:{port}: {reason} (another server holds it?); "
+            "choose another with --port"
+        ) from None
+    return sock
+
+
 async def serve(
-    args: argparse.Namespace, target: str, defaults: dict[str, Any], guard: Any
+    args: argparse.Namespace,
+    target: str,
+    defaults: dict[str, Any],
+    guard: Any,
+    sock: socket.socket,
 ) -> None:
-    """Open the run store (resuming runs a stopped server left going), then serve until stopped."""
+    """Open the run store (resuming runs a stopped server left going), then serve on `sock`
+    until stopped."""
     import uvicorn
 
     from deep_research.web.app import serving
@@ -121,7 +146,7 @@ async def serve(
         print(
             f"serving the web app at http://{args.host}:{args.port}/", file=sys.stderr, flush=True
         )
-        await server.serve()
+        await server.serve(sockets=[sock])
 
 
 def command(args: argparse.Namespace, target: str) -> int:
@@ -138,9 +163,10 @@ def command(args: argparse.Namespace, target: str) -> int:
         raise BadInput(f"--max-runs must be at least 1, not {args.max_runs}")
     guard = guard_of(args)
     settings = resolve_settings(args).settings
-    preflight.check_model_endpoint()
-    preflight.check_store(target)
-    defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
-    with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
-        asyncio.run(serve(args, target, defaults, guard))
+    with listening_socket(args.host, args.port) as sock:  # first: a port in use opens nothing
+        preflight.check_model_endpoint()
+        preflight.check_store(target)
+        defaults = settings.model_dump(include=settings.model_fields_set)  # adapted adapt again
+        with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
+            asyncio.run(serve(args, target, defaults, guard, sock))
     return 0

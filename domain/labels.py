@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def score_text(score: float | None, unknown: str = "unknown") -> str:
+    """A quality score as every door shows it: "87/100", a whole number (86.858 claims a
+    precision no review has), or `unknown` when no review could score it."""
+    return unknown if score is None else f"{score:.0f}/100"
+
+
 @dataclass(frozen=True)
 class Labels:
     """What an export says around the report, in one language."""
@@ -44,11 +50,17 @@ class Labels:
     footer: str
     source_filter: str  # the run header's row naming the sources a run kept to
     read_at: str  # when the text a citation rests on was read (evidence lines)
+    clarified: str  # the run header's row of questions asked back and their answers
+    stop_reasons: dict[str, str]  # each stop reason (`state.StopReason`) as a reader reads it
 
     def verdict_name(self, verdict: str | None) -> str:
         """A citation check's verdict as a reader reads it (None: not checked)."""
         names = {"supported": self.supported, "partial": self.partial}
         return names.get(verdict or "", self.unsupported if verdict else self.not_checked)
+
+    def stop_reason_name(self, reason: str) -> str:
+        """Why a run stopped, in words ("" stays "": not known)."""
+        return self.stop_reasons.get(reason, reason)
 
     def method_name(self, method: str) -> str:
         """How a citation was checked, as a reader reads it."""
@@ -87,6 +99,19 @@ ENGLISH = Labels(
     "statements found no support in the sources.",
     source_filter="sources kept to",
     read_at="read",
+    clarified="clarified",
+    stop_reasons={
+        "max_iterations": "the maximum number of rounds was reached",
+        "budget": "a budget was spent",
+        "quality_threshold": "the report was good enough",
+        "plateau": "more rounds stopped improving the report",
+        "declined": "the report got worse: the best round's report is kept, with later findings",
+        "not_worthwhile": "the reviewer judged another round not worth it",
+        "no_gaps": "nothing was left to research",
+        "no_evidence": "no evidence was found",
+        "plan_rejected": "the plan was rejected",
+        "gaps_failed": "the gap analysis gave no usable answer",
+    },
 )
 
 LABELS: dict[str, Labels] = {
@@ -122,6 +147,19 @@ LABELS: dict[str, Labels] = {
         "被标记的陈述在来源中找不到支持。",
         source_filter="来源限定",
         read_at="读取于",
+        clarified="澄清",
+        stop_reasons={
+            "max_iterations": "达到最大轮数",
+            "budget": "预算已用完",
+            "quality_threshold": "报告质量已足够",
+            "plateau": "更多轮次不再改进报告",
+            "declined": "报告变差了：保留得分最高一轮的报告，并补入之后的发现",
+            "not_worthwhile": "审阅者认为不值得再研究一轮",
+            "no_gaps": "没有需要继续研究的内容",
+            "no_evidence": "没有找到证据",
+            "plan_rejected": "计划被拒绝",
+            "gaps_failed": "缺口分析没有给出可用的答案",
+        },
     ),
     "zh-Hant": Labels(
         "研究報告",
@@ -154,6 +192,19 @@ LABELS: dict[str, Labels] = {
         "被標記的陳述在來源中找不到支持。",
         source_filter="來源限定",
         read_at="讀取於",
+        clarified="澄清",
+        stop_reasons={
+            "max_iterations": "達到最大輪數",
+            "budget": "預算已用完",
+            "quality_threshold": "報告品質已足夠",
+            "plateau": "更多輪次不再改進報告",
+            "declined": "報告變差了：保留得分最高一輪的報告，並補入之後的發現",
+            "not_worthwhile": "審閱者認為不值得再研究一輪",
+            "no_gaps": "沒有需要繼續研究的內容",
+            "no_evidence": "沒有找到證據",
+            "plan_rejected": "計畫被拒絕",
+            "gaps_failed": "缺口分析沒有給出可用的答案",
+        },
     ),
     "ja": Labels(
         "調査レポート",
@@ -186,6 +237,19 @@ LABELS: dict[str, Labels] = {
         "印の付いた記述は出典で裏付けられませんでした。",
         source_filter="情報源の絞り込み",
         read_at="取得日時",
+        clarified="確認事項",
+        stop_reasons={
+            "max_iterations": "最大ラウンド数に達した",
+            "budget": "予算を使い切った",
+            "quality_threshold": "レポートの品質が十分になった",
+            "plateau": "ラウンドを重ねてもレポートが改善しなくなった",
+            "declined": "レポートが悪化したため、最良のラウンドのレポートを残した",
+            "not_worthwhile": "審査者がもう一ラウンドは不要と判断した",
+            "no_gaps": "調べるべきことが残っていなかった",
+            "no_evidence": "証拠が見つからなかった",
+            "plan_rejected": "計画が却下された",
+            "gaps_failed": "ギャップ分析が使える回答を返さなかった",
+        },
     ),
     "ko": Labels(
         "조사 보고서",
@@ -218,6 +282,19 @@ LABELS: dict[str, Labels] = {
         "표시된 진술은 출처에서 뒷받침되지 않았습니다.",
         source_filter="출처 제한",
         read_at="읽은 시각",
+        clarified="확인 사항",
+        stop_reasons={
+            "max_iterations": "최대 라운드 수에 도달함",
+            "budget": "예산을 다 씀",
+            "quality_threshold": "보고서 품질이 충분함",
+            "plateau": "라운드를 더해도 보고서가 나아지지 않음",
+            "declined": "보고서가 나빠져 가장 좋은 라운드의 보고서를 유지함",
+            "not_worthwhile": "검토자가 한 라운드 더 할 가치가 없다고 판단함",
+            "no_gaps": "더 조사할 내용이 없음",
+            "no_evidence": "증거를 찾지 못함",
+            "plan_rejected": "계획이 거부됨",
+            "gaps_failed": "격차 분석이 쓸 수 있는 답을 주지 않음",
+        },
     ),
     "de": Labels(
         "Recherchebericht",
@@ -250,6 +327,19 @@ LABELS: dict[str, Labels] = {
         "gefunden hat; markierte Aussagen fanden in den Quellen keinen Beleg.",
         source_filter="Quellenauswahl",
         read_at="gelesen",
+        clarified="Rückfragen",
+        stop_reasons={
+            "max_iterations": "die Höchstzahl an Runden war erreicht",
+            "budget": "ein Budget war aufgebraucht",
+            "quality_threshold": "der Bericht war gut genug",
+            "plateau": "weitere Runden verbesserten den Bericht nicht mehr",
+            "declined": "der Bericht wurde schlechter; der der besten Runde bleibt",
+            "not_worthwhile": "der Prüfer hielt eine weitere Runde für nicht lohnend",
+            "no_gaps": "es blieb nichts zu recherchieren",
+            "no_evidence": "es wurden keine Belege gefunden",
+            "plan_rejected": "der Plan wurde abgelehnt",
+            "gaps_failed": "die Lückenanalyse gab keine brauchbare Antwort",
+        },
     ),
     "fr": Labels(
         "Rapport de recherche",
@@ -282,6 +372,19 @@ LABELS: dict[str, Labels] = {
         "les affirmations marquées ne sont pas étayées par les sources.",
         source_filter="sources retenues",
         read_at="lu le",
+        clarified="précisions",
+        stop_reasons={
+            "max_iterations": "le nombre maximal de tours était atteint",
+            "budget": "un budget était épuisé",
+            "quality_threshold": "le rapport était assez bon",
+            "plateau": "de nouveaux tours n'amélioraient plus le rapport",
+            "declined": "le rapport s'est dégradé ; celui du meilleur tour est conservé",
+            "not_worthwhile": "le relecteur a jugé un tour de plus inutile",
+            "no_gaps": "il ne restait rien à rechercher",
+            "no_evidence": "aucune preuve n'a été trouvée",
+            "plan_rejected": "le plan a été rejeté",
+            "gaps_failed": "l'analyse des lacunes n'a donné aucune réponse utilisable",
+        },
     ),
     "es": Labels(
         "Informe de investigación",
@@ -314,6 +417,19 @@ LABELS: dict[str, Labels] = {
         "las afirmaciones marcadas no encontraron respaldo en las fuentes.",
         source_filter="fuentes admitidas",
         read_at="leído",
+        clarified="aclaraciones",
+        stop_reasons={
+            "max_iterations": "se alcanzó el número máximo de rondas",
+            "budget": "se agotó un presupuesto",
+            "quality_threshold": "el informe era lo bastante bueno",
+            "plateau": "más rondas ya no mejoraban el informe",
+            "declined": "el informe empeoró; se conserva el de la mejor ronda",
+            "not_worthwhile": "el revisor juzgó que otra ronda no valía la pena",
+            "no_gaps": "no quedaba nada por investigar",
+            "no_evidence": "no se encontró evidencia",
+            "plan_rejected": "el plan fue rechazado",
+            "gaps_failed": "el análisis de lagunas no dio una respuesta utilizable",
+        },
     ),
     "it": Labels(
         "Rapporto di ricerca",
@@ -346,6 +462,19 @@ LABELS: dict[str, Labels] = {
         "le affermazioni segnate non hanno trovato supporto nelle fonti.",
         source_filter="fonti ammesse",
         read_at="letto",
+        clarified="chiarimenti",
+        stop_reasons={
+            "max_iterations": "è stato raggiunto il numero massimo di round",
+            "budget": "un budget è stato esaurito",
+            "quality_threshold": "il rapporto era abbastanza buono",
+            "plateau": "altri round non miglioravano più il rapporto",
+            "declined": "il rapporto è peggiorato; si tiene quello del round migliore",
+            "not_worthwhile": "il revisore ha giudicato inutile un altro round",
+            "no_gaps": "non restava nulla da ricercare",
+            "no_evidence": "non è stata trovata alcuna prova",
+            "plan_rejected": "il piano è stato respinto",
+            "gaps_failed": "l'analisi delle lacune non ha dato una risposta utilizzabile",
+        },
     ),
     "pt": Labels(
         "Relatório de pesquisa",
@@ -378,6 +507,19 @@ LABELS: dict[str, Labels] = {
         "as afirmações marcadas não encontraram sustentação nas fontes.",
         source_filter="fontes admitidas",
         read_at="lido",
+        clarified="esclarecimentos",
+        stop_reasons={
+            "max_iterations": "o número máximo de rodadas foi atingido",
+            "budget": "um orçamento se esgotou",
+            "quality_threshold": "o relatório estava bom o bastante",
+            "plateau": "mais rodadas já não melhoravam o relatório",
+            "declined": "o relatório piorou; fica o da melhor rodada",
+            "not_worthwhile": "o revisor julgou que outra rodada não valia a pena",
+            "no_gaps": "não restava nada a pesquisar",
+            "no_evidence": "nenhuma evidência foi encontrada",
+            "plan_rejected": "o plano foi rejeitado",
+            "gaps_failed": "a análise de lacunas não deu resposta utilizável",
+        },
     ),
     "nl": Labels(
         "Onderzoeksrapport",
@@ -410,6 +552,19 @@ LABELS: dict[str, Labels] = {
         "controle bewaarde; gemarkeerde beweringen vonden geen steun in de bronnen.",
         source_filter="toegelaten bronnen",
         read_at="gelezen",
+        clarified="verduidelijkingen",
+        stop_reasons={
+            "max_iterations": "het maximale aantal rondes was bereikt",
+            "budget": "een budget was op",
+            "quality_threshold": "het rapport was goed genoeg",
+            "plateau": "meer rondes verbeterden het rapport niet meer",
+            "declined": "het rapport werd slechter; dat van de beste ronde blijft",
+            "not_worthwhile": "de beoordelaar vond nog een ronde niet de moeite waard",
+            "no_gaps": "er was niets meer te onderzoeken",
+            "no_evidence": "er werd geen bewijs gevonden",
+            "plan_rejected": "het plan werd afgewezen",
+            "gaps_failed": "de hiaatanalyse gaf geen bruikbaar antwoord",
+        },
     ),
     "ru": Labels(
         "Исследовательский отчёт",
@@ -442,6 +597,19 @@ LABELS: dict[str, Labels] = {
         "отмеченные утверждения не нашли подтверждения в источниках.",
         source_filter="отбор источников",
         read_at="прочитано",
+        clarified="уточнения",
+        stop_reasons={
+            "max_iterations": "достигнуто максимальное число раундов",
+            "budget": "бюджет исчерпан",
+            "quality_threshold": "отчёт достаточно хорош",
+            "plateau": "новые раунды перестали улучшать отчёт",
+            "declined": "отчёт ухудшился; сохранён отчёт лучшего раунда",
+            "not_worthwhile": "рецензент счёл ещё один раунд бесполезным",
+            "no_gaps": "исследовать больше было нечего",
+            "no_evidence": "доказательств не найдено",
+            "plan_rejected": "план отклонён",
+            "gaps_failed": "анализ пробелов не дал пригодного ответа",
+        },
     ),
 }
 

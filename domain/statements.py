@@ -1,8 +1,10 @@
 """Cited statements: the sentences, list items and table rows of a report that cite sources.
 
 Block structure comes from `domain.markup` (markdown-it-py); this module splits prose blocks into
-sentences (Latin and CJK punctuation, abbreviations kept whole) and keeps each statement's span,
-so that verification can replace it in place. Pure Python, no I/O.
+sentences (Latin and CJK punctuation, abbreviations kept whole; a line that ends in a citation,
+and a mark of the citation check, end one too) and keeps each statement's span, so that
+verification can replace it in place. It is the one splitter: the citation check, the review
+and every export read a report's statements from here. Pure Python, no I/O.
 """
 
 from __future__ import annotations
@@ -10,11 +12,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from deep_research.domain.language import WORDS
 from deep_research.domain.markup import MARKER, Block, blocks, body_end, ids_in, strip_markers
 
 _MARKERS = rf"(?:\s*{MARKER.pattern})*"
-_SENTENCE_END = re.compile(
-    rf"[.!?][\"'”’)]*{_MARKERS}(?=\s|$)|[。！？][”’」』）)]*{_MARKERS}"  # markers join the sentence
+_CHECK_MARKS = sorted(
+    {mark.strip() for words in WORDS.values() for mark in (words.unsupported, words.unchecked)},
+    key=len,
+    reverse=True,
+)
+_MARK = rf"[ \t]*(?:{'|'.join(re.escape(mark) for mark in _CHECK_MARKS)})"
+"""A mark the citation check put after a statement (`*(not supported by the sources found)*`)."""
+_MARKED = re.compile(_MARK)
+_SENTENCE_END = re.compile(  # markers, and a check's mark, join the sentence they close
+    rf"[.!?][\"'”’)]*{_MARKERS}(?:{_MARK})?(?=\s|$)"
+    rf"|[。！？][”’」』）)]*{_MARKERS}(?:{_MARK})?"
+    rf"|{MARKER.pattern}{_MARKERS}(?=[ \t]*\n)"  # a line that ends in a citation ends a statement
+    rf"|{_MARK}"  # so does a mark: what follows is another statement
 )
 _ABBREVIATIONS = {"vs", "cf", "al", "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "fig", "eq"}
 _PREFIX = re.compile(r"[ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?")
@@ -54,7 +68,7 @@ def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     spans, begin = [], start
     for match in _SENTENCE_END.finditer(text, start, end):
         ending = match.group()
-        plain_period = ending[0] == "." and "[" not in ending
+        plain_period = ending[0] == "." and "[" not in ending and not _MARKED.search(ending)
         after_citation = text[begin : match.start()].rstrip().endswith("]")
         if (
             plain_period
@@ -121,3 +135,24 @@ def cited_statements(report: str) -> list[CitedStatement]:
             if ids and re.search(r"\w", claim):
                 statements.append(CitedStatement(claim, ids, s, e, row))
     return statements
+
+
+_CLOSED = re.compile(rf"(?:[.!?][\"'”’)]*|[。！？][”’」』）)]*){_MARKERS}$")
+_CITED_AT_END = re.compile(rf"{MARKER.pattern}$")
+_CJK_AT_END = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff5e]$")
+
+
+def closed_like(original: str, rewrite: str) -> str:
+    """`rewrite`, put in the place of the statement `original`, ending where it did: with the
+    original's full stop (or `!`, `?`, `。`) after its citations when the original had one and
+    the rewrite has none, so that the report splits into the same statements around it. A
+    rewrite left ending in uncited words gets a full stop of its script."""
+    rewrite = rewrite.rstrip()
+    if _CLOSED.search(rewrite):
+        return rewrite
+    closing = _CLOSED.search(original.rstrip())
+    if closing:
+        return rewrite + closing.group().lstrip()[0]
+    if _CITED_AT_END.search(rewrite):  # the original ended its line or paragraph the same way
+        return rewrite
+    return rewrite + ("。" if _CJK_AT_END.search(strip_markers(rewrite)) else ".")

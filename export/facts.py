@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from deep_research.domain.labels import ENGLISH, Labels
+from deep_research.domain.labels import ENGLISH, Labels, score_text
 from deep_research.domain.language import run_language
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import ROLES, Settings
@@ -27,6 +27,7 @@ class RunFacts:
     thread_id: str = ""
     language: str = ""  # the run's language ("": not known, the report's own is detected)
     sources: str = ""  # the source filters the run kept to ("" when none)
+    clarifications: tuple[tuple[str, str], ...] = ()  # (question asked back, answer), answered
 
     def rows(self, words: Labels = ENGLISH) -> list[tuple[str, str]]:
         """(label, value) pairs for a header or a table, in the order a reader wants them."""
@@ -38,18 +39,24 @@ class RunFacts:
             ),
             (words.model, self.model),
             (words.rounds, str(self.rounds)),
-            (words.stop_reason, self.stop_reason or unknown),
+            (words.stop_reason, words.stop_reason_name(self.stop_reason) or unknown),
             (words.cost, unknown if self.cost_usd is None else f"${self.cost_usd:.4f}"),
-            (words.quality, unknown if self.quality is None else f"{self.quality:g}/100"),
+            (words.quality, score_text(self.quality, unknown)),
             (words.citations_supported, "-" if precision is None else f"{precision:.0%}"),
         ] + [
             (label, value)
             for label, value in (
+                (words.clarified, self.clarified()),
                 (words.source_filter, self.sources),
                 (words.thread, self.thread_id),
             )
             if value
         ]
+
+    def clarified(self) -> str:
+        """The questions asked back before research and the answers given ("" when none was
+        answered)."""
+        return "; ".join(f"{question} {answer}" for question, answer in self.clarifications)
 
 
 def model_names(settings: Settings | None) -> str:
@@ -83,4 +90,7 @@ def facts_of(
         thread_id=thread_id,
         language=run_language(question, settings.language) if settings else "",
         sources=SourceFilter.of(settings).describe() if settings else "",
+        clarifications=tuple(
+            (c.question, c.answer) for c in values.get("clarifications") or [] if c.answer
+        ),
     )

@@ -196,7 +196,8 @@ def _table(table: Table, words: Labels):
     return el("div", {"class": "table"}, el("table", {}, head, el("tbody", {}, *rows)))
 
 
-def _facts(document: ReportDocument):
+def facts_list(document: ReportDocument):
+    """The run's facts (date, model, rounds, why it stopped, ...) as a definition list."""
     rows = [
         el("div", {}, el("dt", {}, label), el("dd", {"dir": "auto"}, value))
         for label, value in document.facts.rows(document.labels)
@@ -204,7 +205,7 @@ def _facts(document: ReportDocument):
     return el("dl", {"class": "facts"}, *rows)
 
 
-def _sources_section(document: ReportDocument):
+def sources_section(document: ReportDocument):
     """The numbered sources, each with the evidence lines its citations link to."""
     return el(
         "section",
@@ -310,7 +311,7 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         el("p", {"class": "subtitle", "dir": "auto"}, document.title)
         if document.title and facts.question
         else None,
-        _facts(document),
+        facts_list(document),
     )
     footer = el("footer", {}, words.footer)
     body = el(
@@ -322,7 +323,7 @@ def render_html(document: ReportDocument, css: str | None = None) -> str:
         footer,
     )
     if document.sources:  # as in the Markdown: no sources cited, no sources section
-        footer.addprevious(_sources_section(document))
+        footer.addprevious(sources_section(document))
     page = el("html", {"lang": document.language, "dir": document.direction}, head, body)
     return lxml_html.tostring(page, doctype="<!DOCTYPE html>", encoding="unicode", method="html")
 

@@ -30,6 +30,8 @@ def _default(name: str) -> str:
         return "`$DEEP_RESEARCH_WORKER_TOOLS` or `auto`"
     if name in ("search_backend", "web_backend"):
         return "the provider whose key is set, else duckduckgo"
+    if name == "prices":
+        return "genai-prices' table"
     value = field.get_default(call_default_factory=True)
     if value is None:
         return "unset"

@@ -23,6 +23,7 @@ from deep_research.graph.settings_guard import reader_for
 from deep_research.graph.sync_bridge import node, route
 from deep_research.graph.worker import build_worker_graph
 from deep_research.nodes.approval import approve_plan
+from deep_research.nodes.clarifying import clarify_step
 from deep_research.nodes.planning import decompose, decompose_for_remote_callers
 from deep_research.nodes.reviewing import analyze_gaps, quality_check
 from deep_research.nodes.verifying import verify_citations
@@ -69,6 +70,11 @@ def build_graph(
     read = reader_for(remote_callers)  # every step and route reads the settings through it
     worker = build_worker_graph(runs, read)
     planner = decompose_for_remote_callers if remote_callers else decompose
+    # asks back only where an answer can resume it: with a checkpointer (the server has its own)
+    asking = clarify_step(
+        caller_runs_it=not remote_callers, can_pause=checkpointer is not None or remote_callers
+    )
+    builder.add_node("clarify", node(asking, runs))  # reads the caller's settings itself
     builder.add_node("decompose", node(planner, runs))  # reads the caller's settings itself
     builder.add_node("approve_plan", node(approve_plan, runs, read=read))
     builder.add_node("research", worker)
@@ -81,7 +87,8 @@ def build_graph(
     builder.add_node("verify_citations", node(verify_citations, runs, read=read))
     builder.add_node("finalize", node(finalize, runs, ends_run=True, read=read))
 
-    builder.add_edge(START, "decompose")
+    builder.add_edge(START, "clarify")
+    builder.add_edge("clarify", "decompose")
     builder.add_conditional_edges(
         "decompose", route(route_after_plan, read), ["approve_plan", "research", "synthesize"]
     )

@@ -20,6 +20,7 @@ from deep_research.state import ResearchState, SubTask, TaskPlan
 from deep_research.tools.context_window import fitted_to_server
 from deep_research.tools.events import (
     ContextWindowFound,
+    CostUnknown,
     GuardKept,
     GuardLowered,
     PlanMade,
@@ -109,10 +110,15 @@ def shape_plan(plan: TaskPlan, question: str, settings: Settings, edited: bool =
 
 
 def announce_plan(
-    plan: TaskPlan, fallback: str = "", edited: bool = False, dropped: str = ""
+    plan: TaskPlan,
+    fallback: str = "",
+    edited: bool = False,
+    dropped: str = "",
+    follow_up: bool = False,
 ) -> None:
     """The plan on the progress stream: route, subtasks, whether it was a fallback or edited,
-    and what of an edit could not be kept (`dropped`)."""
+    what of an edit could not be kept (`dropped`), or whether it is an earlier run's whose
+    evidence a follow-up starts from (`follow_up`)."""
     subtasks = [
         PlannedSubtask(id=t.id, description=t.description, complexity=t.complexity)
         for t in plan.subtasks
@@ -124,18 +130,23 @@ def announce_plan(
             fallback=fallback,
             edited=edited,
             dropped=dropped,
+            follow_up=follow_up,
         )
     )
 
 
-async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: bool = True) -> dict:
-    """Start the run: keep its settings in state, then route the question and plan subtasks.
+async def starting_settings(
+    state: ResearchState, question: str, caller_runs_it: bool
+) -> tuple[Settings, list[str]]:
+    """The settings a run starts with, and the names of those a remote caller may not set.
 
     With `caller_runs_it` false (the graph LangGraph's server exposes), settings that switch a
     security guard off or name what the server reads and starts are not taken from the caller
-    (`for_remote_caller`), on every run of a thread, whatever its state already holds.
+    (`for_remote_caller`), on every run of a thread, whatever its state already holds. The
+    report's language is decided once, from the question (the model loads off-loop).
     """
     asked = state.get("settings") or get_runtime(Settings).context
+    refused: list[str] = []
     if caller_runs_it:
         settings = settings_from(asked)
     else:
@@ -143,14 +154,23 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
         settings, refused = for_remote_caller(
             asked, operator, model_allowed=on_the_servers_endpoint
         )
-        for name in refused:
-            emit(GuardKept(setting=name))
-    if settings.fetch_private_addresses and not state.get("run_id"):
-        emit(GuardLowered(setting="fetch_private_addresses"))
-    question = clean_question(state["question"])
-    if settings.language is None:  # decided once, kept with the run (the model loads off-loop)
+    if settings.language is None:
         language = await asyncio.to_thread(detect_language, question)
         settings = settings.model_copy(update={"language": language})
+    return settings, refused
+
+
+async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: bool = True) -> dict:
+    """Start the run: keep its settings in state, then route the question and plan subtasks
+    (from the brief: the question with the answers the person gave when asked back)."""
+    question = clean_question(state["question"])
+    settings, refused = await starting_settings(state, question, caller_runs_it)
+    for name in refused:
+        emit(GuardKept(setting=name))
+    if settings.fetch_private_addresses and not state.get("run_id"):
+        emit(GuardLowered(setting="fetch_private_addresses"))
+    if not state.get("run_id") and (unpriced := settings.unpriced_models()):
+        emit(CostUnknown(models=unpriced))  # said once, when the run starts
     run_id = state.get("run_id") or uuid.uuid4().hex
     process = runs.process
     named = roles_by_name(runs.models)  # a model handed in is not asked of OPENAI_BASE_URL
@@ -164,7 +184,7 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
     if prior and not state.get("run_id"):  # a follow-up: no plan to ask for, nothing to search yet
         runs.adopt(run_id, run)
         plan = prior_plan(prior)
-        announce_plan(plan)
+        announce_plan(plan, follow_up=True)
         return {
             "question": question,
             "settings": settings,
@@ -179,7 +199,10 @@ async def decompose(state: ResearchState, *, runs: LiveRuns, caller_runs_it: boo
         plan, usage = await ask(
             TaskPlan,
             prompts.plan(
-                question, settings.max_subtasks, language=settings.language, documents=documents
+                prompts.brief(question, state.get("clarifications")),
+                settings.max_subtasks,
+                language=settings.language,
+                documents=documents,
             ),
             role="planner",
             client=run.model_client(),

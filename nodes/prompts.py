@@ -19,6 +19,8 @@ from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
 from deep_research.domain.markup import markers
 from deep_research.state import (
+    MAX_CLARIFYING_QUESTIONS,
+    Clarified,
     Conflict,
     OutlineSection,
     PageLink,
@@ -41,6 +43,17 @@ UNTRUSTED = (
 )
 WRITE_IN = "{what} in {language}, whatever the language of the sources."
 
+CLARIFY = (
+    "You check a research question before a team of web researchers spends time and money "
+    "on it. Ask back only when the question is too vague to research well as asked: it has "
+    "several very different meanings, or its answer depends strongly on something it leaves "
+    "open (a region, a period, a use, an audience, a budget) that no sensible default covers. "
+    "A question that can be researched well as asked, even a broad one whose main aspects can "
+    "all be covered, needs nothing: set needed to false and ask nothing. When needed, ask at "
+    "most {max_questions} short questions, each about one thing that would change what to "
+    "research, with 2-4 short suggested answers. {write_in}"
+)
+CLARIFIED = "The person who asked answered these questions before the research began:"
 PLAN = (
     "You plan research for a team of parallel web researchers.\n"
     "First route the question:\n"
@@ -283,7 +296,26 @@ def fix_report(problem: str) -> str:
     )
 
 
-# ---------------------------------------------------------------- planning
+# ---------------------------------------------------------------- asking back and planning
+
+
+def clarify(question: str, *, language: str) -> list[BaseMessage]:
+    """Whether to ask the person back before research, and what (a `Clarification`)."""
+    system = CLARIFY.format(
+        max_questions=MAX_CLARIFYING_QUESTIONS,
+        write_in=write_in(language, "Write the questions and suggested answers"),
+    )
+    return assemble(None, system, [f"Question: {question}"])
+
+
+def brief(question: str, clarifications: Iterable[Clarified] | None) -> str:
+    """The question as the planner, writers and reviewer read it: with the answers the person
+    gave when asked back (the question alone when nothing was asked, or all was skipped)."""
+    answered = [c for c in clarifications or [] if c.answer]
+    if not answered:
+        return question
+    lines = "\n".join(f"- {c.question} {c.answer}" for c in answered)
+    return f"{question}\n\n{CLARIFIED}\n{lines}"
 
 
 def documents_line(languages: dict[str, int]) -> str:

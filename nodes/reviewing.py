@@ -50,7 +50,7 @@ async def quality_check(state: ResearchState, *, runs: LiveRuns) -> dict:
     weighed = state.get("weighed") or WeighedEvidence()
     unused = shown_unused(EvidenceDesk(registry, weighed).unused(report), set(cited))
     messages = prompts.quality(
-        state["question"],
+        prompts.brief(state["question"], state.get("clarifications")),
         report,
         len(cited),
         limit,
@@ -132,7 +132,7 @@ async def analyze_gaps(state: ResearchState, *, runs: LiveRuns) -> dict:
     weighed = state.get("weighed") or WeighedEvidence()
     registry = SourceRegistry(state["worker_results"])
     messages = prompts.gaps(
-        state["question"],
+        prompts.brief(state["question"], state.get("clarifications")),
         state["report"],
         state.get("quality"),
         [t.description for t in researched],

@@ -54,6 +54,7 @@ from deep_research.state import (
     Quote,
     ReportOutline,
     ReportSection,
+    ResearchState,
     Source,
     SourceEvidence,
     Usage,
@@ -141,6 +142,7 @@ class Desk:
     """What every section call of one round shares."""
 
     question: str
+    brief: str  # the question with the person's answers when asked back: what prompts show
     language: str
     client: ModelClient
     registry: SourceRegistry
@@ -166,7 +168,7 @@ async def _outline(desk: Desk, results: list[WorkerResult]) -> tuple[ReportOutli
     """The writer's outline made safe, or one section per subtask when it gave none (and why)."""
     plan = desk.plan
     messages = prompts.outline(
-        desk.question,
+        desk.brief,
         results,
         desk.registry.sources,
         (plan.min_sections, plan.max_sections),
@@ -208,7 +210,7 @@ async def _section(
         words = section_words(desk.plan, count, len(every))
     cap = section_tokens(words, desk.client.settings.writer_max_tokens)
     messages = prompts.section(
-        desk.question,
+        desk.brief,
         desk.title,
         part,
         others,
@@ -246,7 +248,7 @@ async def _framed(desk: Desk, sections: list[ReportSection]) -> tuple[str, str, 
     async def one(kind: str, words: int, sources: list[Source] | None) -> tuple[str, Usage]:
         """The summary or the conclusion ("" when unusable), within its own reply cap."""
         messages = prompts.framing(
-            desk.question, desk.title, body, kind, desk.limit, language=desk.language
+            desk.brief, desk.title, body, kind, desk.limit, language=desk.language
         )
         text, usage, _ = await written_report(
             messages, desk.client, sources, body, section_tokens(words, cap)
@@ -400,8 +402,12 @@ async def revised_report(
     return written
 
 
-def desk_for(question: str, language: str, run: RunResources, registry: SourceRegistry) -> Desk:
+def desk_for(
+    state: ResearchState, language: str, run: RunResources, registry: SourceRegistry
+) -> Desk:
     """The shared material of a writing round, its length planned from the setting and the
     evidence."""
     plan = length_plan(run.settings.report_length, len(registry.sources))
-    return Desk(question, language, run.model_client(), registry, plan, run.worker_slots)
+    question = state["question"]
+    brief = prompts.brief(question, state.get("clarifications"))
+    return Desk(question, brief, language, run.model_client(), registry, plan, run.worker_slots)

@@ -25,7 +25,7 @@ from deep_research.domain.markup import (
     strip_markers,
 )
 from deep_research.domain.sources import SourceRegistry
-from deep_research.domain.statements import CitedStatement, cited_statements
+from deep_research.domain.statements import CitedStatement, cited_statements, closed_like
 from deep_research.nodes import prompts
 from deep_research.state import (
     CitationCheck,
@@ -147,6 +147,7 @@ def _marked_row(report: str, statement: CitedStatement, mark: str) -> str:
 
 
 async def _rewrite(
+    report: str,
     orphans: list[int],
     statements: list[CitedStatement],
     sources: dict[int, SourceEvidence],
@@ -167,7 +168,12 @@ async def _rewrite(
     try:
         answer, usage = await ask(
             StatementRewrites,
-            prompts.rewrite_statements(items, state["question"], limit, language),
+            prompts.rewrite_statements(
+                items,
+                prompts.brief(state["question"], state.get("clarifications")),
+                limit,
+                language,
+            ),
             role="writer",
             client=client,
         )
@@ -180,19 +186,30 @@ async def _rewrite(
         text = clean_citations(offered.get(n, ""), list(sources.values()))[0]  # links to [n]
         cited = ids_in(text)
         if cited and set(cited) <= set(statements[index].source_ids) and strip_markers(text):
-            candidates[index] = text
-            claims += [(strip_markers(text), source_id) for source_id in cited]
+            original = report[statements[index].start : statements[index].end]
+            candidates[index] = text = closed_like(original, text)
+            claims += [(part.text, i) for part in cited_statements(text) for i in part.source_ids]
     checks, check_usage = await check_claims(claims, sources, client)
     checks = [check.model_copy(update={"rewrite": True}) for check in checks]
     holds = {(c.statement, c.source_id) for c in checks if c.verdict != "unsupported"}
     rewritten = {}
     for index, text in candidates.items():
-        kept = [i for i in ids_in(text) if (strip_markers(text), i) in holds]
+        kept = _held_parts(text, holds)
         if kept:
-            rewritten[index] = rewrite_markers(
-                text, lambda ids, kept=kept: [i for i in ids if i in kept]
-            )
+            rewritten[index] = kept
     return rewritten, checks, usage + check_usage
+
+
+def _held_parts(rewrite: str, holds: set[Claim]) -> str:
+    """The rewrite with only the citations its check confirmed, its statements split as the
+    report's are (so the export finds each one's check); a statement of it that kept none is
+    left out. "" when none kept any."""
+    for part in reversed(cited_statements(rewrite)):
+        kept = [i for i in part.source_ids if (part.text, i) in holds]
+        span = rewrite[part.start : part.end]
+        held = rewrite_markers(span, lambda ids, kept=kept: [i for i in ids if i in kept])
+        rewrite = rewrite[: part.start] + (held if kept else "") + rewrite[part.end :]
+    return " ".join(rewrite.split(" ")).strip() if ids_in(rewrite) else ""
 
 
 def _apply(
@@ -262,7 +279,7 @@ async def verify_citations(state: ResearchState, *, runs: LiveRuns) -> dict:
     ]
     prose = [i for i in orphans if i not in unchecked and not statements[i].table_row]
     replacements, rewrite_checks, rewrite_usage = (
-        await _rewrite(prose, statements, sources, state, client, language)
+        await _rewrite(report, prose, statements, sources, state, client, language)
         if prose
         else ({}, [], Usage())
     )

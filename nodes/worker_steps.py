@@ -26,11 +26,12 @@ from deep_research.state import (
     WorkerResult,
     WorkerState,
 )
-from deep_research.tools.events import WorkerDone, WorkerSearched, emit
+from deep_research.tools.events import FoundSource, WorkerDone, WorkerSearched, emit
 from deep_research.tools.run_resources import LiveRuns, worker_key
 from deep_research.tools.secrets import redact
 from deep_research.tools.structured import MODEL_CALL_ERRORS, StructuredOutputError, ask
 
+MAX_FOUND_SHOWN = 15  # sources a worker's done event names, for whoever watches the run
 MAX_HITS_KEPT = 15  # evidence a worker keeps and shows its model, best first
 FALLBACK_FINDINGS = 5  # snippets a worker reports as findings when its model fails
 MODEL_ERRORS = (*MODEL_CALL_ERRORS, StructuredOutputError)
@@ -208,6 +209,10 @@ def _finished(state: WorkerState, result: WorkerResult, usage: Usage) -> dict:
             sources=len(result.sources),
             termination_reason=result.termination_reason,
             error=result.error,
+            found=[
+                FoundSource(url=s.url, title=s.title[:200])
+                for s in result.sources[:MAX_FOUND_SHOWN]
+            ],
         )
     )
     return {"worker_results": [result], "usage": usage}

@@ -47,7 +47,7 @@ from deep_research.state import (
     WorkerState,
 )
 from deep_research.tools.durable_calls import durable_tool
-from deep_research.tools.events import WorkerActed, WorkerFellBack, emit
+from deep_research.tools.events import WorkerActed, WorkerFellBack, WorkerReading, emit
 from deep_research.tools.run_resources import LiveRuns, RunResources, worker_key
 from deep_research.tools.search.pages import FetchedPage, best_passages, counted_fetches
 from deep_research.tools.search.tool_sources import ToolFailed
@@ -400,6 +400,8 @@ def _page_text(page: ReadPage) -> str:
 
 async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     """Read one page whole through the run's guarded reader and keep quotes and links."""
+    found = next((h.title for h in state.get("hits", []) if h.url == url), "")
+    emit(WorkerReading(**budget_use(state), url=url, title=found[:200]))
     with counted_fetches() as fetches:  # booked by the reader; state learns of it here
         fetched = await run.pages.page(url)
     fetch = Usage(page_fetches=fetches[0])
@@ -408,7 +410,7 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
         return ToolOutcome(text=_page_text(page), page=page, usage=fetch).model_dump(mode="json")
     quotes, usage = await page_quotes(run, state, url, fetched)
     usage = usage + fetch
-    title = fetched.title or next((h.title for h in state.get("hits", []) if h.url == url), "")
+    title = fetched.title or found
     links = ranked_links(fetched.links, _task_words(state))[:MAX_LINKS]
     page = ReadPage(
         url=url, title=title[:300], quotes=quotes, links=links, published=fetched.published

@@ -109,7 +109,7 @@ async def synthesize(state: ResearchState, *, runs: LiveRuns) -> dict:
             "iteration": 1,
             "stop_reason": "budget" if spent else "no_evidence",
         }
-    desk = desk_for(state["question"], _language(state), runs.for_step(state), registry)
+    desk = desk_for(state, _language(state), runs.for_step(state), registry)
     written = await first_report(desk, results)
     report = written.report or failed_report(
         state["question"], written.problem, results, _language(state)
@@ -133,7 +133,7 @@ async def refine_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     round_ = state["iteration"] + 1
     registry = SourceRegistry(state["worker_results"])
     results, _ = registry.from_round(round_)
-    desk = desk_for(state["question"], _language(state), runs.for_step(state), registry)
+    desk = desk_for(state, _language(state), runs.for_step(state), registry)
     sections = state.get("sections") or []
     review = Review(
         omitted=state.get("review_omitted") or [],
@@ -196,7 +196,7 @@ async def keep_best_report(state: ResearchState, *, runs: LiveRuns) -> dict:
     written = None
     if found:
         later = [r for r in registry.results if r.round in found]
-        desk = desk_for(state["question"], language, runs.for_step(state), registry)
+        desk = desk_for(state, language, runs.for_step(state), registry)
         issues = list(last.issues) if last else []
         if best.sections:
             review = Review(issues=issues)

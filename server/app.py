@@ -32,12 +32,14 @@ from deep_research.service.caller import Caller
 from deep_research.service.event_lines import describe
 from deep_research.service.options import ResearchOptions
 from deep_research.service.runs import NotNow, RunService, UnknownRun
+from deep_research.state import ClarifyReply
 
 INSTRUCTIONS = (
     "Deep research: plans a question into subtasks, searches the web or local documents in "
     "parallel, and writes a Markdown report whose every [n] citation was checked against a "
     "listed source. A run takes minutes: call start_research, then research_progress now and "
-    "then (or wait_for_research), then research_result."
+    "then (or wait_for_research), then research_result. With ask_back, a vague question is "
+    "first answered with questions (status waiting): reply with answer_questions."
 )
 
 PROGRESS_LINES = 40  # the latest progress lines a progress answer carries
@@ -78,6 +80,14 @@ def build_server(service: RunService, token: str | None = None, url: str = "") -
             Field(min_length=1, max_length=4000, description="What to research, in any language."),
         ],
         options: ResearchOptions | None = None,
+        ask_back: Annotated[
+            bool,
+            Field(
+                description="When the question is too vague to research well, ask up to three "
+                "clarifying questions first: the run waits (status waiting, `questions` set) "
+                "until answer_questions replies or skips."
+            ),
+        ] = False,
     ) -> RunProgress:
         """Start a deep-research run on a question and return its run id at once.
 
@@ -88,7 +98,8 @@ def build_server(service: RunService, token: str | None = None, url: str = "") -
         """
 
         async def go() -> RunProgress:
-            admitted = await service.admission.new_run(question, options or ResearchOptions())
+            asked = options or ResearchOptions()
+            admitted = await service.admission.new_run(question, asked, ask_back=ask_back)
             run_id = await service.start(CALLER, admitted)
             return await _progress(service, run_id)
 
@@ -125,6 +136,31 @@ def build_server(service: RunService, token: str | None = None, url: str = "") -
             else:
                 await service.wait(CALLER, run_id, timeout_seconds)
             return await _result(service, run_id)
+
+        return await _answer(go())
+
+    @server.tool()
+    async def answer_questions(
+        run_id: RunId,
+        answers: Annotated[
+            list[Annotated[str, Field(max_length=300)]],
+            Field(
+                max_length=3,
+                description="One answer per question, in order (a suggested one or your own; "
+                '"" leaves a question open).',
+            ),
+        ] = [],  # noqa: B006 (the SDK reads the default; it is never changed)
+        skip: Annotated[
+            bool, Field(description="Skip the questions: the question is researched as asked.")
+        ] = False,
+    ) -> RunProgress:
+        """Reply to the questions a run asked back before research (status waiting with
+        `questions`); the answers join what is researched, then the run goes on."""
+
+        async def go() -> RunProgress:
+            reply = ClarifyReply(action="skip" if skip else "answer", answers=answers)
+            await service.answer(CALLER, run_id, reply)
+            return await _progress(service, run_id)
 
         return await _answer(go())
 

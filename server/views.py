@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from deep_research.service.runs import Listed, RunInfo
-from deep_research.state import Usage, output_of
+from deep_research.state import ClarifyingQuestion, Usage, output_of
 
 REPORT_URI = "research://{run_id}/report"
 
@@ -28,6 +28,11 @@ class RunProgress(BaseModel):
     )
     error: str | None = None
     usage: dict[str, Any] = Field(default_factory=dict, description="Calls and tokens so far.")
+    questions: list[ClarifyingQuestion] = Field(
+        default_factory=list,
+        description="While waiting: the questions asked back before research, each with "
+        "suggested answers; reply with answer_questions.",
+    )
 
 
 class CitedSource(BaseModel):
@@ -57,6 +62,10 @@ class RunResult(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)
     cost_usd: float | None = None
     report_problem: str = ""
+    questions: list[ClarifyingQuestion] = Field(
+        default_factory=list,
+        description="While waiting: the questions asked back; reply with answer_questions.",
+    )
 
 
 class RunRow(BaseModel):
@@ -85,6 +94,7 @@ def progress_view(info: RunInfo, lines: list[str]) -> RunProgress:
         recent_progress=lines,
         error=info.error or None,
         usage=_usage(info.values),
+        questions=info.waiting_questions,
     )
 
 
@@ -111,6 +121,7 @@ def result_view(info: RunInfo) -> RunResult:
         usage=_usage(values),
         cost_usd=output.get("cost_usd"),
         report_problem=output.get("report_problem") or "",
+        questions=info.waiting_questions,
     )
 
 

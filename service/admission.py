@@ -96,22 +96,27 @@ class Admission:
         question: str,
         asked: ResearchOptions | Settings,
         door_checks: Callable[[], None] | None = None,
+        ask_back: bool = False,
     ) -> Admitted:
         """A new run: `asked` is a remote caller's options, or the terminal's own settings.
         `door_checks` (a door's own, e.g. that its store opens) run before the one check that
         sends the model server a request, so that nothing is asked of it for a run that
-        cannot start."""
+        cannot start. `ask_back`: a remote caller answers questions asked back before research
+        (the run then waits for them when the question is vague)."""
         question = check_question(question)
         if isinstance(asked, ResearchOptions):
-            settings = self._narrowed(asked, plan_approval=False)
+            settings = self._narrowed(asked, plan_approval=False, ask_back=ask_back)
         else:
             settings = asked
         return await self._checked(question, settings, door_checks)
 
-    async def web_run(self, question: str, options: ResearchOptions, approve_plan: bool):
-        """A new run from the web form, which may also ask to approve its plan."""
+    async def web_run(
+        self, question: str, options: ResearchOptions, approve_plan: bool, ask_back: bool = True
+    ):
+        """A new run from the web form, which may also ask to approve its plan, and to be
+        asked back first when the question is vague."""
         question = check_question(question)
-        settings = self._narrowed(options, plan_approval=approve_plan)
+        settings = self._narrowed(options, plan_approval=approve_plan, ask_back=ask_back)
         return await self._checked(question, settings)
 
     async def inherited(self, question: str, settings: Settings) -> Admitted:
@@ -131,7 +136,8 @@ class Admission:
             base = settings_or_explain({**self.operator.given, **asked})
             narrowed = within_server(operator, base)
             inside = _inside_or_none(stored.corpus_dir, operator.corpus_dir)
-            values = {**narrowed.model_dump(), **own, "approve_plan": stored.approve_plan}
+            asks = {"approve_plan": stored.approve_plan, "clarify": stored.clarify}
+            values = {**narrowed.model_dump(), **own, **asks}
             if inside:
                 values["corpus_dir"] = inside
             return Settings.model_validate(values)
@@ -144,8 +150,9 @@ class Admission:
             )
         return stored.model_copy(update=own)
 
-    def _narrowed(self, options: ResearchOptions, plan_approval: bool) -> Settings:
-        """The operator's settings narrowed by a remote caller's options, or BadInput."""
+    def _narrowed(self, options: ResearchOptions, plan_approval: bool, ask_back: bool) -> Settings:
+        """The operator's settings narrowed by a remote caller's options, or BadInput; questions
+        are asked back only when the caller will answer them and the operator allows it."""
         overrides = options.overrides()
         try:
             if "corpus_dir" in overrides:
@@ -153,7 +160,11 @@ class Admission:
                 overrides["corpus_dir"] = corpus_inside(overrides["corpus_dir"], root)
         except CorpusOutside as error:
             raise BadInput(str(error)) from None
-        given = {**self.operator.given, **overrides, "approve_plan": plan_approval}
+        asks = {
+            "approve_plan": plan_approval,
+            "clarify": ask_back and self.operator.settings.clarify,
+        }
+        given = {**self.operator.given, **overrides, **asks}
         settings = settings_or_explain(given)
         beyond = over_a_ceiling(self.operator.settings, settings, set(overrides))
         if beyond:
@@ -175,6 +186,9 @@ class Admission:
             raise BadInput(
                 "these runs are unattended (nobody answers a plan): approve_plan cannot be on"
             )
+        if settings.clarify and self.operator.unattended and not self.operator.remote:
+            # nobody answers questions asked back here (a queue's runs, batches)
+            settings = settings.model_copy(update={"clarify": False})
         notes: list[str] = []
         checked = ("credentials", web_provider(settings), tuple(_models(settings)))
         asks_the_model_server = checked not in self.operator._checked

@@ -3,11 +3,13 @@ rows and the MCP server's progress lines say (`describe`), and the small words t
 
 from __future__ import annotations
 
+from deep_research.domain.labels import score_text
 from deep_research.settings import GUARD_NOTE
 from deep_research.tools.events import (
     CallRetried,
     CitationsChecked,
     ContextWindowFound,
+    CostUnknown,
     EarlierReportKept,
     GapsAnalyzed,
     GuardKept,
@@ -39,12 +41,6 @@ def revised_text(rounds: list[int]) -> str:
     return f", revised with round{'s' if len(rounds) > 1 else ''} {which}'s findings"
 
 
-def score_text(score: float | None) -> str:
-    """A quality score as "87/100" (a whole number: 86.858 claims a precision it has not), or
-    "unknown" when the review could not score it."""
-    return "unknown" if score is None else f"{score:.0f}/100"
-
-
 def counted(number: int | None, noun: str) -> str:
     """A count with its noun, plural unless the count is one: "1 round", "3 rounds"."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
@@ -58,6 +54,13 @@ def rounds_text(rounds: int | None) -> str:
 def describe(event: ProgressEvent) -> str | None:
     """One line for one progress event; None for events not worth a line."""
     match event:
+        case PlanMade() if event.follow_up:
+            tasks = "; ".join(f"{t.id}. {t.description}" for t in event.subtasks)
+            subtasks = counted(len(event.subtasks), "subtask")
+            return (
+                f"follow-up: writing first from the earlier run's evidence ({subtasks} it "
+                f"researched: {tasks}); only what the review finds missing is researched"
+            )
         case PlanMade():
             note = f" (fallback plan: {event.fallback})" if event.fallback else ""
             note += " (edited)" if event.edited else ""
@@ -137,6 +140,8 @@ def describe(event: ProgressEvent) -> str | None:
                 f"{score_text(event.score)}){revised_text(event.revised_with)}: round "
                 f"{event.last_round} {last}"
             )
+        case CostUnknown():
+            return cost_unknown_line(event)
         case RunDone():
             return f"done after {rounds_text(event.rounds)}: {event.stop_reason}"
     return None
@@ -149,6 +154,12 @@ def partial_reply_line(event: ReplyPartlyKept) -> str:
         f"{event.role} reply kept without {dropped}, still invalid after a re-ask "
         f"({event.problem}); {dropped} left unset, not clamped"
     )
+
+
+def cost_unknown_line(event: CostUnknown) -> str:
+    """Why the run's cost will show as unknown, and how to give the missing prices."""
+    names = ", ".join(event.models)
+    return f"cost unknown: no price known for {names} (give one in the prices setting)"
 
 
 def _worker(event: WorkerSearched | WorkerDone) -> str:

@@ -70,6 +70,12 @@ def check_question(question: str) -> str:
         raise BadInput(str(error)) from None
 
 
+INSTEAD_OF_DUCKDUCKGO = (
+    "search another way: set TAVILY_API_KEY or BOCHA_API_KEY, or SEARXNG_URL to your own "
+    "SearXNG, or search your documents with --search local --corpus DIR"
+)
+
+
 def duckduckgo_address() -> str:
     """Where DuckDuckGo searches go: `DUCKDUCKGO_BASE_URL`, else ddgs' own HTML endpoint."""
     from ddgs.engines.duckduckgo import Duckduckgo
@@ -130,7 +136,10 @@ def check_credentials(settings: Settings) -> None:
             redact(f"{name} is not reachable ({type(error).__name__}: {error})")
         ) from None
     if web_provider(settings) == "duckduckgo" and not os.environ.get("DDGS_PROXY"):
-        check_reachable("duckduckgo", duckduckgo_address())
+        try:
+            check_reachable("duckduckgo", duckduckgo_address())
+        except BadInput as error:
+            raise BadInput(f"{error}; {INSTEAD_OF_DUCKDUCKGO}") from None
 
 
 def check_corpus(settings: Settings, progress: Notes) -> None:

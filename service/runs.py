@@ -16,7 +16,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langgraph.types import Command, StateSnapshot
@@ -24,6 +24,7 @@ from langgraph.types import Command, StateSnapshot
 from deep_research.domain.answering_settings import answered_otherwise
 from deep_research.graph.keeping import forget_thread
 from deep_research.graph.threads import advance, standing, thread_config
+from deep_research.nodes.clarifying import ASKED
 from deep_research.service.admission import Admission, Admitted, Operator
 from deep_research.service.bad_input import BadInput
 from deep_research.service.caller import Caller, Visibility
@@ -33,7 +34,7 @@ from deep_research.service.follow_up import follow_up_from
 from deep_research.service.index import QUESTION_CHARS, RunRow, figures, state_of
 from deep_research.service.store import Store, open_store
 from deep_research.settings import SERVER_ONLY, Settings, settings_from
-from deep_research.state import PlanDecision
+from deep_research.state import ClarifyReply, PlanDecision
 from deep_research.tools.checkpoints import store_target
 from deep_research.tools.events import ProgressEvent
 from deep_research.tools.run_resources import LiveRuns
@@ -82,9 +83,21 @@ class RunInfo:
     @property
     def waiting_plan(self) -> dict[str, Any] | None:
         """The plan a waiting run asks a person about."""
+        return self._waiting_for().get("plan")
+
+    @property
+    def waiting_questions(self) -> list[dict[str, Any]]:
+        """The questions a waiting run asks back before research (each with its suggested
+        answers); none when it waits for nothing, or for its plan."""
+        asked = self._waiting_for()
+        return asked.get("questions") or [] if asked.get("kind") == ASKED else []
+
+    def _waiting_for(self) -> dict[str, Any]:
+        """What a waiting run asks a person (its interrupt's value); {} when not waiting."""
         if self.status != "waiting" or not self.snapshot.interrupts:
-            return None
-        return self.snapshot.interrupts[0].value.get("plan")
+            return {}
+        value = self.snapshot.interrupts[0].value
+        return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -360,7 +373,23 @@ class RunService:
             if isinstance(decision, PlanDecision)
             else decision
         )
-        await self.store.events.append(run_id, "decided", {"action": answer.get("action")})
+        return await self._go_on(run_id, answer, str(answer.get("action")), launch)
+
+    async def answer(
+        self, caller: Caller, run_id: str, reply: ClarifyReply, *, launch: bool = True
+    ) -> Command:
+        """Answer the questions a run asks back before research (or skip them), and let it
+        go on: the answers join its brief (with `launch=False`, the input of its next stretch
+        is returned for `drive`)."""
+        info = await self.read(caller, run_id)
+        if not info.waiting_questions:
+            raise NotNow("the run is not waiting for answers to its questions")
+        answer = reply.model_dump(mode="json")
+        return await self._go_on(run_id, answer, reply.action, launch)
+
+    async def _go_on(self, run_id: str, answer: dict, action: str, launch: bool) -> Command:
+        """A waiting run resumed with a person's answer, recorded as what they decided."""
+        await self.store.events.append(run_id, "decided", {"action": action})
         await self.store.index.change(run_id, state="accepted")
         await self.store.runs.resume(self.store.graph, thread_config(run_id))
         step = Command(resume=answer)
@@ -433,6 +462,8 @@ class RunService:
         given since is saved with it, as `resume --model`; what it reads and starts is this
         call's `admitted` settings, never the store's), started otherwise; raises if it stops
         before its end. `starting` hears whether it resumes (True) or begins."""
+        nobody_answers = {"clarify": False}  # no one is asked back here: researched as asked
+        admitted = replace(admitted, settings=admitted.settings.model_copy(update=nobody_answers))
         try:
             info = await self.read(caller, run_id)
         except UnknownRun:

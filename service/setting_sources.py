@@ -78,8 +78,9 @@ class Flag:
 
     option: str
     field: str
-    switch: bool = False  # a flag without a value that turns the setting on
+    switch: bool = False  # a flag without a value that sets the setting to `value`
     metavar: str | None = None
+    value: bool = True  # what a switch sets (`--no-clarify`: false)
 
 
 FLAGS: tuple[Flag, ...] = (
@@ -92,6 +93,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--search", "search_backend"),
     Flag("--corpus", "corpus_dir", metavar="DIR"),
     Flag("--mcp-config", "mcp_config", metavar="FILE"),
+    Flag("--no-clarify", "clarify", switch=True, value=False),
     Flag("--approve-plan", "approve_plan", switch=True),
     Flag("--max-cost", "max_cost_usd", metavar="USD"),
     Flag("--max-tokens", "max_total_tokens", metavar="N"),
@@ -106,6 +108,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--local-model", "local_model", switch=True),
     Flag("--structured-output", "structured_output"),
 )
+PRICE_TABLE = "genai-prices"  # where a model's price came from when the user gave none
 LOOPBACK_ORIGIN = "loopback OPENAI_BASE_URL"  # where an automatic local-model profile came from
 
 
@@ -133,16 +136,21 @@ def _choices(name: str) -> list[str] | None:
 
 def add_setting_flags(parser: argparse.ArgumentParser, unattended: bool = False) -> None:
     """Add `--config`, `--set` and every setting flag to a (sub)command's parser; an
-    `unattended` command (batch, eval) gets no `--approve-plan`, which it would refuse."""
+    `unattended` command (batch, eval) gets no `--approve-plan`, which it would refuse, nor
+    `--no-clarify` (it never asks back)."""
     group = parser.add_argument_group("settings (flag > --set > environment > config file)")
     for flag in FLAGS:
-        if unattended and flag.field == "approve_plan":
+        if unattended and flag.field in ("approve_plan", "clarify"):
             continue
         description = Settings.model_fields[flag.field].description or ""
         help_text = f"{description} (setting {flag.field})".replace("%", "%%")
         if flag.switch:
             group.add_argument(
-                flag.option, dest=_dest(flag), action="store_const", const=True, help=help_text
+                flag.option,
+                dest=_dest(flag),
+                action="store_const",
+                const=flag.value,
+                help=f"off: {help_text}" if not flag.value else help_text,
             )
         else:
             group.add_argument(
@@ -425,4 +433,6 @@ def resolve_settings(
         if name not in origins:
             default = info.get_default(call_default_factory=True)
             origins[name] = DEFAULT if getattr(settings, name) == default else ADAPTED
+    if origins["prices"] == ADAPTED:  # filled from the price table for the models used
+        origins["prices"] = PRICE_TABLE
     return ResolvedSettings(settings=settings, origins=origins, config_file=path)

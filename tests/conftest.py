@@ -50,6 +50,15 @@ def search_server(monkeypatch: pytest.MonkeyPatch):
     server.stop()
 
 
+@pytest.fixture
+def home(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """A working folder for the command: its own checkpoint store, and no config file around."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
+    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
+    return tmp_path
+
+
 @pytest.fixture(autouse=True, scope="session")
 def ctrl_c_reaches_started_commands():
     """A suite started in the background (`pytest &` in a script, nohup, some CI runners)

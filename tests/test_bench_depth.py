@@ -5,11 +5,10 @@ only when its sentence cites the page that holds it (and never otherwise)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
+from bench_scripts import bench_script
 
 from deep_research.nodes import prompts
 from deep_research.state import ReadPage, SearchHit, Source, SubTask
@@ -22,15 +21,11 @@ from stand_ins.depth_world.brain import WorldBrain, judge
 from stand_ins.depth_world.facts import DISAGREEMENTS, figure_pattern, planted
 from stand_ins.depth_world.site import world_pages
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_depth.py"
 URL = "http://127.0.0.1:9"
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_depth", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("bench_depth")
 
 
 def fact(kind: str, token: str):

@@ -52,3 +52,26 @@ def test_a_corrupted_sqlite_store_is_one_line(command, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "not a readable checkpoint store" in err
+
+
+def test_every_contract_comes_back_from_a_checkpoint_as_itself():
+    """A contract missing from the serializer's list came back from a saved run as a dict
+    (seen: the answers asked back, read as `.answer` when the report was written)."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    from deep_research import state
+    from deep_research.tools.checkpoints import STATE_TYPES, serializer
+
+    contracts = [
+        kind
+        for kind in vars(state).values()
+        if inspect.isclass(kind)
+        and issubclass(kind, BaseModel)
+        and kind.__module__ == state.__name__
+    ]
+    assert set(contracts) <= set(STATE_TYPES)
+    answer = state.Clarified(question="Switching what?", answer="our database")
+    serde = serializer()
+    assert serde.loads_typed(serde.dumps_typed([answer])) == [answer]

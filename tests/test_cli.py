@@ -150,6 +150,42 @@ def test_approve_plan_edit(chat_server, search_server, store, capsys, monkeypatc
     assert search_server.queries == ["edited query"]
 
 
+@pytest.mark.parametrize(
+    ("editor", "said"),
+    [("true", "the plan file was not changed"), ("false", "the editor exited with status 1")],
+    ids=["quit-without-saving", "editor-error"],
+)
+def test_an_edit_left_unsaved_approves_nothing(
+    chat_server, search_server, store, capsys, monkeypatch, editor, said
+):
+    """`:q!` leaves the file as it was, `:cq` exits 1: neither approves the plan; it is asked
+    again, and rejected here, so nothing is searched."""
+    monkeypatch.setenv("EDITOR", editor)
+    monkeypatch.delenv("VISUAL", raising=False)
+    answer_plan(monkeypatch, "e", "r")
+    assert run("Compare zstd and xz", "--approve-plan", "--json", "r.json") == 0
+    err = capsys.readouterr().err
+    assert f"{said}: the plan stays as it was, not approved" in err
+    assert err.count("Approve this plan?") == 2 and "(edited)" not in err
+    assert search_server.searches == [] and chat_server.brain.calls["WorkerFindings"] == 0
+
+
+def test_an_edited_plan_is_announced_once(
+    chat_server, search_server, store, capsys, monkeypatch, tmp_path
+):
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import json, sys\n"
+        "plan = json.load(open(sys.argv[1]))\n"
+        "plan['subtasks'] = plan['subtasks'][:1]\n"
+        "json.dump(plan, open(sys.argv[1], 'w'))\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    answer_plan(monkeypatch, "e")
+    assert run("Compare zstd and xz", "--approve-plan", "--max-iterations", "1") == 0
+    assert capsys.readouterr().err.count("(edited)") == 1
+
+
 def test_approve_plan_without_an_answer_is_bad_input(
     chat_server, search_server, store, capsys, monkeypatch
 ):

@@ -18,14 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Compare zstd and xz"
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A working folder with its own checkpoint store, and no config file around."""
-    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
-    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
-    return tmp_path
-
-
 def cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, **kwargs):
     """Run `python -m deep_research.cli ARGS` (what the console script runs); capture output."""
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -444,3 +436,73 @@ def test_eval_takes_the_same_settings_and_refuses_plan_approval(home, monkeypatc
     assert main(["eval", "tasks.jsonl", "--out-dir", "out", "--set", "max_iterations=0"]) == 2
     assert "--set max_iterations: input should be greater than" in capsys.readouterr().err
     assert not (home / "out").exists()
+
+
+EXITING = """
+import atexit, sys
+from langchain_core.runnables import RunnableLambda
+from deep_research.cli import main as command
+
+def work(argv=None):
+    atexit.register(lambda: open(sys.argv[1], "w").write("closed"))
+    RunnableLambda(lambda x: x + 1).invoke(1)  # traced when LANGSMITH_TRACING is on
+    print("said", end="")  # still in stdout's buffer (a pipe) when the command returns
+    return 3
+
+command.main = work
+command.entry_point()
+"""
+
+
+def test_the_fast_exit_still_writes_what_exit_would(tmp_path):
+    """The console script ends without the interpreter's teardown, yet loses nothing exit
+    writes: its exit code, buffered output, `atexit` handlers, and the traces LangSmith queued
+    (sent to a loopback stand-in here; a background thread sends them only after the main
+    thread ends, which `os._exit` never lets happen)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    posted: list[str] = []
+
+    class LangSmith(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self._answer()
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            posted.append(self.path)
+            self._answer()
+
+        def _answer(self):
+            body = b"{}"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), LangSmith)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", EXITING, str(tmp_path / "closed")],
+            env={
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "LANGSMITH_TRACING": "true",
+                "LANGSMITH_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
+                "LANGSMITH_API_KEY": "not-a-key",
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "said"
+    assert (tmp_path / "closed").read_text() == "closed"
+    assert any("/runs" in path for path in posted), posted

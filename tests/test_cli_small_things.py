@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from pypdf import PdfWriter
 from rich.console import Console
 
@@ -25,14 +24,6 @@ from deep_research.tools.events import PlanMade, PlannedSubtask, RunDone
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Compare zstd and xz"
 ONE_ROUND = ["--max-iterations", "1", "--min-iterations", "1"]
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
-    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
-    return tmp_path
 
 
 def truncated_pdf() -> bytes:

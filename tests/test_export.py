@@ -128,7 +128,7 @@ def test_marks_headings_facts_language_and_direction():
         )
     )
     assert facts["model"] == "qwen-plus" and facts["quality"] == "82/100"
-    assert facts["stop reason"] == "quality_threshold" and facts["cost"] == "$0.0123"
+    assert facts["stop reason"] == "the report was good enough" and facts["cost"] == "$0.0123"
     assert soup.h1.get_text() == QUESTION and soup.html["lang"] == "en"
     arabic = next(p for p in soup.find_all("p") if "ضغط" in p.get_text())
     assert arabic["dir"] == "auto"

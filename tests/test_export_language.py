@@ -26,6 +26,12 @@ def rendered(output: dict, language: str) -> tuple[BeautifulSoup, docx.Document,
     return page, word, rendering.render("md").decode()
 
 
+def header(page: BeautifulSoup) -> dict[str, str]:
+    """The facts a page's header lists, by label."""
+    labels, values = [d.get_text() for d in page("dt")], [d.get_text() for d in page("dd")]
+    return dict(zip(labels, values, strict=True))
+
+
 def word_text(document: docx.Document) -> str:
     cells = [c.text for t in document.tables for r in t.rows for c in r.cells]
     return "\n".join([p.text for p in document.paragraphs] + cells)
@@ -127,3 +133,49 @@ def test_a_run_in_german_writes_german_files(chat_server, search_server, tmp_pat
         assert page.html["lang"] == "de" and page.select_one("nav.toc h2").get_text() == "Inhalt"
         assert page.select_one("#sources h2").get_text() == "Quellen"
     assert "Quellen" in word_text(docx.Document(str(tmp_path / "e.docx")))
+
+
+def test_the_header_says_why_a_run_stopped_in_words_of_its_language():
+    page, word, _ = rendered(sample_output(), "zh-Hans")
+    facts = header(page)
+    assert facts["结束原因"] == "报告质量已足够" and "quality_threshold" not in str(page)
+    assert "结束原因: 报告质量已足够" in word_text(word)
+
+
+def test_every_stop_reason_has_words_in_every_language():
+    from typing import get_args
+
+    from deep_research.domain.labels import LABELS
+    from deep_research.state import StopReason
+
+    for language, words in LABELS.items():
+        named = {reason: words.stop_reason_name(reason) for reason in get_args(StopReason)}
+        assert all(text and text != reason for reason, text in named.items()), language
+        assert len(set(named.values())) == len(named), language  # no two reasons read alike
+
+
+def test_the_answers_given_before_research_are_in_the_header():
+    from deep_research.state import Clarified
+
+    values = {
+        "question": "Is it worth switching?",
+        "clarifications": [
+            Clarified(question="Switching what?", answer="our database"),
+            Clarified(question="By when?", answer=""),  # left open: not shown
+        ],
+    }
+    facts = dataclasses.replace(sample_facts(), clarifications=facts_of(values).clarifications)
+    page = BeautifulSoup(Rendering(sample_output(), facts).render("html"), "html.parser")
+    shown = header(page)
+    assert shown["clarified"] == "Switching what? our database"
+    assert "clarified" not in [d.get_text() for d in rendered(sample_output(), "en")[0]("dt")]
+
+
+def test_a_score_reads_the_same_in_every_door():
+    from deep_research.cli.summary import score_text as summary_score
+    from deep_research.domain.labels import score_text
+
+    assert score_text(46.94) == "47/100" and score_text(None) == "unknown"
+    assert summary_score is score_text  # the CLI's views, the exports and the web app share it
+    facts = dataclasses.replace(sample_facts(), quality=46.94)
+    assert ("quality", "47/100") in facts.rows()

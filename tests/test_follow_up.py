@@ -77,3 +77,25 @@ def test_a_follow_up_goes_from_its_plan_straight_to_writing():
     state = {"settings": Settings(approve_plan=True), "worker_results": carried}
     assert route_after_plan(state) == "synthesize"  # no approval, no research first
     assert route_after_plan({**state, "worker_results": []}) == "approve_plan"
+
+
+def test_a_follow_up_does_not_show_the_first_runs_plan_as_its_own(
+    chat_server, search_server, tmp_path, capsys
+):
+    from deep_research.cli.live import ProgressModel, render_plan
+    from deep_research.tools.events import PlanMade, PlannedSubtask
+
+    db = str(tmp_path / "runs.sqlite")
+    first_run(db, tmp_path, rounds=1)
+    capsys.readouterr()
+    store = ["--checkpoint-db", db, "--thread-id", "second", "--output", str(tmp_path / "s.md")]
+    assert main(["ask", "first", FOLLOW_UP, *store]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert not [line for line in lines if line.startswith("plan:")]
+    said = next(line for line in lines if line.startswith("follow-up:"))
+    assert "earlier run's evidence (3 subtasks it researched: 1. Compare zstd" in said
+    model = ProgressModel()
+    task = PlannedSubtask(id=1, description="speed", complexity="simple")
+    model.apply(PlanMade(query_type="breadth_first", subtasks=[task], follow_up=True))
+    shown = render_plan(model).renderables[0].plain
+    assert shown.startswith("Follow-up: writing first from the earlier run") and "Plan" not in shown

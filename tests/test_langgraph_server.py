@@ -165,3 +165,34 @@ def test_mcp_endpoint_lists_the_graph_with_its_description_and_runs_it(server):
     assert not answer.is_error, answer.content[0].text
     text = answer.content[0].text
     assert "## Sources" in text and "max_iterations" in text
+
+
+def test_a_vague_question_is_asked_back_through_the_server_and_answered(server, chat_server):
+    """The served graph pauses at its questions (LangGraph's own checkpointer); the SDK caller
+    reads them from the thread and resumes with the answers, which reach the plan."""
+    from langgraph_sdk import get_client
+
+    chat_server.brain.clarifying = [
+        {"question": "Switching what: a database or a cloud?", "suggested_answers": ["database"]}
+    ]
+    context = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0}
+
+    async def scenario():
+        client = get_client(url=server)
+        thread = (await client.threads.create())["thread_id"]
+        question = {"question": "Is it worth switching?"}
+        await client.runs.wait(thread, "deep_research", input=question, context=context)
+        paused = await client.threads.get_state(thread)
+        plans_before = chat_server.brain.calls["TaskPlan"]
+        answer = {"resume": {"answers": ["our PostgreSQL database"]}}
+        await client.runs.wait(thread, "deep_research", command=answer, context=context)
+        return paused, plans_before, await client.threads.get_state(thread)
+
+    paused, plans_before, done = asyncio.run(scenario())
+    asked = paused["tasks"][0]["interrupts"][0]["value"]
+    assert asked["kind"] == "clarify" and paused["next"] == ["clarify"]
+    assert asked["questions"][0]["question"] == "Switching what: a database or a cloud?"
+    assert plans_before == 0 and chat_server.brain.calls["Clarification"] == 1
+    assert done["values"]["stop_reason"] == "max_iterations"
+    plan = next(r for r in chat_server.chat_requests if "TaskPlan" in str(r["body"]))
+    assert "our PostgreSQL database" in str(plan["body"])

@@ -184,7 +184,7 @@ class Quiet:
 settings = Settings.model_validate(json.loads(sys.argv[2]))
 asked = Research("t", admitted=Admitted("Compare zstd and xz", settings))
 asyncio.run(execute(target=sys.argv[1], asked=asked, operator=Operator.of(settings, strict=True),
-    progress=Quiet(), decide_plan=lambda value: {"action": "approve"}))
+    progress=Quiet(), answer=lambda value: {"action": "approve"}))
 """
 
 
@@ -264,7 +264,7 @@ def test_a_resumed_fan_out_counts_the_searches_its_finished_workers_made(
             asked=Research("t"),
             operator=Operator(),
             progress=Quiet(),
-            decide_plan=lambda value: {"action": "approve"},
+            answer=lambda value: {"action": "approve"},
         )
     )
     after = len(arrivals) - before

@@ -349,3 +349,60 @@ def test_runs_from_two_clients_share_the_servers_endpoint_limit(
     for result in results:
         assert_cited_report(result)
     assert chat_server.peak_concurrency == 1  # one limit for every run of the server process
+
+
+def test_a_vague_question_is_asked_back_and_answered_through_the_tools(
+    chat_server, search_server, tmp_path
+):
+    """With ask_back, a vague question waits with its questions until the caller answers them
+    with answer_questions; the answers reach the planner. Without it, nothing is asked."""
+    store = str(tmp_path / "runs.sqlite")
+    chat_server.brain.clarifying = [
+        {"question": "Which logs?", "suggested_answers": ["web server logs", "database logs"]}
+    ]
+
+    async def scenario():
+        async with Client(stdio(store)) as client:
+            asked = {"question": "compression?", "options": QUICK}
+            started = data(await client.call_tool("start_research", {**asked, "ask_back": True}))
+            run_id = started["run_id"]
+            waiting = data(
+                await client.call_tool(
+                    "wait_for_research", {"run_id": run_id, "timeout_seconds": 60}
+                )
+            )
+            early = await client.call_tool("answer_questions", {"run_id": "mcp-nope"})
+            answered = data(
+                await client.call_tool(
+                    "answer_questions", {"run_id": run_id, "answers": ["nginx access logs"]}
+                )
+            )
+            done = data(
+                await client.call_tool(
+                    "wait_for_research", {"run_id": run_id, "timeout_seconds": 60}
+                )
+            )
+            again = await client.call_tool("answer_questions", {"run_id": run_id, "skip": True})
+            plain = data(await client.call_tool("start_research", asked))
+            unasked = data(
+                await client.call_tool(
+                    "wait_for_research", {"run_id": plain["run_id"], "timeout_seconds": 60}
+                )
+            )
+            return waiting, early, answered, done, again, unasked
+
+    waiting, early, answered, done, again, unasked = asyncio.run(scenario())
+    assert waiting["status"] == "waiting"
+    assert waiting["questions"] == chat_server.brain.clarifying
+    assert "no run with id 'mcp-nope'" in error_text(early)
+    assert answered["status"] in ("queued", "running", "done") and answered["questions"] == []
+    assert done["status"] == "done" and done["questions"] == []
+    assert "not waiting for answers" in error_text(again)
+    plans = [
+        json.dumps(r["body"])
+        for r in chat_server.chat_requests
+        if "TaskPlan" in json.dumps(r["body"])
+    ]
+    assert "nginx access logs" in plans[0]
+    assert unasked["status"] == "done"  # without ask_back: researched as asked
+    assert chat_server.brain.calls["Clarification"] == 1

@@ -82,15 +82,6 @@ LLAMA_CPP_PYTHON = {
 }
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A working folder with its own checkpoint store, and no config file around."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", str(tmp_path / "store" / "c.sqlite"))
-    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
-    return tmp_path
-
-
 def run(*args: str) -> int:
     """`deep-research run` for one quick round."""
     return main(["run", QUESTION, "--max-iterations", "1", "--min-iterations", "1", *args])

@@ -108,11 +108,11 @@ def test_the_validators_say_what_they_check():
         "_local_profile",
         "_old_names",
         "_iterations_in_order",
-        "_every_model_priced_for_a_cost_budget",
+        "_every_model_priced",
         "_corpus_for_local_search",
     }
     with pytest.raises(ValueError, match="needs prices for every model"):
-        Settings(max_cost_usd=1)
+        Settings(max_cost_usd=1, model="a-model-no-table-lists")
     with pytest.raises(ValueError, match="needs corpus_dir"):
         Settings(search_backend="local")
 

@@ -30,6 +30,19 @@ def drop_every_connection(url: str) -> int:
     return len(rows)
 
 
+def listening(url: str) -> bool:
+    """Whether a worker listens for jobs on the database: it is registered, its checkpointer is
+    open and its listener connected (each came before), so nothing of its start is in flight."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND query ILIKE 'LISTEN %'"
+        ).fetchone()
+    return row[0] > 0
+
+
 def test_a_pooled_checkpointer_outlives_its_connections(empty_postgres):
     from deep_research.tools.checkpoints import open_checkpointer
 
@@ -53,14 +66,20 @@ def test_a_worker_runs_jobs_after_its_store_connections_were_dropped(
     command = [sys.executable, "-m", "deep_research.cli", "worker", "--concurrency", "1"]
     worker = subprocess.Popen(command, env=env, cwd=ROOT, stderr=log.open("w"))
     try:
-        deadline = time.monotonic() + 60
-        while "worker ready" not in log.read_text() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 120
+        while not listening(empty_postgres) and time.monotonic() < deadline:
             assert worker.poll() is None, log.read_text()
-            time.sleep(0.1)
+            time.sleep(0.2)
+        assert "worker ready" in log.read_text()
         assert drop_every_connection(empty_postgres) >= 2  # the worker's, procrastinate's
         ask = [sys.executable, "-m", "deep_research.cli", "run", "Compare zstd and xz"]
         ask += ["--queue", "--thread-id", "after-drop", *SETTINGS]
-        done = subprocess.run(ask, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        try:
+            done = subprocess.run(
+                ask, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+            )
+        except subprocess.TimeoutExpired as error:
+            raise AssertionError(f"{error}; the worker said:\n{log.read_text()}") from None
         assert done.returncode == 0, done.stderr + log.read_text()
         assert "## Sources" in done.stdout
     finally:

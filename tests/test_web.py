@@ -11,6 +11,7 @@ English and Chinese labels.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -129,26 +130,40 @@ def test_ask_watch_read_downloads_match_the_cli_export(browser, web, tmp_path, c
     page.goto(web.url)
     no_serious_violations(page)
     shot(page, "ask-desktop", tmp_path)
+    chat_server.latency = 0.3  # time to see the run being made
     thread_id = ask(page, web)
     status = page.locator("#status-line")
-    expect(page.locator("#progress table").first).to_be_visible()  # streamed, not reloaded
+    expect(page.locator("#progress ol.workers > li").first).to_be_visible()  # streamed
+    expect(page.locator("#progress h2").first).to_have_text("Plan")  # it leads
+    no_serious_violations(page)
+    shot(page, "run-live-desktop", tmp_path)
+    chat_server.latency = 0.05
     expect(status).to_have_text("Finished", timeout=DONE)
     expect(page.locator(".stop-reason")).to_have_text("the maximum number of rounds was reached")
-    workers = page.locator("#progress table").first.locator("tbody tr")
-    assert workers.count() == 3
+    assert page.locator("#progress ol.workers > li").count() == 3
+    # the report itself, where the run was watched: its citations land on their evidence
+    report = page.locator("article.report")
+    expect(report.locator("p.round-line")).to_have_text("The report of round 1 of 1.")
+    cite = report.locator("sup.cite a").first
+    expect(cite).to_be_visible()
+    evidence = page.locator("aside.report-sources ul.evidence li").first
+    expect(evidence.locator(".verdict")).to_have_text("supported")
+    assert evidence.locator("q").count() == 1  # the quote the check kept
+    aside, article = page.locator("aside.report-sources").bounding_box(), report.bounding_box()
+    assert aside["x"] >= article["x"] + article["width"]  # beside it on a wide screen
+    no_serious_violations(page)
+    shot(page, "run-desktop", tmp_path)
+    cite.focus()  # its verdict and quote show on focus
+    expect(report.locator(".tip").first).to_be_visible()
+    shot(page, "report-desktop", tmp_path, full_page=False)
+    page.get_by_text("How this run went").click()
     expect(page.get_by_text(re.compile(r"checked, \d+ supported"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"tokens \(no budget set\)"))).to_be_visible()
     no_serious_violations(page)
-    shot(page, "run-desktop", tmp_path)
 
-    page.get_by_role("link", name="Read the report").click()
+    page.get_by_role("link", name="The report on its own page").click()
     expect(page.locator("sup.cite a").first).to_be_visible()
-    evidence = page.locator("ul.evidence li").first
-    expect(evidence.locator(".verdict")).to_have_text("supported")
-    assert evidence.locator("q").count() == 1  # the quote the check kept
     no_serious_violations(page)
-    page.locator("sup.cite a").first.focus()  # its verdict and quote show on focus
-    shot(page, "report-desktop", tmp_path, full_page=False)
     page.go_back()
 
     cli = tmp_path / "cli"
@@ -202,7 +217,6 @@ def test_source_filters_from_the_form_reach_the_search_and_the_report_header(
     sent = [r["body"] for r in search_server.searches]
     assert sent and all(b["include_domains"] == ["example.com"] for b in sent)
     assert all(b["time_range"] == "month" for b in sent)
-    page.get_by_role("link", name="Read the report").click()
     expect(page.get_by_text("only example.com; from the last month")).to_be_visible()
 
 
@@ -224,11 +238,10 @@ def test_a_bad_domain_stands_beside_its_field_before_any_call(browser, web, chat
 
 
 def worker_rows(page) -> list[str]:
-    """The worker table's rows as text (round and subtask first)."""
-    table = page.locator("#progress section[aria-labelledby=h-workers] tbody tr")
-    return [
-        " | ".join(cells) for cells in (row.locator("td").all_inner_texts() for row in table.all())
-    ]
+    """The workers as text (round and subtask first)."""
+    return page.locator(
+        "#progress section[aria-labelledby=h-workers] ol.workers > li"
+    ).all_text_contents()
 
 
 def test_a_reload_and_a_killed_server_lose_and_repeat_nothing(browser, web, chat_server):
@@ -294,7 +307,7 @@ def test_a_plan_edited_in_the_form_is_researched_as_edited(
     searched_before = len(search_server.queries)
     page.get_by_role("button", name="Research the edited plan").click()
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
-    plan = page.locator("ol.plan li").all_inner_texts()
+    plan = page.locator("ol.plan li").all_text_contents()
     assert [p.split(" (")[0] for p in plan] == [
         "zstd dictionary training",
         f"{QUESTION} — aspect 3",
@@ -366,9 +379,8 @@ def test_the_keyboard_alone_starts_watches_and_reads(browser, web):
     tab_to("button.primary")
     page.keyboard.press("Enter")
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
-    tab_to("a.button.primary")
-    page.keyboard.press("Enter")
-    expect(page.locator("sup.cite a").first).to_be_visible()
+    tab_to("article.report sup.cite a")  # the report is on the page: its first citation
+    expect(page.locator("article.report .tip").first).to_be_visible()  # verdict and quote
 
 
 @pytest.mark.web_flags("--all-doors")  # the operator lets the app show the terminal's runs
@@ -388,6 +400,20 @@ def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, web
     no_serious_violations(page)
     no_word_broken(page)
     shot(page, "history-desktop", tmp_path)
+    page.get_by_label("Words in the question").fill("cli ZSTD")  # every word, any case
+    page.get_by_role("button", name="Show").click()
+    expect(rows).to_have_count(1)
+    expect(page.get_by_role("status")).to_have_text("1 of 2 runs")
+    page.get_by_label("Words in the question").fill("")
+    page.get_by_label("Status").select_option(label="Failed (resumable)")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_text("No run matches")).to_be_visible()
+    page.get_by_label("Status").select_option(label="Finished")
+    page.get_by_label("Started on or after").fill("2001-01-01")
+    page.get_by_role("button", name="Show").click()
+    expect(rows).to_have_count(2)
+    no_serious_violations(page)
+    page.get_by_role("link", name="History").click()
     with page.expect_download() as got:
         rows.filter(has_text="CLI question").get_by_role("link", name="Export").click()
     assert b"CLI question about zstd" in got.value.path().read_bytes()
@@ -416,6 +442,9 @@ def test_phone_width_in_chinese(browser, web, tmp_path):
     page.get_by_role("button", name="开始研究").click()
     expect(page.locator("#status-line")).to_have_text("已完成", timeout=DONE)
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    article = page.locator("article.report").bounding_box()
+    aside = page.locator("aside.report-sources").bounding_box()
+    assert aside["y"] >= article["y"] + article["height"]  # the sources below it on a phone
     no_serious_violations(page)
     shot(page, "run-phone-zh", tmp_path)
     page.get_by_role("link", name="English").click()
@@ -448,5 +477,66 @@ def test_a_follow_up_is_answered_from_the_runs_evidence_as_a_linked_run(
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
     assert len(search_server.searches) == searched  # the first run's evidence sufficed
     no_serious_violations(page)
-    page.get_by_role("link", name="Read the report").click()
-    expect(page.locator("sup.cite a").first).to_be_visible()
+    expect(page.locator("article.report sup.cite a").first).to_be_visible()
+
+
+def test_a_vague_question_is_asked_back_in_a_small_form_and_the_answers_are_researched(
+    browser, web, chat_server, tmp_path
+):
+    chat_server.brain.clarifying = [
+        {"question": "Which logs?", "suggested_answers": ["web server logs", "database logs"]},
+        {"question": "What matters most?", "suggested_answers": ["ratio", "speed"]},
+    ]
+    for lang, width, name in (("zh-CN", PHONE, "clarify-phone-zh"), ("en-US", DESKTOP, "")):
+        page = new_page(browser, viewport=width, lang=lang)
+        page.goto(web.url)
+        page.locator("#question").fill("compression?")
+        page.locator("#preset-quick").check()
+        page.locator("button.primary").click()
+        expect(page.locator("#status-line")).to_have_text(
+            "等待您的回答" if lang == "zh-CN" else "Waiting for your answers"
+        )
+        no_serious_violations(page)
+        if name:
+            shot(page, name, tmp_path)
+            page.get_by_role("button", name="跳过：按原问题研究").click()  # skipped: as asked
+            expect(page.locator("#status-line")).to_have_text("已完成", timeout=DONE)
+    shot(page, "clarify-desktop", tmp_path)
+    page.get_by_label("web server logs").check()
+    page.get_by_label("Or in your own words").nth(1).fill("decompression speed")
+    page.get_by_role("button", name="Research with these answers").click()
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    header = page.locator("article.report dl.facts")
+    expect(header).to_contain_text("Which logs? web server logs")
+    expect(header).to_contain_text("What matters most? decompression speed")
+    plans = [r["body"] for r in chat_server.chat_requests if "TaskPlan" in json.dumps(r["body"])]
+    assert len(plans) == 2 and "decompression speed" in json.dumps(plans[-1])
+    assert "web server logs" not in json.dumps(plans[0])  # the skipped run: as asked
+
+
+def test_no_question_is_asked_back_when_the_person_says_so(browser, web, chat_server):
+    chat_server.brain.clarifying = [{"question": "Which logs?", "suggested_answers": ["web"]}]
+    page = new_page(browser)
+    page.goto(web.url)
+    page.get_by_label("Ask me back first if what to research is unclear").uncheck()
+    ask(page, web, question="compression?", keep_form=True)
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    assert chat_server.brain.calls["Clarification"] == 0
+
+
+def test_without_script_a_run_is_asked_watched_by_reloads_and_read(browser, web, tmp_path):
+    context = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(STEP)
+    page.goto(web.url)
+    page.get_by_label("Question").fill(QUESTION)
+    page.get_by_label(re.compile("^Quick")).check()
+    page.get_by_role("button", name="Start research").click()
+    page.wait_for_url(re.compile(r"/runs/web-"))
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)  # it reloads
+    expect(page.locator("article.report sup.cite a").first).to_be_visible()
+    assert page.locator("aside.report-sources ul.evidence li q").count() >= 1
+    page.get_by_label("Follow-up question").fill("Which of the two decompresses faster?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    context.close()

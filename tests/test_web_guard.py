@@ -125,6 +125,22 @@ def test_another_address_needs_allow_remote_and_an_authentication(flags, error):
         guard_of(parse_command_line(["web", *flags]))
 
 
+def test_a_port_another_server_holds_is_refused_before_serving(chat_server, home, capsys):
+    import socket
+
+    from deep_research.cli.main import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["web", "--port", str(port)]) == 2  # bad input, not 3 ("no evidence")
+    err = capsys.readouterr().err
+    assert f"error: cannot serve on 127.0.0.1:{port}: Address already in use" in err
+    assert "choose another with --port" in err and "serving the web app" not in err
+    assert not (home / "store").exists()  # refused before the run store was opened
+
+
 def test_a_remote_server_with_tokens_is_allowed(tmp_path):
     tokens = tmp_path / "tokens"
     tokens.write_text(f"alice:{ALICE}\n")
@@ -166,11 +182,11 @@ def test_a_depth_above_the_operators_ceiling_is_refused_beside_the_depth():
     form = {"question": "q about zstd", "preset": "thorough"}
     with pytest.raises(FormErrors) as caught:
         asyncio.run(checked_input(form, operator({"max_iterations": 2, "min_iterations": 1})))
-    assert "above this server's ceiling 2" in caught.value.errors["preset"]
+    assert "at most 2 research rounds" in caught.value.errors["preset"]  # no flag, no name
     budget = {"question": "q about zstd", "preset": "quick", "max_search_calls": "50"}
     with pytest.raises(FormErrors) as caught:
         asyncio.run(checked_input(budget, operator({"max_search_calls": 10})))
-    assert "ceiling 10" in caught.value.errors["max_search_calls"]
+    assert "at most 10 searches" in caught.value.errors["max_search_calls"]
 
 
 @contextlib.asynccontextmanager

@@ -20,7 +20,7 @@ import pytest
 
 from deep_research.graph import build_graph
 from deep_research.tools.checkpoints import StoreMissing, open_checkpointer, serializer
-from deep_research.tools.events import WorkerActed, WorkerFellBack
+from deep_research.tools.events import WorkerActed, WorkerDone, WorkerFellBack, WorkerReading
 from deep_research.tools.process_wide import current
 
 from checkpoint_probe import wait_until
@@ -84,6 +84,11 @@ def test_native_tools_read_pages_two_hops_deep_and_the_quotes_reach_the_writer(c
     acted = [e for e in events if isinstance(e, WorkerActed)]
     assert acted and acted[0].protocol == "native" and acted[0].calls == {"web_search": 1}
     assert acted[1].calls["read_page"] >= 1
+    reading = [e.url for e in events if isinstance(e, WorkerReading)]  # the page read now
+    assert f"{site.url}/deep" in reading
+    assert {url.removeprefix(site.url) for url in reading} <= set(site.served)
+    found = {s.url for e in events if isinstance(e, WorkerDone) for s in e.found}
+    assert f"{site.url}/deep" in found and found <= urls  # what a watcher sees it kept
     endpoint = f"{chat_server.url}/v1"
     assert current().tool_protocols.settled_method(endpoint, "stand-in-model") == "native"
 

@@ -57,13 +57,22 @@ STATE_TYPES = (
     state.OutlineSection,
     state.ReportOutline,
     state.ReportSection,
+    state.WorkerFindings,
+    state.GapCheck,
+    state.ClarifyingQuestion,
+    state.Clarification,
+    state.ClarifyReply,
+    state.Clarified,
     state.Disagreement,
     state.SetAside,
     state.EvidenceWeighing,
     state.Conflict,
     state.SetAsideQuote,
     state.WeighedEvidence,
+    state.PageLink,
 )
+"""Every contract of `state.py` (a test keeps the list whole): a type left out comes back from
+a saved checkpoint as a plain dict."""
 
 
 SQLITE_BUSY_SECONDS = 30.0

@@ -42,6 +42,7 @@ class PlanMade(_Event):
     fallback: str = ""  # why the plan is the question itself, when the planner never answered
     edited: bool = False  # a person edited it before approving
     dropped: str = ""  # what of an edited plan could not be kept, said in words
+    follow_up: bool = False  # the subtasks an earlier run researched, whose evidence is carried
 
 
 class _WorkerEvent(_Event):
@@ -63,6 +64,23 @@ class WorkerSearched(_WorkerEvent):
     phase: Literal["searched"] = "searched"
 
 
+class WorkerReading(_WorkerEvent):
+    """A worker has begun reading one page whole (its model chose it): the page being read."""
+
+    phase: Literal["reading"] = "reading"
+    url: str
+    title: str = ""  # the search hit's title, when the page was found by a search
+
+
+class FoundSource(BaseModel):
+    """A source a worker kept, as a watcher sees it: its address and title."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    title: str = ""
+
+
 class WorkerDone(_WorkerEvent):
     """A worker handed back its result."""
 
@@ -72,6 +90,7 @@ class WorkerDone(_WorkerEvent):
     sources: int
     termination_reason: WorkerStopReason | None = None
     error: str = ""
+    found: list[FoundSource] = Field(default_factory=list)  # the sources it kept, best first
 
 
 class WorkerActed(_WorkerEvent):
@@ -256,6 +275,14 @@ class RunSpent(_Event):
     cost_usd: float | None = None  # None: a model of the run has no price
 
 
+class CostUnknown(_Event):
+    """Said once, when the run starts: these models have no price (neither in `prices` nor in
+    genai-prices' table for the server that serves them), so the run's cost is unknown."""
+
+    event: Literal["cost_unknown"] = "cost_unknown"
+    models: list[str]
+
+
 class RunDone(_Event):
     """The run has finished: why, after how many rounds, with how many sources cited."""
 
@@ -266,7 +293,8 @@ class RunDone(_Event):
 
 
 WorkerEvent = Annotated[
-    WorkerSearched | WorkerActed | WorkerFellBack | WorkerDone, Field(discriminator="phase")
+    WorkerSearched | WorkerReading | WorkerActed | WorkerFellBack | WorkerDone,
+    Field(discriminator="phase"),
 ]
 ProgressEvent = Annotated[
     PlanMade
@@ -288,6 +316,7 @@ ProgressEvent = Annotated[
     | ContextWindowFound
     | EarlierReportKept
     | RunSpent
+    | CostUnknown
     | RunDone,
     Field(discriminator="event"),
 ]
@@ -316,6 +345,7 @@ KINDS: frozenset[str] = frozenset(
         ContextWindowFound,
         EarlierReportKept,
         RunSpent,
+        CostUnknown,
         RunDone,
     )
 )

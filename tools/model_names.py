@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from langchain.chat_models.base import _BUILTIN_PROVIDERS
 
-from deep_research.settings import DEFAULT_MODEL
+from deep_research.settings import DEFAULT_MODEL, openai_base_url, provider_of
+
+__all__ = ["openai_base_url", "provider_of"]  # where the price table's look-up needs them too
 
 PLACEHOLDER_KEY = "not-needed"  # what a keyless local server (vLLM, Ollama) is sent
 
@@ -39,11 +41,6 @@ class Endpoint:
         return f"Endpoint(base_url={self.base_url!r})"
 
 
-def openai_base_url() -> str | None:
-    """The chat server's base URL, from the variables the OpenAI SDK itself reads."""
-    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
-
-
 def openai_api_key() -> str:
     """The chat server's key; a custom base URL may do without one (local servers)."""
     key = os.environ.get("OPENAI_API_KEY", "").strip()
@@ -59,13 +56,6 @@ def openai_api_key() -> str:
 def environment_endpoint() -> Endpoint:
     """The server plain model names go to: `OPENAI_BASE_URL` with `OPENAI_API_KEY`."""
     return Endpoint(base_url=openai_base_url(), api_key=openai_api_key())
-
-
-def provider_of(name: str) -> str | None:
-    """The LangChain provider a `provider:model` name names; None for a plain name (which may
-    hold a colon itself, like Ollama's `qwen2.5:7b`, and still means the OpenAI endpoint)."""
-    prefix, colon, rest = name.partition(":")
-    return prefix if colon and rest and prefix in _BUILTIN_PROVIDERS else None
 
 
 def uses_openai_endpoint(name: str) -> bool:

@@ -22,7 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from deep_research.export.facts import facts_of
+from deep_research.domain.labels import score_text
 from deep_research.export.formats import Rendering
 from deep_research.export.html_page import CSP as REPORT_CSP
 from deep_research.export.pdf import PdfRendererMissing
@@ -32,9 +32,11 @@ from deep_research.service.caller import Caller, Visibility
 from deep_research.service.event_log import Record
 from deep_research.service.executors import InProcess
 from deep_research.service.runs import NotNow, RunInfo, RunService, UnknownRun, open_service
-from deep_research.state import PlanDecision, output_of
-from deep_research.web.forms import FormErrors, checked_input, edited_plan
+from deep_research.settings import usable_web_providers
+from deep_research.state import PlanDecision
+from deep_research.web.forms import FormErrors, checked_input, clarify_reply, edited_plan
 from deep_research.web.guard import Guard, checked_form, csrf_token, user_of
+from deep_research.web.history_filter import HistoryFilter
 from deep_research.web.keeping_page import keeping_part
 from deep_research.web.keeping_routes import KeepingRoutes
 from deep_research.web.labels import UiLanguage, pick_language, words
@@ -48,7 +50,7 @@ from deep_research.web.pages import (
     progress,
     run_page,
 )
-from deep_research.web.view import RunView, fold_record, view_of
+from deep_research.web.view import RunView, fold_record, rendering_of, view_of
 
 PAGE_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -92,9 +94,13 @@ class WebApp:
         self.keeping = KeepingRoutes(service, _caller, self._run_page)
 
     @property
-    def corpus(self) -> bool:
-        """Whether the operator named a corpus folder (the form then offers local search)."""
-        return bool(self.service.admission.operator.settings.corpus_dir)
+    def searches(self) -> list[str]:
+        """The searches the form offers: the web providers this server can use, and its
+        documents (alone or beside the web) when the operator named a folder."""
+        documents = (
+            ["local", "hybrid"] if self.service.admission.operator.settings.corpus_dir else []
+        )
+        return [*usable_web_providers(), *documents]
 
     async def _view(self, request: Request, thread_id: str) -> tuple[RunInfo, RunView]:
         """The run as its page shows it; UnknownRun unless this user may see it."""
@@ -105,7 +111,7 @@ class WebApp:
 
     async def ask(self, request: Request) -> Response:
         """GET /: the form that starts a run."""
-        return _html(request, ask_page(_lang(request), csrf_token(request), {}, {}, self.corpus))
+        return _html(request, ask_page(_lang(request), csrf_token(request), {}, {}, self.searches))
 
     async def start(self, request: Request) -> Response:
         """POST /runs: check the form (no paid call), start the run, go to its page."""
@@ -114,7 +120,7 @@ class WebApp:
         try:
             admitted = await checked_input(form, self.service.admission)
         except FormErrors as error:
-            text = ask_page(_lang(request), csrf_token(request), form, error.errors, self.corpus)
+            text = ask_page(_lang(request), csrf_token(request), form, error.errors, self.searches)
             return _html(request, text, 400)
         thread_id = await self.service.start(_caller(request), admitted)
         return RedirectResponse(f"/runs/{thread_id}", status_code=303)
@@ -180,14 +186,15 @@ class WebApp:
             if view.last_seq > after or view.status not in LIVE:
                 after = view.last_seq
                 yield ServerSentEvent(
-                    html_text(progress(view, lang)), event="progress", id=seq, retry=1000
+                    html_text(progress(view, lang, csrf)), event="progress", id=seq, retry=1000
                 )
             if view.status not in LIVE:
                 yield ServerSentEvent("", event="end", id=seq)
                 return
 
     async def act(self, request: Request) -> Response:
-        """POST /runs/{id}/stop|resume|delete|plan|ask: steer a run, then back to its page."""
+        """POST /runs/{id}/stop|resume|delete|plan|answers|ask: steer a run, then back to its
+        page."""
         thread_id, action = request.path_params["thread_id"], request.path_params["action"]
         caller = _caller(request)
         await self.service.read(caller, thread_id)  # UnknownRun before the form is read
@@ -202,6 +209,10 @@ class WebApp:
                 return RedirectResponse("/runs", status_code=303)
             elif action == "plan":
                 return await self._decide(request, thread_id, form)
+            elif action == "answers":
+                info = await self.service.read(caller, thread_id)
+                reply = clarify_reply(form, info.waiting_questions)
+                await self.service.answer(caller, thread_id, reply)
             elif action == "ask":
                 return await self._follow_up(request, thread_id, form)
             else:
@@ -250,14 +261,7 @@ class WebApp:
         """The finished run's report, as the CLI's export renders it; None when unfinished."""
         thread_id = request.path_params["thread_id"]
         info = await self.service.read(_caller(request), thread_id)
-        if info.status != "done":
-            return None
-        from datetime import datetime
-
-        created = info.snapshot.created_at
-        finished = datetime.fromisoformat(created) if created else None
-        output = output_of(info.values)
-        return Rendering(output, facts_of({**info.values, **output}, finished, thread_id))
+        return rendering_of(info) if info.status == "done" else None
 
     async def report(self, request: Request) -> Response:
         """GET /runs/{id}/report: the HTML export, with each citation's verdict and quote."""
@@ -287,20 +291,24 @@ class WebApp:
         return Response(data, media_type=MEDIA[fmt], headers=headers)
 
     async def history(self, request: Request) -> Response:
-        """GET /runs: the newest runs this user may see, from the index of runs."""
+        """GET /runs: the newest runs this user may see, from the index of runs, narrowed by
+        the search form (words of the question, status, started since a date)."""
         rows = [
             {
                 "thread_id": listed.row.run_id,
                 "question": listed.row.question,
                 "status": listed.status,
-                "score": "-" if listed.row.score is None else f"{listed.row.score:g}",
+                "score": score_text(listed.row.score, unknown="-"),
                 "cost": "-" if listed.row.cost_usd is None else f"${listed.row.cost_usd:.4f}",
                 "stop_reason": listed.row.stop_reason,
                 "created_at": _iso(listed.row.created),
             }
             for listed in await self.service.list(_caller(request), HISTORY_ROWS)
         ]
-        return _html(request, history_page(rows, _lang(request), csrf_token(request)))
+        wanted = HistoryFilter.of(request.query_params)
+        shown = [row for row in rows if wanted.keeps(row)]
+        text = history_page(shown, _lang(request), csrf_token(request), wanted, len(rows))
+        return _html(request, text)
 
 
 def _caller(request: Request) -> Caller:

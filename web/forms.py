@@ -21,7 +21,8 @@ from deep_research.service.options import (
 from deep_research.service.preflight import (
     check_question,
 )
-from deep_research.state import SubTask, TaskPlan
+from deep_research.state import ClarifyReply, SubTask, TaskPlan
+from deep_research.web.form_words import form_words
 
 Preset = Literal["quick", "standard", "thorough"]
 PRESETS: dict[str, dict[str, Any]] = {
@@ -99,7 +100,10 @@ async def checked_input(form: dict[str, str], admission: Admission) -> Admitted:
         raise FormErrors(errors)
     try:
         return await admission.web_run(
-            form.get("question") or "", options, approve_plan=form.get("approve_plan") == "on"
+            form.get("question") or "",
+            options,
+            approve_plan=form.get("approve_plan") == "on",
+            ask_back=form.get("ask_back") == "on",
         )
     except BadInput as error:
         message = str(error)
@@ -108,8 +112,8 @@ async def checked_input(form: dict[str, str], admission: Admission) -> Admitted:
             if message.startswith("options raise"):
                 name = message.split()[2]
             field = name if name in OPTION_FIELDS else "preset"
-            raise FormErrors({field: message.removeprefix("options.")}) from None
-        raise FormErrors({_field_of(message): message}) from None
+            raise FormErrors({field: form_words(message)}) from None
+        raise FormErrors({_field_of(message): form_words(message)}) from None
 
 
 def edited_plan(form: Any, shown: dict[str, Any]) -> TaskPlan:
@@ -140,3 +144,15 @@ def _subtask(number: int, text: str, queries: list[str], complexity: str | None)
     """One subtask of an edited plan (an unknown complexity is medium)."""
     level = complexity if complexity in ("simple", "medium", "complex") else "medium"
     return SubTask(id=number, description=text[:1000], search_queries=queries, complexity=level)
+
+
+def clarify_reply(form: Any, questions: list[dict[str, Any]]) -> ClarifyReply:
+    """The answers the form gave, one per question asked (own words win over a picked
+    suggestion; none given is a skip), or a skip when the person chose to skip."""
+    if form.get("action") == "skip":
+        return ClarifyReply(action="skip")
+    answers = []
+    for n in range(len(questions)):
+        own = (form.get(f"own-{n}") or "").strip()
+        answers.append(own or (form.get(f"answer-{n}") or "").strip())
+    return ClarifyReply(answers=answers) if any(answers) else ClarifyReply(action="skip")

@@ -8,14 +8,32 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from deep_research.export.html_page import el
+from deep_research.domain.labels import score_text
+from deep_research.export.document import safe_href
+from deep_research.export.html_page import blocks, el, facts_list, sources_section
 from deep_research.tools.events import EarlierReportKept
 from deep_research.web.forms import MAX_NEW_SUBTASKS, PRESETS
+from deep_research.web.history_filter import STATUSES, HistoryFilter
 from deep_research.web.labels import UiLanguage, words
-from deep_research.web.view import RunView
+from deep_research.web.view import RunView, WorkerRow
 
-LANGUAGES = ("en", "zh-Hans", "zh-Hant", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru")
-BACKENDS = ("tavily", "bocha", "searxng", "duckduckgo", "local", "hybrid")
+LANGUAGES = {
+    "en": "English",
+    "zh-Hans": "简体中文",
+    "zh-Hant": "繁體中文",
+    "ja": "日本語",
+    "ko": "한국어",
+    "de": "Deutsch",
+    "fr": "Français",
+    "es": "Español",
+    "it": "Italiano",
+    "pt": "Português",
+    "nl": "Nederlands",
+    "ru": "Русский",
+}
+"""The report languages the form offers, each in its own name (as language pickers do)."""
+BACKEND_NAMES = {"tavily": "Tavily", "bocha": "Bocha", "searxng": "SearXNG"}
+BACKEND_NAMES |= {"duckduckgo": "DuckDuckGo"}
 FORMATS = (("md", "Markdown"), ("html", "HTML"), ("docx", "Word"), ("pdf", "PDF"))
 LIVE = ("queued", "running")
 # htmx's own inline <style> and eval would break the page CSP (no inline style or script): off
@@ -28,8 +46,18 @@ def html_text(node: Any) -> str:
     return "".join(lxml_html.tostring(n, encoding="unicode", method="html") for n in nodes)
 
 
-def page(title: str, body: list, lang: UiLanguage, csrf: str, path: str) -> str:
-    """A whole page: header with navigation, the body in `main`, scripts from this server."""
+def page(
+    title: str,
+    body: list,
+    lang: UiLanguage,
+    csrf: str,
+    path: str,
+    refresh: bool = False,
+    wide: bool = False,
+) -> str:
+    """A whole page: header with navigation, the body in `main`, scripts from this server.
+    `refresh`: without script the page reloads itself every few seconds (a live run);
+    `wide`: room for a report and its sources side by side."""
     w = words(lang)
     other = "zh" if lang == "en" else "en"
     head = el(
@@ -45,6 +73,9 @@ def page(title: str, body: list, lang: UiLanguage, csrf: str, path: str) -> str:
         el("script", {"src": "/static/htmx.min.js", "defer": "defer"}),
         el("script", {"src": "/static/sse.js", "defer": "defer"}),
         el("script", {"src": "/static/web.js", "defer": "defer"}),
+        el("noscript", {}, el("meta", {"http-equiv": "refresh", "content": "5"}))
+        if refresh
+        else None,
     )
     header = el(
         "header",
@@ -61,7 +92,7 @@ def page(title: str, body: list, lang: UiLanguage, csrf: str, path: str) -> str:
             ),
         ),
     )
-    main = el("main", {"id": "main", "tabindex": "-1"}, *body)
+    main = el("main", {"id": "main", "tabindex": "-1", "class": "wide" if wide else None}, *body)
     document = el(
         "html", {"lang": "zh-Hans" if lang == "zh" else "en"}, head, el("body", {}, header, main)
     )
@@ -89,11 +120,22 @@ def _described(field: str, errors: dict[str, str], hint: str | None = None) -> d
     return attrs
 
 
-def _select(name: str, label: str, choices: list[tuple[str, str]], form, errors) -> list:
-    """A labelled select with its error."""
+def _select(
+    name: str, label: str, choices: list[tuple[str, str]], form, errors, lang_of: bool = False
+) -> list:
+    """A labelled select with its error (`lang_of`: each choice is a language code, and its
+    text is in that language)."""
     chosen = form.get(name, "")
     options = [
-        el("option", {"value": v, "selected": "selected" if v == chosen else None}, text)
+        el(
+            "option",
+            {
+                "value": v,
+                "selected": "selected" if v == chosen else None,
+                "lang": v if lang_of and v else None,
+            },
+            text,
+        )
         for v, text in choices
     ]
     attrs = {"id": name, "name": name, **_described(name, errors)}
@@ -134,9 +176,14 @@ def _domains(name: str, label: str, hint: str, form, errors) -> list:
 
 
 def ask_page(
-    lang: UiLanguage, csrf: str, form: dict[str, str], errors: dict[str, str], corpus: bool
+    lang: UiLanguage,
+    csrf: str,
+    form: dict[str, str],
+    errors: dict[str, str],
+    backends: list[str],
 ) -> str:
-    """The page that starts a run: the question, the depth, the common options."""
+    """The page that starts a run: the question, the depth, the common options; `backends`:
+    the searches this server can use (`local` and `hybrid` when it has a document folder)."""
     w = words(lang)
     chosen = form.get("preset") or "standard"
     presets = [
@@ -159,14 +206,15 @@ def ask_page(
         )
         for name in PRESETS
     ]
-    languages = [("", w["auto"]), *((code, code) for code in LANGUAGES)]
-    backends = [("", w["server_default"]), *((b, b) for b in BACKENDS)]
+    languages = [("", w["auto"]), *LANGUAGES.items()]
+    searches = [("", w["server_default"])]
+    searches += [(b, BACKEND_NAMES.get(b) or w[f"search_{b}"]) for b in backends]
     spans = [("", w["any_time"]), *((s, w[s]) for s in ("day", "week", "month", "year"))]
     lengths = [("", w["server_default"]), ("brief", w["brief"])]
     lengths += [("standard", w["standard_length"]), ("long", w["long"])]
     options = [
-        *_select("language", w["language"], languages, form, errors),
-        *_select("search_backend", w["search_backend"], backends, form, errors),
+        *_select("language", w["language"], languages, form, errors, lang_of=True),
+        *_select("search_backend", w["search_backend"], searches, form, errors),
         *_domains("include_domains", w["include_domains"], w["domains_hint"], form, errors),
         *_domains("exclude_domains", w["exclude_domains"], w["domains_hint"], form, errors),
         *_select("time_range", w["time_range"], spans, form, errors),
@@ -174,7 +222,7 @@ def ask_page(
         *_number("max_total_tokens", w["max_total_tokens"], form, errors),
         *_number("max_search_calls", w["max_search_calls"], form, errors),
     ]
-    if corpus or "corpus_dir" in errors:
+    if "local" in backends or "corpus_dir" in errors:
         attrs = {"id": "corpus_dir", "name": "corpus_dir", "value": form.get("corpus_dir") or None}
         options += [
             el("label", {"for": "corpus_dir"}, w["corpus_dir"]),
@@ -192,6 +240,20 @@ def ask_page(
         "maxlength": "4000",
         **_described("question", errors, "question-hint"),
     }
+    ask_back = el(
+        "div",
+        {"class": "choice"},
+        el(
+            "input",
+            {
+                "type": "checkbox",
+                "id": "ask_back",
+                "name": "ask_back",
+                "checked": "checked" if not form or form.get("ask_back") == "on" else None,
+            },
+        ),
+        el("label", {"for": "ask_back"}, w["ask_back"]),
+    )
     approve = el(
         "div",
         {"class": "choice"},
@@ -224,6 +286,7 @@ def ask_page(
                 el("summary", {}, w["options"]),
                 *options,
             ),
+            ask_back,
             approve,
             el("button", {"type": "submit", "class": "primary"}, w["start"]),
         ),
@@ -266,12 +329,18 @@ def follow_up_form(view: RunView, lang: UiLanguage, csrf: str, error: str = "") 
     )
 
 
-def controls(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "") -> Any:
-    """Status in words, and what a person can do now (stop, resume, read, answer the plan)."""
+def _status(view: RunView, w: dict[str, str]) -> str:
+    """Where the run stands, in words (a waiting run says what it waits for)."""
+    return w["s_asking"] if view.waiting_questions else w[f"s_{view.status}"]
+
+
+def controls(view: RunView, lang: UiLanguage, csrf: str) -> Any:
+    """Status in words, and what a person can do now (stop, resume, download, answer the
+    plan)."""
     w = words(lang)
     base = f"/runs/{view.thread_id}"
     parts: list = [
-        el("p", {"class": f"status {view.status}", "id": "status-line"}, w[f"s_{view.status}"])
+        el("p", {"class": f"status {view.status}", "id": "status-line"}, _status(view, w))
     ]
     if view.error:
         parts.append(el("p", {"class": "error"}, view.error))
@@ -280,24 +349,79 @@ def controls(view: RunView, lang: UiLanguage, csrf: str, follow_error: str = "")
     if view.status in ("stopped", "failed", "unfinished"):
         parts.append(_post_button(f"{base}/resume", w["resume"], csrf, "primary"))
     if view.status == "done":
-        links = [el("a", {"href": f"{base}/report", "class": "button primary"}, w["report"])]
         downloads = [
             el("li", {}, el("a", {"href": f"{base}/export.{ext}", "download": ""}, name))
             for ext, name in FORMATS
         ]
-        parts += [
-            el("p", {}, *links),
+        alone = el("li", {}, el("a", {"href": f"{base}/report"}, w["report_alone"]))
+        parts.append(
             el(
                 "nav",
-                {"aria-label": w["downloads"]},
-                el("h2", {}, w["downloads"]),
-                el("ul", {"class": "downloads"}, *downloads),
-            ),
-            follow_up_form(view, lang, csrf, follow_error),
-        ]
+                {"aria-label": w["downloads"], "class": "downloads"},
+                el("span", {"class": "label"}, f"{w['downloads']}:"),
+                el("ul", {"class": "downloads"}, *downloads, alone),
+            )
+        )
     if view.status == "waiting" and view.waiting_plan:
         parts.append(plan_form(view, lang, csrf))
+    if view.status == "waiting" and view.waiting_questions:
+        parts.append(questions_form(view, lang, csrf))
     return el("div", {"id": "controls-inner"}, *parts)
+
+
+def questions_form(view: RunView, lang: UiLanguage, csrf: str) -> Any:
+    """The questions asked back before research: a suggested answer to pick or one's own
+    words for each, then research with them, or skip and research the question as asked."""
+    w = words(lang)
+    groups = []
+    for n, asked in enumerate(view.waiting_questions):
+        choices = [
+            el(
+                "div",
+                {"class": "choice"},
+                el(
+                    "input",
+                    {"type": "radio", "name": f"answer-{n}", "id": f"a-{n}-{k}", "value": text},
+                ),
+                el("label", {"for": f"a-{n}-{k}", "dir": "auto"}, text),
+            )
+            for k, text in enumerate(asked.get("suggested_answers") or [])
+        ]
+        groups.append(
+            el(
+                "fieldset",
+                {},
+                el("legend", {"dir": "auto"}, f"{n + 1}. {asked['question']}"),
+                *choices,
+                el("label", {"for": f"own-{n}"}, w["own_answer"]),
+                el("input", {"id": f"own-{n}", "name": f"own-{n}", "maxlength": "300"}),
+            )
+        )
+    return el(
+        "form",
+        {
+            "method": "post",
+            "action": f"/runs/{view.thread_id}/answers",
+            "class": "plan-form questions-form",
+            "aria-labelledby": "questions-wait",
+        },
+        _csrf(csrf),
+        el("h2", {"id": "questions-wait"}, w["questions_wait"]),
+        el("p", {"class": "hint"}, w["questions_hint"]),
+        *groups,
+        el(
+            "div",
+            {"class": "actions"},
+            el(
+                "button",
+                {"type": "submit", "name": "action", "value": "answer", "class": "primary"},
+                w["answer_questions"],
+            ),
+            el(
+                "button", {"type": "submit", "name": "action", "value": "skip"}, w["skip_questions"]
+            ),
+        ),
+    )
 
 
 def plan_form(view: RunView, lang: UiLanguage, csrf: str) -> Any:
@@ -417,121 +541,229 @@ def _spending(view: RunView, w: dict[str, str]) -> Any:
     return el("ul", {"class": "spending"}, *(el("li", {}, i) for i in items))
 
 
-def progress(view: RunView, lang: UiLanguage) -> Any:
-    """The plan, a row per worker, each round's score and gaps, the citation check, spending."""
-    w = words(lang)
-    sections: list = []
-    if view.plan is not None:
-        tasks = [
-            el(
-                "li",
-                {"dir": "auto"},
-                t.description,
-                " ",
-                el("small", {}, f"({w.get(f'c_{t.complexity}', t.complexity)})"),
-            )
-            for t in view.plan.subtasks
-        ]
-        sections.append(
-            el(
-                "section",
-                {"aria-labelledby": "h-plan"},
-                el("h2", {"id": "h-plan"}, w["plan"]),
-                el("ol", {"class": "plan"}, *tasks),
-            )
-        )
-    if view.workers:
-        rows = [
-            [
-                str(r.round),
-                f"{r.subtask_id}. {r.description}",
-                w.get(f"w_{r.phase}", r.phase) + (f" — {r.error}" if r.error else ""),
-                r.queries,
-                r.cycles,
-                "" if r.findings is None else str(r.findings),
-                "" if r.sources is None else str(r.sources),
-            ]
-            for r in sorted(view.workers.values(), key=lambda r: (r.round, r.subtask_id))
-        ]
-        head = [
-            w["round"],
-            w["subtask"],
-            w["status"],
-            w["queries"],
-            w["cycles"],
-            w["findings"],
-            w["sources"],
-        ]
-        sections.append(
-            el(
-                "section",
-                {"aria-labelledby": "h-workers"},
-                el("h2", {"id": "h-workers"}, w["workers"]),
-                _table(w["workers"], head, rows),
-            )
-        )
-    if view.rounds:
-        rows = [
-            [
-                str(r.round),
-                "-" if r.score is None else f"{r.score:g}/100",
-                "; ".join(r.gaps + [f"→ {t}" for t in r.tasks]) or "-",
-            ]
-            for r in sorted(view.rounds.values(), key=lambda r: r.round)
-        ]
-        sections.append(
-            el(
-                "section",
-                {"aria-labelledby": "h-rounds"},
-                el("h2", {"id": "h-rounds"}, w["rounds"]),
-                _table(w["rounds"], [w["round"], w["score"], w["gaps"]], rows),
-            )
-        )
-    if view.citations is not None:
-        c = view.citations
-        share = "-" if c.precision is None else f"{c.precision:.0%}"
-        line = w["cite_line"].format(
-            checked=c.checked,
-            supported=c.supported,
-            share=share,
-            removed=c.removed,
-            rewritten=c.rewritten,
-        )
-        sections.append(
-            el(
-                "section",
-                {"aria-labelledby": "h-cite"},
-                el("h2", {"id": "h-cite"}, w["citations"]),
-                el("p", {}, line),
-            )
-        )
-    sections.append(
+def _plan(view: RunView, w: dict[str, str]) -> Any:
+    """The plan's subtasks, numbered, each with its complexity."""
+    if view.plan is None:
+        return None
+    tasks = [
         el(
-            "section",
-            {"aria-labelledby": "h-spend"},
-            el("h2", {"id": "h-spend"}, w["spending"]),
-            _spending(view, w),
+            "li",
+            {"dir": "auto"},
+            t.description,
+            " ",
+            el("small", {}, f"({w.get(f'c_{t.complexity}', t.complexity)})"),
         )
+        for t in view.plan.subtasks
+    ]
+    return el(
+        "section",
+        {"aria-labelledby": "h-plan"},
+        el("h2", {"id": "h-plan"}, w["plan"]),
+        el("ol", {"class": "plan"}, *tasks),
     )
-    if view.stop_reason:
-        reason = w.get(view.stop_reason, view.stop_reason)
-        sections.append(
-            el(
-                "section",
-                {"aria-labelledby": "h-stop"},
-                el("h2", {"id": "h-stop"}, w["stop_reason"]),
-                el("p", {"class": "stop-reason"}, reason),
-                *([el("p", {"class": "kept-report"}, _kept(view.kept, w))] if view.kept else []),
-            )
+
+
+def _link(url: str, title: str) -> Any:
+    """An outside page as a link when its address is a web address (else as text)."""
+    href = safe_href(url)
+    text = el("bdi", {}, title or url)
+    if href is None:
+        return text
+    return el("a", {"href": href, "rel": "noopener noreferrer nofollow"}, text)
+
+
+def _worker_line(row: WorkerRow, w: dict[str, str]) -> Any:
+    """One worker: its subtask, what it does now (the page it reads), how far its budget went."""
+    phase = w.get(f"w_{row.phase}", row.phase) + (f" — {row.error}" if row.error else "")
+    figures = [f"{w['queries']} {row.queries}", f"{w['cycles']} {row.cycles}"]
+    if row.findings is not None:
+        figures += [f"{w['findings']} {row.findings}", f"{w['sources']} {row.sources}"]
+    reading = None
+    if row.reading is not None and row.phase == "reading":
+        reading = el("p", {"class": "reading"}, f"{w['reading_now']} ", _link(*row.reading))
+    return el(
+        "li",
+        {"class": f"worker {row.phase}"},
+        el("span", {"class": "task", "dir": "auto"}, f"{row.subtask_id}. {row.description}"),
+        " ",
+        el("span", {"class": "phase"}, phase),
+        el("span", {"class": "figures"}, " · ".join(figures)),
+        reading,
+    )
+
+
+def _workers(view: RunView, w: dict[str, str]) -> Any:
+    """Every worker of every round, as its latest event left it."""
+    if not view.workers:
+        return None
+    rounds = sorted({r.round for r in view.workers.values()})
+    groups = []
+    for number in rounds:
+        rows = sorted((r for r in view.workers.values() if r.round == number), key=_by_task)
+        if len(rounds) > 1:
+            groups.append(el("h3", {}, f"{w['round']} {number}"))
+        groups.append(el("ol", {"class": "workers"}, *(_worker_line(r, w) for r in rows)))
+    return el(
+        "section",
+        {"aria-labelledby": "h-workers"},
+        el("h2", {"id": "h-workers"}, w["workers"]),
+        *groups,
+    )
+
+
+def _by_task(row: WorkerRow) -> int:
+    return row.subtask_id
+
+
+def _found(view: RunView, w: dict[str, str]) -> Any:
+    """The sources the workers kept so far, as links."""
+    items = [el("li", {"dir": "auto"}, _link(url, title)) for url, title in view.found.items()]
+    listed = el("ol", {"class": "found"}, *items) if items else el("p", {}, w["found_none"])
+    return el(
+        "section",
+        {"aria-labelledby": "h-found"},
+        el("h2", {"id": "h-found"}, f"{w['found_so_far']} ({len(items)})"),
+        listed,
+    )
+
+
+def _rounds(view: RunView, w: dict[str, str]) -> Any:
+    """Each round's score, and the gaps its review found."""
+    if not view.rounds:
+        return None
+    rows = [
+        [
+            str(r.round),
+            score_text(r.score, unknown="-"),
+            "; ".join(r.gaps + [f"→ {t}" for t in r.tasks]) or "-",
+        ]
+        for r in sorted(view.rounds.values(), key=lambda r: r.round)
+    ]
+    return el(
+        "section",
+        {"aria-labelledby": "h-rounds"},
+        el("h2", {"id": "h-rounds"}, w["rounds"]),
+        _table(w["rounds"], [w["round"], w["score"], w["gaps"]], rows),
+    )
+
+
+def _citations(view: RunView, w: dict[str, str]) -> Any:
+    """The citation check in one line."""
+    if view.citations is None:
+        return None
+    c = view.citations
+    share = "-" if c.precision is None else f"{c.precision:.0%}"
+    line = w["cite_line"].format(
+        checked=c.checked,
+        supported=c.supported,
+        share=share,
+        removed=c.removed,
+        rewritten=c.rewritten,
+    )
+    return el(
+        "section",
+        {"aria-labelledby": "h-cite"},
+        el("h2", {"id": "h-cite"}, w["citations"]),
+        el("p", {}, line),
+    )
+
+
+def _spent(view: RunView, w: dict[str, str]) -> Any:
+    return el(
+        "section",
+        {"aria-labelledby": "h-spend"},
+        el("h2", {"id": "h-spend"}, w["spending"]),
+        _spending(view, w),
+    )
+
+
+def _stopped(view: RunView, w: dict[str, str]) -> Any:
+    """Why the run stopped, in words (or nothing while it goes on)."""
+    if not view.stop_reason:
+        return None
+    reason = w.get(view.stop_reason, view.stop_reason)
+    return el("p", {}, f"{w['stop_reason']}: ", el("span", {"class": "stop-reason"}, reason))
+
+
+def _round_line(view: RunView, w: dict[str, str]) -> str:
+    """Which round's report the reader is given."""
+    if view.kept is not None:
+        return _kept(view.kept, w)
+    rounds = max(view.iteration, 1)
+    return w["report_of_round"].format(round=rounds, rounds=rounds)
+
+
+def _finished(view: RunView, w: dict[str, str]) -> Any:
+    """The report itself, as the export shows it (title, facts, summary, sections, each
+    citation with its verdict and quote), with its sources beside it on a wide screen."""
+    document = view.rendering.document()
+    title = document.title or w["the_report"]
+    article = el(
+        "article",
+        {
+            "class": "report",
+            "lang": document.language,
+            "dir": document.direction,
+            "aria-labelledby": "h-report",
+        },
+        el("h2", {"id": "h-report", "class": "report-title", "dir": "auto"}, title),
+        el("p", {"class": "round-line"}, _round_line(view, w)),
+        _stopped(view, w),
+        facts_list(document),
+        *blocks(document.blocks, document.language),
+    )
+    aside = None
+    if document.sources:
+        aside = el(
+            "aside",
+            {"class": "report-sources", "lang": document.language, "aria-label": w["sources"]},
+            sources_section(document),
         )
-    if not sections:
-        sections.append(el("p", {}, w["nothing_yet"]))
+    return el("div", {"class": "reading"}, article, aside)
+
+
+def progress(view: RunView, lang: UiLanguage, csrf: str = "", follow_error: str = "") -> Any:
+    """While the run goes on: the plan, each worker with the page it reads, the sources found
+    so far, the rounds and spending. Once it has finished: the report itself with its
+    sources, the follow-up box, and how the run went (folded away)."""
+    w = words(lang)
+    if view.rendering is not None:
+        details = [
+            _plan(view, w),
+            _workers(view, w),
+            _rounds(view, w),
+            _citations(view, w),
+            _spent(view, w),
+        ]
+        sections = [
+            _finished(view, w),
+            follow_up_form(view, lang, csrf, follow_error),
+            el(
+                "details",
+                {"class": "run-details"},
+                el("summary", {}, w["run_details"]),
+                *details,
+            ),
+        ]
+        return el("div", {"id": "progress-inner"}, *sections)
+    sections = [
+        _plan(view, w),
+        _workers(view, w),
+        _found(view, w) if view.plan is not None else None,
+        _rounds(view, w),
+        _citations(view, w),
+        _spent(view, w),
+        _stopped(view, w),
+        el("p", {"class": "kept-report"}, _kept(view.kept, w)) if view.kept else None,
+    ]
+    if view.plan is None and not view.workers:
+        sections.insert(0, el("p", {}, w["nothing_yet"]))
     return el("div", {"id": "progress-inner"}, *sections)
 
 
 def _kept(kept: EarlierReportKept, w: dict[str, str]) -> str:
     """Which round's report the reader is given, when it is not the last round's."""
-    score = f"{kept.score:g}"
+    score = f"{kept.score:.0f}"  # a whole number, as every score is shown
     if kept.revised_with:
         later = ", ".join(map(str, kept.revised_with))
         return w["kept_revised"].format(round=kept.round, score=score, later=later)
@@ -578,17 +810,20 @@ def run_page(
                     "aria-live": "polite",
                     "sse-swap": "controls" if stream else None,
                 },
-                controls(view, lang, csrf, follow_error),
+                controls(view, lang, csrf),
             ),
+            el("noscript", {}, el("p", {"class": "hint"}, w["no_script"])) if stream else None,
             el(
                 "div",
                 {"id": "progress", "sse-swap": "progress" if stream else None},
-                progress(view, lang),
+                progress(view, lang, csrf, follow_error),
             ),
         ),
         *(extra or []),
     ]
-    return page(view.question or view.thread_id, body, lang, csrf, base)
+    return page(
+        view.question or view.thread_id, body, lang, csrf, base, refresh=bool(stream), wide=True
+    )
 
 
 def _when(created_at: str | None) -> str:
@@ -598,18 +833,61 @@ def _when(created_at: str | None) -> str:
     return datetime.fromisoformat(created_at).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def history_page(rows: list[dict[str, Any]], lang: UiLanguage, csrf: str) -> str:
-    """Every run the user may see (status, score, cost, stop reason): open, resume, export,
-    delete."""
+def _history_search(wanted: HistoryFilter, w: dict[str, str]) -> Any:
+    """The history's search form (a GET: it works without script, and the address keeps it)."""
+    statuses = [("", w["any_status"]), *((st, w[f"s_{st}"]) for st in STATUSES)]
+    status_options = [
+        el("option", {"value": v, "selected": "selected" if v == wanted.status else None}, text)
+        for v, text in statuses
+    ]
+    return el(
+        "form",
+        {"method": "get", "action": "/runs", "class": "history-search", "role": "search"},
+        el(
+            "div",
+            {},
+            el("label", {"for": "q"}, w["search_questions"]),
+            el("input", {"type": "search", "id": "q", "name": "q", "value": wanted.words or None}),
+        ),
+        el(
+            "div",
+            {},
+            el("label", {"for": "status"}, w["status"]),
+            el("select", {"id": "status", "name": "status"}, *status_options),
+        ),
+        el(
+            "div",
+            {},
+            el("label", {"for": "since"}, w["since"]),
+            el(
+                "input",
+                {"type": "date", "id": "since", "name": "since", "value": wanted.since or None},
+            ),
+        ),
+        el("button", {"type": "submit"}, w["filter"]),
+    )
+
+
+def history_page(
+    rows: list[dict[str, Any]],
+    lang: UiLanguage,
+    csrf: str,
+    wanted: HistoryFilter | None = None,
+    total: int | None = None,
+) -> str:
+    """The runs the user may see (status, score, cost, stop reason), narrowed by the search
+    form (`total`: how many there are before it): open, resume, export, delete."""
     w = words(lang)
+    wanted = wanted or HistoryFilter()
+    total = len(rows) if total is None else total
+    top = [el("h1", {}, w["history"])]
+    if total:
+        top.append(_history_search(wanted, w))
+    if wanted.active:
+        top.append(el("p", {"role": "status"}, w["shown_of"].format(shown=len(rows), total=total)))
     if not rows:
-        return page(
-            w["history"],
-            [el("h1", {}, w["history"]), el("p", {}, w["no_runs"])],
-            lang,
-            csrf,
-            "/runs",
-        )
+        empty = w["no_match"] if total else w["no_runs"]
+        return page(w["history"], [*top, el("p", {}, empty)], lang, csrf, "/runs")
     head = [w["question"], w["status"], w["score"], w["cost"], w["stop_reason"], w["started"], ""]
     body_rows = []
     for row in rows:
@@ -649,7 +927,7 @@ def history_page(rows: list[dict[str, Any]], lang: UiLanguage, csrf: str) -> str
             el("tbody", {}, *body_rows),
         ),
     )
-    return page(w["history"], [el("h1", {}, w["history"]), table], lang, csrf, "/runs")
+    return page(w["history"], [*top, table], lang, csrf, "/runs")
 
 
 def message_page(title: str, text: str, lang: UiLanguage, csrf: str, path: str) -> str:

@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from deep_research.export.facts import facts_of
+from deep_research.export.formats import Rendering
 from deep_research.service.event_log import Record
 from deep_research.service.runs import RunInfo
+from deep_research.state import output_of
 from deep_research.tools.events import (
     CitationsChecked,
     EarlierReportKept,
@@ -19,7 +22,9 @@ from deep_research.tools.events import (
     QualityScored,
     RunDone,
     RunSpent,
+    WorkerActed,
     WorkerDone,
+    WorkerReading,
     WorkerSearched,
 )
 
@@ -39,6 +44,7 @@ class WorkerRow:
     findings: int | None = None
     sources: int | None = None
     error: str = ""
+    reading: tuple[str, str] | None = None  # the page it reads now: (address, title)
 
 
 @dataclass
@@ -69,9 +75,13 @@ class RunView:
     cost_usd: float | None = None
     last_seq: int = 0
     waiting_plan: dict[str, Any] | None = None
+    waiting_questions: list[dict[str, Any]] = field(default_factory=list)  # asked back
     parent: str = ""
     live_spent: RunSpent | None = None  # the run's ledger, ahead of the checkpoint mid-step
     kept: EarlierReportKept | None = None  # the report handed back is an earlier round's
+    found: dict[str, str] = field(default_factory=dict)  # sources kept so far: address -> title
+    iteration: int = 0  # the rounds run
+    rendering: Rendering | None = None  # the finished report, as the export renders it
 
 
 def _round(view: RunView, number: int) -> RoundRow:
@@ -84,17 +94,21 @@ def fold_event(view: RunView, event: Any) -> None:
     match event:
         case PlanMade():
             view.plan = event
-        case WorkerSearched() | WorkerDone():
+        case WorkerSearched() | WorkerActed() | WorkerReading() | WorkerDone():
             row = WorkerRow(
                 event.round,
                 event.subtask_id,
                 event.description,
-                event.status if isinstance(event, WorkerDone) else "searched",
+                event.status if isinstance(event, WorkerDone) else event.phase,
                 f"{event.queries_used}/{event.max_queries}",
                 f"{event.cycles_used}/{event.max_cycles}",
             )
+            if isinstance(event, WorkerReading):
+                row.reading = (event.url, event.title)
             if isinstance(event, WorkerDone):
                 row.findings, row.sources, row.error = event.findings, event.sources, event.error
+                for source in event.found:
+                    view.found.setdefault(source.url, source.title)
             view.workers[(event.round, event.subtask_id)] = row
         case QualityScored():
             _round(view, event.round).score = event.score
@@ -145,6 +159,8 @@ def view_of(info: RunInfo, records: list[Record] | None, base: RunView | None = 
     add_checkpoint(view, info.values)
     view.status = info.status
     view.waiting_plan = info.waiting_plan
+    view.waiting_questions = info.waiting_questions
+    view.rendering = rendering_of(info) if info.status == "done" else None
     view.error = "" if info.status in ("done", "waiting") else (view.error or info.error)
     return view
 
@@ -167,6 +183,7 @@ def add_checkpoint(view: RunView, values: dict[str, Any]) -> None:
             "cost": settings.max_cost_usd,
         }
     view.cost_usd = values.get("cost_usd")
+    view.iteration = values.get("iteration") or view.iteration
     live_spending(view)
     view.stop_reason = values.get("stop_reason") or view.stop_reason
     if view.plan is None and values.get("plan") is not None:  # a run started elsewhere
@@ -193,3 +210,13 @@ def live_spending(view: RunView) -> None:
     view.usage = {key: max(view.usage.get(key, 0), value) for key, value in figures.items()}
     if live.cost_usd is not None and (view.cost_usd is None or live.cost_usd > view.cost_usd):
         view.cost_usd = live.cost_usd
+
+
+def rendering_of(info: RunInfo) -> Rendering:
+    """A finished run's report, rendered as `deep-research export` renders it."""
+    from datetime import datetime
+
+    created = info.snapshot.created_at
+    finished = datetime.fromisoformat(created) if created else None
+    output = output_of(info.values)
+    return Rendering(output, facts_of({**info.values, **output}, finished, info.run_id))

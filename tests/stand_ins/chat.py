@@ -69,6 +69,12 @@ class Brain:
     composer: Callable[[list[tuple[int, str, str]]], str] | None = None
     calls: Counter = field(default_factory=Counter)
     tools: ToolBrain = field(default_factory=ToolBrain)  # a worker choosing its tools
+    # Questions asked back before planning ({question, suggested_answers}); none: the question
+    # is clear enough.
+    clarifying: list[dict] = field(default_factory=list)
+
+    def on_Clarification(self, call: ChatCall) -> dict:
+        return {"needed": bool(self.clarifying), "questions": self.clarifying}
 
     def on_PageQuotes(self, call: ChatCall) -> dict:
         return self.tools.quotes(call.user)
