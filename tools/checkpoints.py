@@ -70,6 +70,15 @@ STATE_TYPES = (
     state.SetAsideQuote,
     state.WeighedEvidence,
     state.PageLink,
+    state.SourceRecheck,
+    state.ClaimRecheck,
+    state.Recheck,
+    state.ClaimMatch,
+    state.ClaimMatches,
+    state.CitedClaim,
+    state.FigureChange,
+    state.DroppedClaim,
+    state.ChangeList,
 )
 """Every contract of `state.py` (a test keeps the list whole): a type left out comes back from
 a saved checkpoint as a plain dict."""
