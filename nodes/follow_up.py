@@ -21,7 +21,8 @@ def carried_results(prior: list[WorkerResult]) -> list[WorkerResult]:
 
 
 def prior_plan(results: list[WorkerResult]) -> TaskPlan:
-    """The plan the carried results answer: one subtask each, by their first description."""
+    """The plan the carried results answer: one subtask each, by their first description, in
+    the order of their ids (results arrive in the order their workers finished)."""
     tasks: dict[int, SubTask] = {}
     for result in results:
         text = result.description or f"subtask {result.subtask_id}"
@@ -31,7 +32,7 @@ def prior_plan(results: list[WorkerResult]) -> TaskPlan:
                 id=result.subtask_id, description=text, search_queries=[text], complexity="simple"
             ),
         )
-    return TaskPlan(query_type="breadth_first", subtasks=list(tasks.values()))
+    return TaskPlan(query_type="breadth_first", subtasks=[tasks[i] for i in sorted(tasks)])
 
 
 def refreshed(results: list[WorkerResult], stale: dict[str, Stale]) -> list[WorkerResult]:
