@@ -131,7 +131,7 @@ async def measure(calls: int, concurrency: int) -> list[tuple[str, float]]:
             await cpu_per_call(ask_in_graph, calls, concurrency),
         )
     )
-    runs.release("bench")
+    await runs.release("bench")
 
     class Empty(TypedDict, total=False):
         n: int

@@ -100,11 +100,11 @@ def node(
         try:
             update = await bound(with_settings(state, read) if read else state)
         except BaseException as error:
-            runs.release(run_id)
             redact_error(error)  # what LangGraph saves of the failed step holds no key
+            await runs.release(run_id)
             raise
         if ends_run:
-            runs.release(run_id)
+            await runs.release(run_id)
         return update
 
     return RunnableLambda(

@@ -63,7 +63,7 @@ def test_a_share_is_redrawn_as_siblings_finish_and_a_relay_counts_those_to_come(
         run.finished_workers.update({worker_key(worker(2)), worker_key(worker(3))})
         shares.append(run.share(worker(1), 18))  # 2 unfinished
         shares.append(run.share(worker(5, siblings=(5, 6, 7)), 9))  # a relay: 2 still to come
-        runs.release("shares")
+        await runs.release("shares")
         return shares
 
     assert asyncio.run(scenario()) == [8, 9, 3]

@@ -116,7 +116,7 @@ def test_the_ledger_counts_a_resumed_workers_own_spending_once():
         joined = run.spent.search_calls
         parent = runs.for_step({"run_id": "r", "settings": worker["settings"], "usage": Usage()})
         settled = parent.spent.search_calls
-        runs.release("r")
+        await runs.release("r")
         assert len(runs) == 0
         return joined, settled
 

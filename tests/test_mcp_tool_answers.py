@@ -147,7 +147,7 @@ def test_a_server_that_never_starts_is_stopped_on_every_way_out(monkeypatch, way
             await asyncio.sleep(0.05)
         started = processes_with(marker)
         if way_out == "run ended while starting":
-            search.close()
+            await search.aclose()
         hits = await asyncio.wait_for(asking, 10)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(connection._task, 10)
@@ -177,7 +177,7 @@ def test_a_released_run_stops_the_mcp_servers_it_started():
         def __init__(self) -> None:
             pass
 
-        def close(self) -> None:
+        async def aclose(self) -> None:
             stopped.append(True)
 
     class NoWeb:
@@ -188,7 +188,7 @@ def test_a_released_run_stops_the_mcp_servers_it_started():
         runs = LiveRuns()
         run = runs.open("r1", Settings(search_backend="duckduckgo"))
         run._search_cache = SearchCache(WithToolSources(NoWeb(), Recording()))  # as built
-        runs.release("r1")
+        await runs.release("r1")
 
     asyncio.run(one_run())
     assert stopped == [True]
@@ -262,7 +262,7 @@ def test_a_huge_tool_answer_is_not_read_whole_and_the_failure_says_why(
         began = time.monotonic()
         hits = await search.search("zstd", 5)
         took = time.monotonic() - began
-        search.close()
+        await search.aclose()
         return hits, took
 
     try:
@@ -320,7 +320,7 @@ def test_one_document_is_one_source_whichever_query_found_it(tmp_path, page):
         search = ToolSearch(sources, timeout=30)
         first = await search.search("zstd level", 5)
         second = await search.search("log archive compression", 5)
-        search.close()
+        await search.aclose()
         return first + second
 
     hits = asyncio.run(scenario())

@@ -79,6 +79,22 @@ def test_both_languages_name_the_same_things():
         ), key
 
 
+@pytest.mark.parametrize(
+    ("calls", "claims", "words"),
+    [
+        (1, 1, "1 cited claim, 1 request (0 not modified), 1 model call,"),
+        (0, 2, "2 cited claims, 1 request (0 not modified), 0 model calls,"),
+    ],
+)
+def test_a_recheck_summary_counts_in_words_that_agree_with_the_number(calls, claims, words):
+    checked = recheck().model_copy(update={"model_calls": calls})
+    checked.claims = checked.claims[:claims]
+    shown = lxml_html.fromstring(html_text(keeping_part(Kept("web-1", checked), "en", "t")))
+    assert words in shown.xpath("string(//*[@id='recheck-summary'])")
+    zh = lxml_html.fromstring(html_text(keeping_part(Kept("web-1", checked), "zh", "t")))
+    assert f"{calls} 次模型调用" in zh.xpath("string(//*[@id='recheck-summary'])")
+
+
 def test_a_change_list_shows_each_of_its_sections_and_an_empty_one_says_so():
     old = CitedClaim(claim="The Zeta index is 7301.", sources=[(1, "https://a.example/t0")])
     new = CitedClaim(claim="The Zeta index is 7350.", sources=[(1, "https://a.example/t0")])

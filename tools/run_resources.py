@@ -169,10 +169,10 @@ class RunResources:
             self._languages = found
         return self._languages
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """The run has ended: what its search holds open (MCP servers it started) stops."""
         if self._search_cache is not None:
-            self._search_cache.close()
+            await self._search_cache.aclose()
 
     @property
     def spent(self) -> Usage:
@@ -351,13 +351,10 @@ class LiveRuns:
                 run.ledger.join(worker_key(worker), worker.get("usage") or Usage())
         return run
 
-    def release(self, run_id: str | None) -> None:
-        """Forget a run that has ended on this loop; a later step (a resume) builds it afresh."""
-        try:
-            runs = self._here()
-        except RuntimeError:  # no running loop: nothing was kept for it
-            return
-        released = runs.pop(run_id or "", None)
+    async def release(self, run_id: str | None) -> None:
+        """Forget a run that has ended on this loop, once what it held open has stopped; a
+        later step (a resume) builds it afresh."""
+        released = self._here().pop(run_id or "", None)
         if released is not None:
             self.last_released = released
-            released.close()
+            await released.aclose()

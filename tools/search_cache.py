@@ -30,10 +30,10 @@ class SearchCache:
         """The backend it caches."""
         return self._backend
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """The run has ended: let the backend go of what it holds open (MCP servers)."""
         if isinstance(self._backend, HoldsConnections):
-            self._backend.close()
+            await self._backend.aclose()
 
     async def search(self, query: str, max_results: int) -> tuple[list[SearchHit], bool]:
         """Hits for a query, and whether they came from the cache rather than the backend."""

@@ -27,8 +27,14 @@ EN: dict[str, str] = {
     "recheck": "Re-check sources",
     "recheck_hint": "Reads every cited source again (a page that did not change costs nothing) "
     "and sorts every cited claim.",
-    "rechecked": "Re-checked {when}: {claims} cited claims, {requests} requests ({not_modified} "
-    "not modified), {model_calls} model calls, {seconds} s.",
+    "rechecked": "Re-checked {when}: {claims}, {requests} ({not_modified} not modified), "
+    "{model_calls}, {seconds} s.",
+    "claims_1": "{n} cited claim",
+    "claims_n": "{n} cited claims",
+    "requests_1": "{n} request",
+    "requests_n": "{n} requests",
+    "model_calls_1": "{n} model call",
+    "model_calls_n": "{n} model calls",
     "claims": "Cited claims, as their sources stand now",
     "sources": "Sources read again",
     "n": "No.",
@@ -85,8 +91,14 @@ ZH: dict[str, str] = {
     "keeping": "让报告保持真实",
     "recheck": "重新核查来源",
     "recheck_hint": "重新读取每个被引用的来源（未变化的页面不产生费用），并为每条引用的论断分类。",
-    "rechecked": "核查于 {when}：{claims} 条引用论断，{requests} 次请求"
-    "（{not_modified} 次未修改），{model_calls} 次模型调用，{seconds} 秒。",
+    "rechecked": "核查于 {when}：{claims}，{requests}（{not_modified} 次未修改），{model_calls}，"
+    "{seconds} 秒。",
+    "claims_1": "{n} 条引用论断",
+    "claims_n": "{n} 条引用论断",
+    "requests_1": "{n} 次请求",
+    "requests_n": "{n} 次请求",
+    "model_calls_1": "{n} 次模型调用",
+    "model_calls_n": "{n} 次模型调用",
     "claims": "引用的论断，按其来源现在的状态",
     "sources": "重新读取的来源",
     "n": "编号",
@@ -200,14 +212,19 @@ def _answer(source: SourceRecheck, w: dict[str, str]) -> str:
     return f"{answer} — {_short(source.note)}" if source.note else answer
 
 
+def _counted(w: dict[str, str], noun: str, number: int) -> str:
+    """A count with its noun in the page's language: "1 model call", "2 model calls"."""
+    return w[f"{noun}_1" if number == 1 else f"{noun}_n"].format(n=number)
+
+
 def recheck_part(recheck: Recheck, w: dict[str, str]) -> list:
     """The last re-check: counts, every claim (changed ones first), every source."""
     summary = w["rechecked"].format(
         when=recheck.checked,
-        claims=len(recheck.claims),
-        requests=recheck.requests,
+        claims=_counted(w, "claims", len(recheck.claims)),
+        requests=_counted(w, "requests", recheck.requests),
         not_modified=recheck.not_modified,
-        model_calls=recheck.model_calls,
+        model_calls=_counted(w, "model_calls", recheck.model_calls),
         seconds=f"{recheck.seconds:.1f}",
     )
     order = {state: n for n, state in enumerate((*CHANGED_FIRST, "unchanged"))}

@@ -28,8 +28,8 @@ class SearchBackend(Protocol):
 class HoldsConnections(Protocol):
     """A backend that keeps something open for its run (MCP servers): closed when the run ends."""
 
-    def close(self) -> None:
-        """Let go of what the backend holds open."""
+    async def aclose(self) -> None:
+        """Let go of what the backend holds open, and return once it has."""
         ...
 
 

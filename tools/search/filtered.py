@@ -29,7 +29,7 @@ class FilteredSearch:
         hits = await self._backend.search(query, max_results)
         return self._allowed.kept(hits, datetime.now(UTC))
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """Let go of what the inner backend holds open, if anything."""
         if isinstance(self._backend, HoldsConnections):
-            self._backend.close()
+            await self._backend.aclose()

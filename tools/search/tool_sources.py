@@ -34,6 +34,7 @@ from deep_research.tools.secrets import redact, redact_hit
 MAX_TOOL_TEXT = 200_000  # characters of one tool answer kept, before compacting (bytes read
 # are capped while reading: `bounded_mcp.MAX_ANSWER_BYTES`)
 OPEN_TIMEOUT = 30.0  # seconds for a server to start and list its tools
+STOP_TIMEOUT = 5.0  # seconds to wait for the servers to stop (the SDK kills one after 2 s)
 QUERY_NAMES = ("query", "q", "question", "search", "text", "prompt")
 
 
@@ -307,9 +308,15 @@ class ToolSearch:
         self.connections = [ServerConnection(n, e, on_read) for n, e in sources.servers.items()]
         weakref.finalize(self, _stop_all, self.connections)
 
-    def close(self) -> None:
-        """Stop every server this run started (each ends its own session and child)."""
+    async def aclose(self) -> None:
+        """Stop every server this run started, and wait (at most STOP_TIMEOUT) until each has
+        ended its session and its child: a child left to the garbage collector outlives its
+        event loop (asyncio's "Event loop is closed" at exit)."""
         _stop_all(self.connections)
+        loop = asyncio.get_running_loop()
+        held = [c._task for c in self.connections if c._task and c._task.get_loop() is loop]
+        if held:
+            await asyncio.wait(held, timeout=STOP_TIMEOUT)
 
     async def tool_specs(self) -> list[tuple[str, str, str, dict]]:
         """Every allowed tool of the servers that are up: (server, tool, description, input
@@ -375,9 +382,9 @@ class WithToolSources:
         """The MCP tools beside it."""
         return self._tools
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """The run has ended: its MCP servers stop."""
-        self._tools.close()
+        await self._tools.aclose()
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """Both asked at once; hits interleaved, URLs unique, scored by position."""
