@@ -8,10 +8,20 @@ values (`None`, short text, numbers; and a `DeltaChannel`'s snapshots, which Lan
 walk reads from the row); every other value goes to `checkpoint_blobs` under its channel and
 version, written when the version is new and read back by the version the checkpoint names.
 Rows written by the plain saver (every value inline) read back unchanged.
+
+A version is also shorter than the plain saver's (`next_version`): every checkpoint names the
+version of each of its channels and of what each node has seen, and the plain saver's 50
+characters a version were most of a checkpoint row's bytes.
+
+And a step's saved calls (`tools.durable_calls`: each model reply and tool outcome, kept as a
+write of the checkpoint the step started from) are dropped once the step's own checkpoint is
+written: they are read only to run that step again after a crash, and a finished step never
+runs again (a copied checkpoint runs its step afresh, without them).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -38,6 +48,7 @@ CREATE TABLE IF NOT EXISTS checkpoint_blobs (
 )"""
 
 
+SAVED_CALLS = "__return__"  # LangGraph's channel for a task's return value (its name is private)
 INLINE_TEXT = 256  # characters of text a checkpoint row keeps itself (a report is stored once)
 
 
@@ -46,6 +57,26 @@ def _inline(value: Any) -> bool:
     if isinstance(value, str):
         return len(value) <= INLINE_TEXT
     return value is None or isinstance(value, (int, float, bool, _DeltaSnapshot))
+
+
+def version_number(version: str | int | None) -> int:
+    """The step count a version carries, in `next_version`'s form or the plain saver's."""
+    if version is None:
+        return 0
+    if isinstance(version, int):
+        return version
+    number = version.split(".", 1)[0]
+    return int(number) if number[:1].isdigit() else int(number[1:], 16)
+
+
+def next_version(current: str | int | None) -> str:
+    """The version after `current`: its number in hex behind a letter that says how many hex
+    digits follow, then a random tag (versions of forked branches must not meet in the blobs
+    table). Versions are compared as strings: the letter makes a longer number sort after a
+    shorter one, and every letter after the plain saver's zero-padded digits, so a run stored
+    before goes on in order."""
+    digits = f"{version_number(current) + 1:x}"
+    return f"{chr(ord('f') + len(digits))}{digits}.{random.getrandbits(32):08x}"
 
 
 class VersionedSqliteSaver(AsyncSqliteSaver):
@@ -67,6 +98,9 @@ class VersionedSqliteSaver(AsyncSqliteSaver):
                     if "readonly database" not in str(error):
                         raise
                     self._blobs = False  # a read-only store from before: every value inline
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
 
     async def aput(
         self,
@@ -96,9 +130,22 @@ class VersionedSqliteSaver(AsyncSqliteSaver):
                 )
                 await self.conn.commit()
         kept = {channel: value for channel, value in values.items() if _inline(value)}
-        return await super().aput(
+        stored = await super().aput(
             config, {**checkpoint, "channel_values": kept}, metadata, new_versions
         )
+        if parent := config["configurable"].get("checkpoint_id"):
+            await self._forget_saved_calls(thread_id, namespace, parent)
+        return stored
+
+    async def _forget_saved_calls(self, thread_id: str, namespace: str, step: str) -> None:
+        """Drop the saved calls of the step that started from checkpoint `step`, now ended."""
+        async with self.lock:
+            await self.conn.execute(
+                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ? AND channel = ?",
+                (thread_id, namespace, step, SAVED_CALLS),
+            )
+            await self.conn.commit()
 
     async def _with_values(self, found: CheckpointTuple | None) -> CheckpointTuple | None:
         """The checkpoint with the values its row does not hold read back by version."""
