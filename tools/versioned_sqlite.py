@@ -12,11 +12,6 @@ Rows written by the plain saver (every value inline) read back unchanged.
 A version is also shorter than the plain saver's (`next_version`): every checkpoint names the
 version of each of its channels and of what each node has seen, and the plain saver's 50
 characters a version were most of a checkpoint row's bytes.
-
-And a step's saved calls (`tools.durable_calls`: each model reply and tool outcome, kept as a
-write of the checkpoint the step started from) are dropped once the step's own checkpoint is
-written: they are read only to run that step again after a crash, and a finished step never
-runs again (a copied checkpoint runs its step afresh, without them).
 """
 
 from __future__ import annotations
@@ -48,7 +43,6 @@ CREATE TABLE IF NOT EXISTS checkpoint_blobs (
 )"""
 
 
-SAVED_CALLS = "__return__"  # LangGraph's channel for a task's return value (its name is private)
 INLINE_TEXT = 256  # characters of text a checkpoint row keeps itself (a report is stored once)
 
 
@@ -130,22 +124,9 @@ class VersionedSqliteSaver(AsyncSqliteSaver):
                 )
                 await self.conn.commit()
         kept = {channel: value for channel, value in values.items() if _inline(value)}
-        stored = await super().aput(
+        return await super().aput(
             config, {**checkpoint, "channel_values": kept}, metadata, new_versions
         )
-        if parent := config["configurable"].get("checkpoint_id"):
-            await self._forget_saved_calls(thread_id, namespace, parent)
-        return stored
-
-    async def _forget_saved_calls(self, thread_id: str, namespace: str, step: str) -> None:
-        """Drop the saved calls of the step that started from checkpoint `step`, now ended."""
-        async with self.lock:
-            await self.conn.execute(
-                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
-                "AND checkpoint_id = ? AND channel = ?",
-                (thread_id, namespace, step, SAVED_CALLS),
-            )
-            await self.conn.commit()
 
     async def _with_values(self, found: CheckpointTuple | None) -> CheckpointTuple | None:
         """The checkpoint with the values its row does not hold read back by version."""
