@@ -163,7 +163,7 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
     dict written by `update_state`."""
     from langgraph_sdk import get_client
 
-    chat_server.latency = 0.5  # slow enough to cancel a run midway
+    chat_server.latency = 0.25  # slow enough to cancel a run midway
 
     async def scenario(url: str) -> dict:
         client = get_client(url=url)
@@ -184,6 +184,8 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
             run = await client.runs.create(
                 thread, "deep_research", input={**question, "settings": ONE_ROUND}
             )
+            while not (await client.threads.get_state(thread))["values"].get("question"):
+                await asyncio.sleep(0.1)  # its input saved: there is a run to resume
             await asyncio.sleep(seconds)
             await client.runs.cancel(thread, run["run_id"], wait=True)
             after_cancel = await client.threads.get_state(thread)
@@ -194,9 +196,9 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
 
         # cancelled in planning or among the workers; all three threads at once
         approved, *cancelled = await asyncio.gather(
-            approval(), cancelled_then_resumed(1), cancelled_then_resumed(2.5)
+            approval(), cancelled_then_resumed(0.25), cancelled_then_resumed(1)
         )
-        cancels = dict(zip((1, 2.5), cancelled, strict=True))
+        cancels = dict(zip((0.25, 1), cancelled, strict=True))
         return {"approved": approved, "cancels": cancels}
 
     with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK=strict) as url:
@@ -205,6 +207,7 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
     assert "## Sources" in seen["approved"]["report"]
     for after_cancel, resumed, final in seen["cancels"].values():
         assert after_cancel["values"]["question"] == "Compare zstd and xz"
+        assert after_cancel["next"] and not after_cancel["values"].get("report")  # midway
         assert "## Sources" in resumed["report"], resumed
         assert final["values"]["usage"]["llm_calls"] > 0
     assert "Run encountered an error" not in log
