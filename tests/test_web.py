@@ -437,6 +437,9 @@ def test_phone_width_in_chinese(browser, web, tmp_path):
     expect(page.get_by_label("问题")).to_be_visible()
     no_serious_violations(page)
     shot(page, "ask-phone-zh", tmp_path)
+    page.get_by_label("问题").fill("   ")
+    page.get_by_role("button", name="开始研究").click()
+    expect(page.locator("#question-error")).to_have_text("问题是空的")  # in the page's words
     page.get_by_label("问题").fill("比较 zstd 和 xz 压缩日志")
     page.get_by_label(re.compile("^快速")).check()
     page.get_by_role("button", name="开始研究").click()
