@@ -270,7 +270,9 @@ def test_a_reload_and_a_killed_server_lose_and_repeat_nothing(browser, web, chat
         if kind == "event" and d.get("event") == "worker" and d.get("phase") == "done"
     }
     rows = worker_rows(page)
-    assert len(rows) == len(done) == len(set(rows))  # each worker once, none missing
+    assert len(rows) == len(set(rows)) >= len(done)  # each worker once, none missing
+    # A worker whose "done" was lost to the kill is shown ended, from the checkpoint.
+    assert all(re.search(r" (done|partly done|failed)", row) for row in rows), rows
     page.reload()
     assert worker_rows(page) == rows  # the live page and a fresh load show the same
 
