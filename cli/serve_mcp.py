@@ -213,10 +213,10 @@ def command(args: argparse.Namespace, target: str) -> int:
     settings = resolve_settings(args).settings
     if settings.approve_plan:
         raise BadInput("an MCP server runs unattended: approve_plan cannot be on")
+    http = plan_http(args)  # before the probes: a bad flag or a taken port is said at once
     preflight.check_model_endpoint()
     preflight.check_store(target)
     defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
-    http = plan_http(args)  # last: it binds the port
     with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
         asyncio.run(serve(args, target, defaults, http))
     return 0

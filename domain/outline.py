@@ -161,6 +161,13 @@ def placed(
     return touched, new
 
 
+def heading_of(text: str) -> str | None:
+    """The words of the level-2 heading a section's text starts with (None without one)."""
+    first = text.strip().split("\n", 1)[0]
+    found = re.match(r"#{1,2}\s+(.+)", first)  # a level-1 heading is made level 2
+    return (one_line(found[1].strip(" #"), TITLE_CHARS) or None) if found else None
+
+
 def with_heading(text: str, title: str) -> str:
     """A section's text that starts with its level-2 heading (added when the writer left it out;
     a level-1 heading becomes level 2: the report has one title)."""

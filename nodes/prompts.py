@@ -146,13 +146,18 @@ WEIGHING = (
     "product's, version's or person's facts as its own."
 )
 SECTION = (
-    "You write one section of a research report, in Markdown. Start with the heading "
-    "'## {title}'. Answer the section's question from its research notes and sources only, "
+    "You write one section of a research report, in Markdown. {heading} Answer the "
+    "section's question from its research notes and sources only, "
     "in about {words} words (fewer when the evidence is thin; never pad), with ### "
     "subheadings or a table where they help. The other sources, after the section's own, may "
     "bear on its question: use those that do, ignore the rest. Do not write the report's "
     "title, summary or conclusion, and leave to the other sections what they cover. "
     "{weighing} {citing} {write_in} {untrusted}"
+)
+GIVEN_HEADING = "Start with the heading '## {title}'."
+OWN_HEADING = (
+    "Start with a level-2 heading (##) of a few words that names what the section covers: its "
+    "question is a research task, not a heading."
 )
 SECTION_REVISE = (
     "You revise one section of a research report with new research. Keep what is right and "
@@ -628,12 +633,15 @@ def section(
     language: str,
     current: str = "",
     review: Sequence[str] = (),
+    name_it: bool = False,
 ) -> list[BaseMessage]:
     """One section from its notes, its own sources (most cited first), the disagreements it
     states and other sources that may bear on it, as many as fit; with `current`, a revision
-    of that text (`review`: what the review found that bears on it)."""
+    of that text (`review`: what the review found that bears on it); `name_it`: the writer
+    heads it (a section opened for a gap task, whose title is the task's words)."""
     template = SECTION_REVISE if current else SECTION
     system = template.format(
+        heading=OWN_HEADING if name_it else GIVEN_HEADING.format(title=part.title),
         title=part.title,
         words=words,
         weighing=WEIGHING,

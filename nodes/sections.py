@@ -31,6 +31,7 @@ from deep_research.domain.outline import (
     fallback_outline,
     fitting,
     gives_a_side,
+    heading_of,
     holding,
     notes_section,
     placed,
@@ -199,9 +200,11 @@ async def _section(
     count: int,
     current: ReportSection | None = None,
     review: list[str] | None = None,
+    name_it: bool = False,
 ) -> tuple[ReportSection, Usage, str]:
     """One section written (or, given `current`, revised) from its evidence; its findings as
-    notes when the writer's reply could not be used, and the problem."""
+    notes when the writer's reply could not be used, and the problem. With `name_it`, the
+    section is titled with the heading its writer gave it."""
     every = [*(desk.sources(part.source_ids) if current else []), *evidence.sources]
     every = list({s.id: s for s in every}.values())  # what it may cite: what it is shown
     if current:  # a revision keeps what the section says and adds room for what it gains
@@ -221,6 +224,7 @@ async def _section(
         language=desk.language,
         current=current.text if current else "",
         review=review or [],
+        name_it=name_it,
     )
     own = current.text if current else ""
     async with desk.slots:
@@ -229,10 +233,12 @@ async def _section(
         text = current.text if current else notes_section(part, results)
     shown = {s.id for s in every}
     ids = list(dict.fromkeys([*part.source_ids, *(i for i in ids_in(text) if i in shown)]))
+    title = (heading_of(text) if name_it and not problem else None) or part.title
     section = ReportSection(
-        **part.model_dump(exclude={"source_ids"}),
+        **part.model_dump(exclude={"source_ids", "title"}),
+        title=title,
         source_ids=ids,
-        text=with_heading(text, part.title),
+        text=with_heading(text, title),
         round=round_,
     )
     return section, usage, problem
@@ -389,6 +395,7 @@ async def revised_report(
             count=count,
             current=current,
             review=lines,
+            name_it=current is None,
         )
         for part, evidence, current, lines in jobs
     ]

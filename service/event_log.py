@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from deep_research.service.tables import Tables
 from deep_research.tools.events import ProgressEvent, parse_event
+from deep_research.tools.store_tables import StoreTables
 
 TABLE = "run_events"
 OLD_TABLE = "web_events"  # the web app's log before every door had one: copied over once
@@ -58,7 +58,7 @@ def _records(rows: list[tuple]) -> list[Record]:
 class EventLog:
     """Append and read a run's records; appends of one run are numbered one after another."""
 
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: StoreTables) -> None:
         """On the service's tables connection."""
         self.tables = tables
 

@@ -19,7 +19,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
 from deep_research.graph.threads import standing, thread_config
-from deep_research.service.tables import Tables
+from deep_research.tools.store_tables import StoreTables
 
 TABLE = "run_index"
 State = Literal["accepted", "waiting", "ended", "stopped", "failed"]
@@ -79,7 +79,7 @@ def state_of(snapshot: StateSnapshot) -> State:
 class RunIndex:
     """Add, change, read and list rows."""
 
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: StoreTables) -> None:
         """On the service's tables connection."""
         self.tables = tables
 

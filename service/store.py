@@ -18,10 +18,10 @@ from langgraph.pregel import Pregel
 from deep_research.graph import build_graph
 from deep_research.service.event_log import EventLog
 from deep_research.service.index import RunIndex
-from deep_research.service.tables import Tables
 from deep_research.tools.checkpoints import open_checkpointer
 from deep_research.tools.evidence.store import EvidenceStore
 from deep_research.tools.run_resources import LiveRuns
+from deep_research.tools.store_tables import StoreTables
 from deep_research.tools.watches import WatchStore
 
 
@@ -54,7 +54,7 @@ async def open_store(
         runs = LiveRuns() if runs is None else runs
         runs.evidence = evidence  # each run's reads are kept through it
         graph = build_graph(checkpointer=saver, runs=runs)
-        tables = await Tables(target, pooled=pooled).open()
+        tables = await StoreTables(target).open()  # the run index's and event log's
         try:
             events = await EventLog(tables).set_up()
             index = await RunIndex(tables).set_up(graph, saver)

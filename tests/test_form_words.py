@@ -68,3 +68,31 @@ def test_credentials_corpus_and_invalid_values_lose_their_flags_and_names(monkey
 
 def test_a_message_without_names_or_flags_is_kept():
     assert form_words("the question is empty") == "the question is empty"
+
+
+@pytest.mark.parametrize(
+    ("message", "english", "chinese"),
+    [
+        (({"max_iterations": 2, "min_iterations": 1}, {"max_iterations": 5}),
+         "at most 2 research rounds", "最多进行 2 轮研究"),
+        (({"max_search_calls": 10}, {"max_search_calls": 50}), "at most 10 searches",
+         "搜索次数 10"),
+        (({"time_range": "month"}, {"time_range": "year"}), "from the last month", "最近一个月"),
+        ("TAVILY_API_KEY is not set: set it to search with Tavily", "no Tavily key",
+         "没有 Tavily 密钥"),
+        ("the question is empty", "the question is empty", "问题是空的"),
+        ("the question is 9001 characters long; the limit is 8000", "9001 characters",
+         "问题有 9001 个字符，上限是 8000"),
+    ],
+)  # fmt: skip
+def test_a_chinese_page_says_the_refusals_it_knows_in_chinese(message, english, chinese):
+    if isinstance(message, tuple):  # a ceiling, as the service words it
+        server, asked = message
+        message = over_a_ceiling(Settings(**server), Settings(**{**server, **asked}), set(asked))
+    assert english in form_words(message, "en")
+    said = form_words(message, "zh")
+    assert chinese in said and not SETTING_NAME.search(said)
+
+
+def test_a_refusal_with_no_chinese_words_is_kept_in_english_on_a_chinese_page():
+    assert form_words("'x' is not a domain", "zh") == "'x' is not a domain"

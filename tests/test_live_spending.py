@@ -10,7 +10,7 @@ import time
 from deep_research.service.event_log import Record
 from deep_research.state import Usage
 from deep_research.tools import run_resources
-from deep_research.tools.events import ReportWritten, RunSpent, WorkerSearched
+from deep_research.tools.events import ReportWritten, RunSpent, WorkerDone, WorkerSearched
 from deep_research.web.view import add_checkpoint, fold
 
 from graph_stream import streamed_run
@@ -60,3 +60,31 @@ def test_the_run_page_shows_whichever_has_counted_more():
     add_checkpoint(view, {"usage": ahead, "cost_usd": 0.05})  # the step ended: it caught up
     assert view.usage == {"tokens": 10000, "searches": 6, "llm_calls": 7}
     assert view.cost_usd == 0.05
+
+
+def test_a_worker_whose_done_event_was_lost_shows_as_ended_from_the_checkpoint():
+    """The server killed after a worker's result was saved and before its "done" reached the
+    log: the resumed run never runs it again, so its row would say "searching" for good."""
+    from deep_research.state import Finding, SourceEvidence, WorkerResult
+
+    common = {"round": 1, "description": "aspect", "max_queries": 3, "max_cycles": 1}
+    searching = WorkerSearched(subtask_id=1, queries_used=2, cycles_used=1, **common)
+    done = WorkerDone(
+        subtask_id=2, queries_used=1, cycles_used=1, status="partial", findings=1, sources=1,
+        **common,
+    )  # fmt: skip
+    view = fold("t", [Record(n, "event", e.model_dump(mode="json"), 0.0) for n, e in
+                      enumerate([searching, done], 1)])  # fmt: skip
+    assert view.workers[(1, 1)].phase == "searched"
+    saved = WorkerResult(
+        subtask_id=1,
+        description="aspect",
+        findings=[Finding(claim="c", source_ids=[1])],
+        sources=[SourceEvidence(id=1, url="https://a.example", title="A", excerpt="c")],
+    )
+    other = WorkerResult(subtask_id=2, status="ok", description="aspect")
+    add_checkpoint(view, {"worker_results": [saved, other]})
+    row = view.workers[(1, 1)]
+    assert (row.phase, row.findings, row.sources, row.queries) == ("ok", 1, 1, "2/3")
+    assert view.workers[(1, 2)].phase == "partial"  # its own "done" stands
+    assert len(view.workers) == 2

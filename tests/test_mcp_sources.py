@@ -107,7 +107,12 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
                     "args": ["-c", "import sys; sys.exit(3)"],
                     "allowedTools": ["search_wiki"],
                 },
-                "stalling": {"command": "sleep", "args": [marker], "allowedTools": ["search"]},
+                "stalling": {
+                    "command": "sleep",
+                    "args": [marker],
+                    "allowedTools": ["search"],
+                    "startupTimeout": 3,
+                },
                 "dying": {
                     "command": sys.executable,
                     "args": [str(WIKI), "--log", str(logs["dying"]), "--die-on-call"],

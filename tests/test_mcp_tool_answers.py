@@ -87,7 +87,7 @@ def test_the_config_reads_stdio_and_http_entries_and_refuses_what_is_unusable(tm
             {
                 "mcpServers": {
                     "wiki": {"command": "python", "args": ["w.py"], "allowedTools": ["s"]},
-                    "tickets": {"url": "http://127.0.0.1:9000/mcp"},
+                    "tickets": {"url": "http://127.0.0.1:9000/mcp", "startupTimeout": 90},
                 },
                 "otherClientKey": True,
             }
@@ -96,11 +96,20 @@ def test_the_config_reads_stdio_and_http_entries_and_refuses_what_is_unusable(tm
     sources = read_mcp_config(good)
     assert sources.servers["wiki"].allowed_tools == ["s"]
     assert sources.servers["tickets"].allowed_tools == []  # nothing allowed: nothing called
+    assert (
+        sources.servers["wiki"].startup_timeout,
+        sources.servers["tickets"].startup_timeout,
+    ) == (
+        30,
+        90,
+    )
     for text, expected in [
         ("{", "not JSON"),
         ('{"servers": {}}', "mcpServers"),
         ('{"mcpServers": {"x": {"command": "a", "url": "http://h"}}}', "either command"),
         ('{"mcpServers": {"x": {"url": "file:///etc/passwd"}}}', "http(s)"),
+        ('{"mcpServers": {"x": {"command": "a", "startupTimeout": 0}}}', "startupTimeout"),
+        ('{"mcpServers": {"x": {"command": "a", "startupTimeout": "soon"}}}', "startupTimeout"),
     ]:
         bad = tmp_path / "bad.json"
         bad.write_text(text)
@@ -122,7 +131,7 @@ def processes_with(argument: str) -> list[int]:
 
 
 @pytest.mark.parametrize("way_out", ["start-up timeout", "run ended while starting"])
-def test_a_server_that_never_starts_is_stopped_on_every_way_out(monkeypatch, way_out):
+def test_a_server_that_never_starts_is_stopped_on_every_way_out(way_out):
     """`sleep 3600` never answers `initialize`: its child process is killed when the start-up
     times out and when the run ends first, not left running (re-parented to PID 1)."""
     import asyncio
@@ -132,9 +141,10 @@ def test_a_server_that_never_starts_is_stopped_on_every_way_out(monkeypatch, way
     from deep_research.tools.search import tool_sources
 
     timeout = 0.5 if way_out == "start-up timeout" else 60
-    monkeypatch.setattr(tool_sources, "OPEN_TIMEOUT", timeout)
     marker = f"3600.{uuid.uuid4().int % 10**9}"  # one sleep of our own to look for
-    entry = McpServerEntry(command="sleep", args=[marker], allowed_tools=["search"])
+    entry = McpServerEntry(
+        command="sleep", args=[marker], allowed_tools=["search"], startup_timeout=timeout
+    )
     search = tool_sources.ToolSearch(
         McpSources.model_validate({"mcpServers": {"stalls": entry}}), 10
     )

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from deep_research.service.event_log import EventLog
-from deep_research.service.tables import Tables
+from deep_research.tools.store_tables import StoreTables
 
 POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
 
@@ -35,7 +35,7 @@ def test_records_are_numbered_per_thread_and_read_back_from_a_number(store):
     one, two = f"web-{uuid.uuid4().hex}", f"web-{uuid.uuid4().hex}"
 
     async def scenario() -> None:
-        tables = await Tables(store).open()
+        tables = await StoreTables(store).open()
         log = await EventLog(tables).set_up()
         try:
             assert await log.append(one, "started", {"question": "q 问题 <b>"}) == 1
@@ -63,7 +63,7 @@ def test_a_log_opened_again_goes_on_numbering(store):
     thread = f"web-{uuid.uuid4().hex}"
 
     async def append_once() -> int:
-        tables = await Tables(store).open()
+        tables = await StoreTables(store).open()
         try:
             return await (await EventLog(tables).set_up()).append(thread, "event", {})
         finally:

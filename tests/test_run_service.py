@@ -13,8 +13,8 @@ from deep_research.service.bad_input import BadInput
 from deep_research.service.caller import Caller, Visibility
 from deep_research.service.index import SCHEMA, RunIndex, RunRow
 from deep_research.service.options import within_server
-from deep_research.service.tables import Tables
 from deep_research.settings import Settings
+from deep_research.tools.store_tables import StoreTables
 
 ALICE, WEB, MCP, CLI = Caller("web", "alice"), Caller("web"), Caller("mcp"), Caller("cli")
 
@@ -42,7 +42,7 @@ def row(run_id: str, door: str, owner: str, created: float) -> RunRow:
 
 def test_a_list_reads_only_what_its_caller_may_see_newest_first(tmp_path):
     async def scenario() -> dict[str, list[str]]:
-        tables = await Tables(str(tmp_path / "store.sqlite")).open()
+        tables = await StoreTables(str(tmp_path / "store.sqlite")).open()
         try:
             index = RunIndex(tables)
             await tables.run(SCHEMA)

@@ -302,6 +302,43 @@ def test_a_gap_round_rewrites_only_the_sections_it_touches():
     assert "xz archives are 8% smaller [2]." in update["report"]
 
 
+@pytest.mark.parametrize(
+    ("reply", "title"),
+    [
+        ("## Licensing\n\nBoth tools are free software [3].", "Licensing"),
+        ("# Licensing\n\nBoth tools are free software [3].", "Licensing"),  # made level 2
+        ("Both tools are free software [3].", "licences of the tools"),  # none: the task's words
+    ],
+)
+def test_a_section_opened_for_a_gap_task_is_headed_by_its_writer(reply, title):
+    """The task's words ("licences of the tools") are a research task, not a heading: the
+    writer of a section the gap round opens is asked for a heading and the section takes it;
+    a section that exists keeps its title."""
+    speed = ReportSection(
+        title="Decompression speed",
+        question="How fast does zstd decompress?",
+        source_ids=[1],
+        text="## Decompression speed\n\nzstd decompresses at 1,500 MB/s [1].",
+    )
+    licence = result(4, {3: "both tools are free software"}, 2, "licences of the tools")
+    replies = Replies()
+    replies.extend(
+        [NOTHING_TO_WEIGH, reply, "## Summary\n\nzstd is fast [1].", "## Conclusion\n\nDone."]
+    )
+    before = state(
+        worker_results=[SPEED, licence],
+        iteration=1,
+        report="old",
+        sections=[speed],
+        gap_analysis=GapAnalysis(gaps=[], supplementary_tasks=[]),
+    )
+    update = asyncio.run(refine_report(before, runs=replies.runs))
+    asked = replies.sent[1][0].content
+    assert "names what the section covers" in asked and "'## licences" not in asked
+    assert [s.title for s in update["sections"]] == ["Decompression speed", title]
+    assert f"## {title}\n\nBoth tools are free software [3]." in update["report"]
+
+
 # ---------------------------------------------------------------- end to end, ChatOpenAI
 
 

@@ -87,27 +87,43 @@ async def through_every_door(client, ask: dict) -> dict[str, list]:
 
     question = {"question": "Compare zstd and xz"}
     hostile = {**ONE_ROUND, **ask}
-    await run("input", await thread(), input={**question, "settings": hostile})
-    await run("context", await thread(), input=question, context=hostile)
-    await run("configurable", await thread(), input=question, config={"configurable": hostile})
-    again = await thread()
-    await run("first run", again, input={**question, "settings": ONE_ROUND})
-    await run("second run, input", again, input={**question, "settings": hostile})
-    await run("second run, context", again, input=question, context=hostile)
-    paused = await thread()
     approving = {**ONE_ROUND, "approve_plan": True}
-    await run("approve", paused, input={**question, "settings": approving})
-    await update("update_state, resume", paused, {"settings": hostile})
-    await run("update_state, resume", paused, command={"resume": {"action": "approve"}})
-    commanded = await thread()
-    await run("approve, then", commanded, input={**question, "settings": approving})
-    resume_and_update = {"resume": {"action": "approve"}, "update": {"settings": hostile}}
-    await run("Command(update=...) with the resume", commanded, command=resume_and_update)
-    replanned = await thread()
-    await run("planned", replanned, input={**question, "settings": ONE_ROUND})
     as_planner = "update_state as decompose, input None"
-    await update(as_planner, replanned, {"settings": hostile}, as_node="decompose")
-    await run(as_planner, replanned, input=None)
+
+    async def second_run() -> None:
+        again = await thread()
+        await run("first run", again, input={**question, "settings": ONE_ROUND})
+        await run("second run, input", again, input={**question, "settings": hostile})
+        await run("second run, context", again, input=question, context=hostile)
+
+    async def update_then_resume() -> None:
+        paused = await thread()
+        await run("approve", paused, input={**question, "settings": approving})
+        await update("update_state, resume", paused, {"settings": hostile})
+        await run("update_state, resume", paused, command={"resume": {"action": "approve"}})
+
+    async def command_with_update() -> None:
+        commanded = await thread()
+        await run("approve, then", commanded, input={**question, "settings": approving})
+        resume_and_update = {"resume": {"action": "approve"}, "update": {"settings": hostile}}
+        await run("Command(update=...) with the resume", commanded, command=resume_and_update)
+
+    async def update_as_planner() -> None:
+        replanned = await thread()
+        await run("planned", replanned, input={**question, "settings": ONE_ROUND})
+        await update(as_planner, replanned, {"settings": hostile}, as_node="decompose")
+        await run(as_planner, replanned, input=None)
+
+    # Each door on a thread of its own, all at once (the server runs them side by side).
+    await asyncio.gather(
+        run("input", await thread(), input={**question, "settings": hostile}),
+        run("context", await thread(), input=question, context=hostile),
+        run("configurable", await thread(), input=question, config={"configurable": hostile}),
+        second_run(),
+        update_then_resume(),
+        command_with_update(),
+        update_as_planner(),
+    )
     return seen
 
 
@@ -118,7 +134,9 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
 
     async def scenario(url: str) -> dict[str, dict[str, list]]:
         client = get_client(url=url)
-        return {name: await through_every_door(client, ask) for name, ask in hostile.asks.items()}
+        asks = hostile.asks.items()
+        seen = await asyncio.gather(*(through_every_door(client, ask) for _, ask in asks))
+        return dict(zip(hostile.asks, seen, strict=True))
 
     beside = {"ops-notes.md": f"Compare zstd and xz: the server's own notes, {SECRET_WORD}.\n"}
     with dev_server(tmp_path, files=beside) as url:
@@ -145,30 +163,42 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
     dict written by `update_state`."""
     from langgraph_sdk import get_client
 
-    chat_server.latency = 0.5  # slow enough to cancel a run midway
+    chat_server.latency = 0.25  # slow enough to cancel a run midway
 
     async def scenario(url: str) -> dict:
         client = get_client(url=url)
         question = {"question": "Compare zstd and xz"}
-        paused = (await client.threads.create())["thread_id"]
-        approving = {**ONE_ROUND, "approve_plan": True}
-        await client.runs.wait(paused, "deep_research", input={**question, "settings": approving})
-        approved = await client.runs.wait(
-            paused, "deep_research", command={"resume": {"action": "approve"}}
-        )
-        cancels = {}
-        for seconds in (1, 2.5):  # cancelled in planning or among the workers
+
+        async def approval() -> dict:
+            paused = (await client.threads.create())["thread_id"]
+            approving = {**ONE_ROUND, "approve_plan": True}
+            await client.runs.wait(
+                paused, "deep_research", input={**question, "settings": approving}
+            )
+            return await client.runs.wait(
+                paused, "deep_research", command={"resume": {"action": "approve"}}
+            )
+
+        async def cancelled_then_resumed(seconds: float) -> tuple[dict, dict, dict]:
             thread = (await client.threads.create())["thread_id"]
             run = await client.runs.create(
                 thread, "deep_research", input={**question, "settings": ONE_ROUND}
             )
+            while not (await client.threads.get_state(thread))["values"].get("question"):
+                await asyncio.sleep(0.1)  # its input saved: there is a run to resume
             await asyncio.sleep(seconds)
             await client.runs.cancel(thread, run["run_id"], wait=True)
             after_cancel = await client.threads.get_state(thread)
             settings = {**ONE_ROUND, "max_workers": 2}
             await client.threads.update_state(thread, {"settings": settings})
             resumed = await client.runs.wait(thread, "deep_research", input=None)
-            cancels[seconds] = (after_cancel, resumed, await client.threads.get_state(thread))
+            return after_cancel, resumed, await client.threads.get_state(thread)
+
+        # cancelled in planning or among the workers; all three threads at once
+        approved, *cancelled = await asyncio.gather(
+            approval(), cancelled_then_resumed(0.25), cancelled_then_resumed(1)
+        )
+        cancels = dict(zip((0.25, 1), cancelled, strict=True))
         return {"approved": approved, "cancels": cancels}
 
     with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK=strict) as url:
@@ -177,6 +207,7 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
     assert "## Sources" in seen["approved"]["report"]
     for after_cancel, resumed, final in seen["cancels"].values():
         assert after_cancel["values"]["question"] == "Compare zstd and xz"
+        assert after_cancel["next"] and not after_cancel["values"].get("report")  # midway
         assert "## Sources" in resumed["report"], resumed
         assert final["values"]["usage"]["llm_calls"] > 0
     assert "Run encountered an error" not in log
@@ -200,13 +231,15 @@ def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(hostile,
 
     async def scenario(url: str) -> list:
         client = get_client(url=url)
-        answers = []
-        for asked in ({**ONE_ROUND, "fetch_pages": 2, "search_backend": "tavily"}, ONE_ROUND):
+
+        async def answer(asked: dict) -> dict:
             thread = (await client.threads.create())["thread_id"]
             question = {"question": "Compare zstd and xz", "settings": asked}
             await client.runs.wait(thread, "deep_research", input=question)
-            answers.append((await client.threads.get_state(thread))["values"])
-        return answers
+            return (await client.threads.get_state(thread))["values"]
+
+        web = {**ONE_ROUND, "fetch_pages": 2, "search_backend": "tavily"}
+        return await asyncio.gather(answer(web), answer(ONE_ROUND))
 
     operator = {
         "DEEP_RESEARCH_FETCH_PRIVATE_ADDRESSES": "true",

@@ -35,6 +35,9 @@ class McpServerEntry(BaseModel):
     cwd: str | None = None
     url: str | None = None
     allowed_tools: list[str] = Field(default_factory=list, alias="allowedTools")
+    startup_timeout: float = Field(30.0, gt=0, le=600, alias="startupTimeout")
+    """Seconds for the server to start and list its tools (an `npx` server's first start
+    downloads its package); past it, the server is a failed source and is stopped."""
 
     @model_validator(mode="after")
     def _one_way_in(self) -> McpServerEntry:

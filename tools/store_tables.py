@@ -11,7 +11,7 @@ which SQLite's one writer at a time gives for free.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -42,9 +42,9 @@ class Statements:
 class StoreTables:
     """A connection to the checkpoint store for our own tables; `open` connects, `close` ends."""
 
-    def __init__(self, target: str, tables: Sequence[str], schema: Sequence[str]) -> None:
+    def __init__(self, target: str, tables: Sequence[str] = (), schema: Sequence[str] = ()) -> None:
         """For the store `target` names: the `tables` that `schema` (CREATE ... IF NOT EXISTS
-        statements) makes."""
+        statements) makes on `open` (none: the caller makes its own with `set_up`)."""
         self.target = store_target(target)
         self.postgres = is_postgres(self.target)
         self._tables, self._schema = list(tables), list(schema)
@@ -65,7 +65,8 @@ class StoreTables:
                 kwargs={"autocommit": True, "prepare_threshold": 0},
             )
             await self._conn.open(wait=True)
-            await set_up_once(self.target, self._set_up, self._create)
+            if self._tables:
+                await set_up_once(self.target, self._set_up, self._create)
             return self
         import aiosqlite
 
@@ -106,9 +107,35 @@ class StoreTables:
         await self.close()
 
     async def run(self, sql: str, params: Sequence[Any] = ()) -> Rows:
-        """One statement on its own, committed; its rows."""
-        async with self.transaction() as statements:
-            return await statements.run(sql, params)
+        """One statement on its own, committed; its rows. On SQLite it runs without `BEGIN
+        IMMEDIATE` (a lone statement is its own transaction), so a read never waits for the
+        writer's lock."""
+        if self._conn is None:
+            raise RuntimeError("the store's tables are not open")
+        if self.postgres:
+            async with self._conn.connection() as connection:
+                return await Statements(connection, postgres=True).run(sql, params)
+        async with self._lock:
+            return await Statements(self._conn, postgres=False).run(sql, params)
+
+    async def exists(self, table: str) -> bool:
+        """Whether the store holds the table."""
+        if self.postgres:
+            rows = await self.run("SELECT to_regclass(?) IS NOT NULL", (table,))
+        else:
+            rows = await self.run(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            )
+        return bool(rows and rows[0][0])
+
+    async def set_up(self, table: str, make: Callable[[], Awaitable[None]]) -> None:
+        """Make `table` (with `make`, which may fill it) unless the store holds it already;
+        one process at a time on PostgreSQL (on SQLite, `make` must bear a second maker: its
+        statements say IF NOT EXISTS and ON CONFLICT DO NOTHING)."""
+        if self.postgres:
+            await set_up_once(self.target, lambda: self.exists(table), make)
+        elif not await self.exists(table):
+            await make()
 
     @asynccontextmanager
     async def transaction(self, lock: int | None = None) -> AsyncIterator[Statements]:

@@ -118,7 +118,7 @@ class WebApp:
         posted = await checked_form(request)
         form = {k: v for k, v in posted.items() if isinstance(v, str)}
         try:
-            admitted = await checked_input(form, self.service.admission)
+            admitted = await checked_input(form, self.service.admission, _lang(request))
         except FormErrors as error:
             text = ask_page(_lang(request), csrf_token(request), form, error.errors, self.searches)
             return _html(request, text, 400)

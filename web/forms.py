@@ -23,6 +23,7 @@ from deep_research.service.preflight import (
 )
 from deep_research.state import ClarifyReply, SubTask, TaskPlan
 from deep_research.web.form_words import form_words
+from deep_research.web.labels import UiLanguage
 
 Preset = Literal["quick", "standard", "thorough"]
 PRESETS: dict[str, dict[str, Any]] = {
@@ -84,14 +85,17 @@ def options_of(form: dict[str, str]) -> ResearchOptions:
         raise FormErrors(errors) from None
 
 
-async def checked_input(form: dict[str, str], admission: Admission) -> Admitted:
+async def checked_input(
+    form: dict[str, str], admission: Admission, lang: UiLanguage = "en"
+) -> Admitted:
     """The new run, admitted after every check that costs nothing (`service.admission`, the
-    same as every door's); FormErrors naming the field of each problem."""
+    same as every door's); FormErrors naming the field of each problem, in the page's
+    language where `form_words` has its words."""
     errors: dict[str, str] = {}
     try:
         check_question(form.get("question") or "")
     except BadInput as error:
-        errors["question"] = str(error)
+        errors["question"] = form_words(str(error), lang)
     try:
         options = options_of(form)
     except FormErrors as error:
@@ -112,8 +116,8 @@ async def checked_input(form: dict[str, str], admission: Admission) -> Admitted:
             if message.startswith("options raise"):
                 name = message.split()[2]
             field = name if name in OPTION_FIELDS else "preset"
-            raise FormErrors({field: form_words(message)}) from None
-        raise FormErrors({_field_of(message): form_words(message)}) from None
+            raise FormErrors({field: form_words(message, lang)}) from None
+        raise FormErrors({_field_of(message): form_words(message, lang)}) from None
 
 
 def edited_plan(form: Any, shown: dict[str, Any]) -> TaskPlan:

@@ -7,13 +7,13 @@ streamed update are the same rendering of the same data: a message seen twice ch
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from deep_research.export.facts import facts_of
 from deep_research.export.formats import Rendering
 from deep_research.service.event_log import Record
 from deep_research.service.runs import RunInfo
-from deep_research.state import output_of
+from deep_research.state import WorkerResult, WorkerStatus, output_of
 from deep_research.tools.events import (
     CitationsChecked,
     EarlierReportKept,
@@ -195,6 +195,7 @@ def add_checkpoint(view: RunView, values: dict[str, Any]) -> None:
                 for t in plan.subtasks
             ],
         )
+    add_results(view, values.get("worker_results") or [])
     for number, score in enumerate(values.get("quality_history") or [], start=1):
         row = _round(view, number)
         row.score = score if row.score is None else row.score
@@ -220,3 +221,26 @@ def rendering_of(info: RunInfo) -> Rendering:
     finished = datetime.fromisoformat(created) if created else None
     output = output_of(info.values)
     return Rendering(output, facts_of({**info.values, **output}, finished, info.run_id))
+
+
+def add_results(view: RunView, results: list[WorkerResult]) -> None:
+    """Every worker the checkpoint holds a result of, shown as ended: a worker whose last
+    events were lost (the server killed after the worker's result was saved, before its "done"
+    reached the log) is not left "searching" in a run that went on without it."""
+    ended = get_args(WorkerStatus)
+    for result in results:
+        key = (result.round, result.subtask_id)
+        row = view.workers.get(key)
+        if row is not None and row.phase in ended:
+            continue
+        view.workers[key] = WorkerRow(
+            result.round,
+            result.subtask_id,
+            result.description or (row.description if row else ""),
+            result.status,
+            row.queries if row else str(result.queries_used),
+            row.cycles if row else str(result.cycles_used),
+            findings=len(result.findings),
+            sources=len(result.sources),
+            error=result.error,
+        )

@@ -33,7 +33,6 @@ from deep_research.tools.secrets import redact, redact_hit
 
 MAX_TOOL_TEXT = 200_000  # characters of one tool answer kept, before compacting (bytes read
 # are capped while reading: `bounded_mcp.MAX_ANSWER_BYTES`)
-OPEN_TIMEOUT = 30.0  # seconds for a server to start and list its tools
 STOP_TIMEOUT = 5.0  # seconds to wait for the servers to stop (the SDK kills one after 2 s)
 QUERY_NAMES = ("query", "q", "question", "search", "text", "prompt")
 
@@ -165,9 +164,9 @@ class ServerConnection:
             self._task = asyncio.create_task(self._hold(), name=f"mcp-source-{self.name}")
         if self._ready is not None and not self._ready.is_set():
             try:
-                await asyncio.wait_for(self._ready.wait(), OPEN_TIMEOUT)
+                await asyncio.wait_for(self._ready.wait(), self.entry.startup_timeout)
             except TimeoutError:
-                self.fail(f"did not start within {OPEN_TIMEOUT:g} s")
+                self.fail(f"did not start within {self.entry.startup_timeout:g} s")
                 self._task.cancel()  # it may hang in its start-up, where `stop` is never seen
         return self.failure is None
 
