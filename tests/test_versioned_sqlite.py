@@ -5,6 +5,8 @@ history and old stores read back as before, while the bytes grow with the work."
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import sqlite3
 from contextlib import closing
 from typing import Annotated
@@ -13,11 +15,13 @@ import aiosqlite
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
+from test_durable_calls import graph_asking
 from typing_extensions import TypedDict
 
 from deep_research.state import appended
 from deep_research.tools.checkpoints import open_checkpointer, serializer
 from deep_research.tools.settling_sqlite import SettlingSqliteSaver
+from deep_research.tools.versioned_sqlite import next_version, version_number
 
 EVIDENCE = [
     {"page": n, "quote": f"zstd level {n} compressed the logs {n}.5x " * 20} for n in range(8)
@@ -182,3 +186,41 @@ def test_a_research_run_stores_its_evidence_only_in_the_steps_that_add_it(
             "AND channel = 'worker_results'"
         ).fetchone()[0]
     assert stored and not any("worker_results" in values for values in stored) and blobs == 0
+
+
+def test_versions_sort_as_their_numbers_and_after_the_plain_savers():
+    chain = [next_version(None)]
+    for _ in range(5000):
+        chain.append(next_version(chain[-1]))
+    assert [version_number(v) for v in chain] == list(range(1, 5002))
+    assert chain == sorted(chain) and len(chain[-1]) == len("j1389.") + 8  # 50 before
+    numbers = random.Random(7).sample(range(1, 10**15), 500)
+    by_version = sorted(numbers, key=lambda n: next_version(n - 1))
+    assert by_version == sorted(numbers)
+    plain = "00000000000000000000000000000041.0.6322074706162766"  # a store from before
+    assert version_number(plain) == 41 and version_number(next_version(plain)) == 42
+    assert next_version(plain) > plain and next_version(41) > plain
+
+
+def saved_calls(path) -> int:
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT count(*) FROM writes WHERE channel = '__return__'").fetchone()[0]
+
+
+def test_saved_calls_answer_a_step_run_again_from_the_store(tmp_path):
+    path, config = tmp_path / "calls.sqlite", {"configurable": {"thread_id": "t"}}
+    sent: list[str] = []
+
+    async def run(fail_on: set[str]) -> dict | None:
+        async with open_checkpointer(str(path)) as saver:
+            graph = graph_asking(["a", "b", "c"], sent, fail_on).compile(checkpointer=saver)
+            with contextlib.suppress(RuntimeError):
+                return await graph.ainvoke({} if fail_on else None, config, durability="sync")
+        return None
+
+    asyncio.run(run({"c"}))
+    assert sorted(sent) == ["a", "b", "c"] and saved_calls(path) == 2  # a's and b's replies
+    output = asyncio.run(run(set()))
+    assert sent[3:] == ["c"]  # a and b answered from the store
+    assert output == {"answers": ["answer to a", "answer to b", "answer to c"]}
+    assert saved_calls(path) == 3  # kept: a crash test reads them from the store

@@ -8,10 +8,15 @@ values (`None`, short text, numbers; and a `DeltaChannel`'s snapshots, which Lan
 walk reads from the row); every other value goes to `checkpoint_blobs` under its channel and
 version, written when the version is new and read back by the version the checkpoint names.
 Rows written by the plain saver (every value inline) read back unchanged.
+
+A version is also shorter than the plain saver's (`next_version`): every checkpoint names the
+version of each of its channels and of what each node has seen, and the plain saver's 50
+characters a version were most of a checkpoint row's bytes.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -48,6 +53,26 @@ def _inline(value: Any) -> bool:
     return value is None or isinstance(value, (int, float, bool, _DeltaSnapshot))
 
 
+def version_number(version: str | int | None) -> int:
+    """The step count a version carries, in `next_version`'s form or the plain saver's."""
+    if version is None:
+        return 0
+    if isinstance(version, int):
+        return version
+    number = version.split(".", 1)[0]
+    return int(number) if number[:1].isdigit() else int(number[1:], 16)
+
+
+def next_version(current: str | int | None) -> str:
+    """The version after `current`: its number in hex behind a letter that says how many hex
+    digits follow, then a random tag (versions of forked branches must not meet in the blobs
+    table). Versions are compared as strings: the letter makes a longer number sort after a
+    shorter one, and every letter after the plain saver's zero-padded digits, so a run stored
+    before goes on in order."""
+    digits = f"{version_number(current) + 1:x}"
+    return f"{chr(ord('f') + len(digits))}{digits}.{random.getrandbits(32):08x}"
+
+
 class VersionedSqliteSaver(AsyncSqliteSaver):
     """An `AsyncSqliteSaver` that writes each channel version's value once."""
 
@@ -67,6 +92,9 @@ class VersionedSqliteSaver(AsyncSqliteSaver):
                     if "readonly database" not in str(error):
                         raise
                     self._blobs = False  # a read-only store from before: every value inline
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
 
     async def aput(
         self,
