@@ -27,7 +27,6 @@ from deep_research.tools.model_names import (
     environment_endpoint,
     provider_of,
 )
-from deep_research.tools.plain_completions import without_request_transform
 from deep_research.tools.process_wide import ProcessWide, current
 
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
@@ -53,7 +52,7 @@ def openai_model(
             ("openai-blocking", endpoint.base_url, timeout),
             lambda: httpx.Client(timeout=timeout, verify=tls),
         )
-        model = init_chat_model(
+        per_loop[key] = init_chat_model(
             name,
             model_provider="openai",
             api_key=SecretStr(endpoint.api_key),
@@ -70,7 +69,6 @@ def openai_model(
                 verify=tls,
             ),
         )
-        per_loop[key] = without_request_transform(model)  # the SDK's re-walk of each request
     return per_loop[key]
 
 
