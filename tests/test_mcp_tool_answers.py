@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
+import os
 import re
+import signal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -205,6 +208,43 @@ def test_a_released_run_stops_the_mcp_servers_it_started():
 
 
 WIKI = Path(__file__).resolve().parent / "stand_ins" / "mcp_wiki.py"
+
+
+def test_callers_that_give_up_on_a_stalled_start_one_after_another_leave_no_child():
+    """Two searches wait for a server that never starts; each gives up at the start-up
+    timeout, the second while the first one's stop of the child is under way (the SDK waits
+    2 s for it to exit on its own): a second cancel of the holding task went through the
+    SDK's shielded stop and left the child running."""
+    import asyncio
+    import uuid
+
+    from deep_research.tools.mcp_config import McpServerEntry, McpSources
+    from deep_research.tools.search import tool_sources
+
+    marker = f"3600.{uuid.uuid4().int % 10**9}"
+    entry = McpServerEntry(
+        command="sleep", args=[marker], allowed_tools=["search"], startup_timeout=0.5
+    )
+    search = tool_sources.ToolSearch(McpSources.model_validate({"mcpServers": {"s": entry}}), 10)
+
+    async def scenario() -> list[int]:
+        first = asyncio.create_task(search.search("zstd", 5))
+        await asyncio.sleep(0.3)
+        second = asyncio.create_task(search.search("xz", 5))
+        assert await first == [] and await second == []
+        await search.aclose()
+        return processes_with(marker)
+
+    gc.disable()  # as in a long run, where a cycle may live long: no collector kills the child
+    try:
+        left = asyncio.run(scenario())
+    finally:
+        gc.enable()
+    try:
+        assert left == [], "the stalled server was left running"
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_stream_without_a_newline_is_cut_at_the_limit_not_read_whole():

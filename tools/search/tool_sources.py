@@ -130,6 +130,7 @@ class ServerConnection:
         self._ready: asyncio.Event | None = None
         self.stop: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
+        self._cancelled = False  # its start-up was cancelled (once, see `_cancel_start_up`)
 
     def _target(self) -> Any:
         """The server's transport, every message read bounded (`bounded_mcp`)."""
@@ -167,7 +168,7 @@ class ServerConnection:
                 await asyncio.wait_for(self._ready.wait(), self.entry.startup_timeout)
             except TimeoutError:
                 self.fail(f"did not start within {self.entry.startup_timeout:g} s")
-                self._task.cancel()  # it may hang in its start-up, where `stop` is never seen
+                self._cancel_start_up()  # it may hang in its start-up, where `stop` is never seen
         return self.failure is None
 
     async def _hold(self) -> None:
@@ -211,7 +212,15 @@ class ServerConnection:
         if self.stop is not None:
             self.stop.set()
         ready = self._ready is not None and self._ready.is_set()
-        if self._task is not None and not ready:
+        if not ready:
+            self._cancel_start_up()
+
+    def _cancel_start_up(self) -> None:
+        """Cancel the holding task once: a second cancel, from another caller that waited for
+        the start-up, would land in the SDK's shielded stop of the child (a native cancel goes
+        through an anyio shield) and leave the child running."""
+        if self._task is not None and not self._cancelled:
+            self._cancelled = True
             self._task.cancel()
 
     async def ask(self, tool: str, query: str, timeout: float) -> SearchHit:
