@@ -214,8 +214,13 @@ def command(args: argparse.Namespace, target: str) -> int:
     if settings.approve_plan:
         raise BadInput("an MCP server runs unattended: approve_plan cannot be on")
     http = plan_http(args)  # before the probes: a bad flag or a taken port is said at once
-    preflight.check_model_endpoint()
-    preflight.check_store(target)
+    try:
+        preflight.check_model_endpoint()
+        preflight.check_store(target)
+    except BaseException:
+        if http is not None:
+            http.listener.close()  # the port is not held by a server that never started
+        raise
     defaults = settings.model_dump(include=settings.model_fields_set)  # adapted ones adapt again
     with contextlib.suppress(KeyboardInterrupt):  # unfinished runs stay; the next start resumes
         asyncio.run(serve(args, target, defaults, http))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -101,7 +102,8 @@ def node(
             update = await bound(with_settings(state, read) if read else state)
         except BaseException as error:
             redact_error(error)  # what LangGraph saves of the failed step holds no key
-            await runs.release(run_id)
+            with contextlib.suppress(BaseException):  # a cancel while releasing: the error stands
+                await runs.release(run_id)
             raise
         if ends_run:
             await runs.release(run_id)

@@ -70,3 +70,19 @@ def test_a_log_opened_again_goes_on_numbering(store):
             await tables.close()
 
     assert [asyncio.run(append_once()) for _ in range(3)] == [1, 2, 3]
+
+
+def test_appends_of_one_run_at_once_get_one_number_each(store):
+    """A run's progress and a "stopped" written at the same moment (the Stop button while the
+    run reports) are numbered one after the other, on PostgreSQL's pool too."""
+    thread = f"web-{uuid.uuid4().hex}"
+
+    async def scenario() -> list[int]:
+        tables = await StoreTables(store).open()
+        try:
+            log = await EventLog(tables).set_up()
+            return await asyncio.gather(*(log.append(thread, "event", {}) for _ in range(20)))
+        finally:
+            await tables.close()
+
+    assert sorted(asyncio.run(scenario())) == list(range(1, 21))

@@ -70,7 +70,10 @@ async def through_every_door(client, ask: dict) -> dict[str, list]:
 
     async def run(door: str, thread: str, **how) -> None:
         try:
-            await client.runs.wait(thread, "deep_research", raise_error=False, **how)
+            answer = await client.runs.wait(thread, "deep_research", raise_error=False, **how)
+            error = answer.get("__error__") if isinstance(answer, dict) else None
+            if error:  # the run ended with an error: refused, or failed (the test tells which)
+                seen.setdefault(door, []).append(f"error {error.get('error')}")
         except APIStatusError as error:
             seen.setdefault(door, []).append(f"HTTP {error.status_code} {error}")
         state = await client.threads.get_state(thread)
@@ -152,6 +155,13 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
     for name in ("mcp_config", "fetch_private_addresses"):  # the runs did run, guards kept
         for door in ("input", "context", "configurable", "second run, input"):
             assert seen[name][door][-1].get("report"), (name, door, seen[name][door])
+    setting_up = {"first run", "approve", "approve, then", "planned"}  # before the attempt
+    for name, doors in seen.items():  # every attempt ended: a report, or refused with a reason
+        for door, values in doors.items():
+            refused = [v for v in values if isinstance(v, str)]
+            assert all(v.startswith(("HTTP 4", "error CallerRefused")) for v in refused), values
+            ended = refused or [v for v in values if v.get("report")]
+            assert ended or door in setting_up, (name, door, values)
 
 
 @pytest.mark.parametrize("strict", ["true", "false"])

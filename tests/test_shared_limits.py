@@ -191,7 +191,11 @@ def test_a_429_to_one_process_silences_every_process_for_its_retry_after(redis_u
         float(line.split()[1]) for out in printed for line in out.splitlines() if "paused" in line
     ]
     assert len(paused) == 1
-    during = [(t - paused[0], tag) for t, tag in model.sent if paused[0] < t < paused[0] + 1.9]
+    # 50 ms: a request whose gate looked just before the pause was written may be stamped
+    # just after it was told (its process descheduled between the two lines).
+    during = [
+        (t - paused[0], tag) for t, tag in model.sent if paused[0] + 0.05 < t < paused[0] + 1.9
+    ]
     after = {tag for t, tag in model.sent if t >= paused[0] + 1.9}
     assert during == []
     assert after == {"p0", "p1", "p2"}  # every process was silenced, then went on

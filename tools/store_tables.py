@@ -48,7 +48,7 @@ class StoreTables:
         self.target = store_target(target)
         self.postgres = is_postgres(self.target)
         self._tables, self._schema = list(tables), list(schema)
-        self._lock = asyncio.Lock()  # one SQLite statement or transaction at a time
+        self._lock = asyncio.Lock()  # one statement (and on SQLite one transaction) at a time
         self._conn: Any = None
 
     async def open(self) -> StoreTables:
@@ -107,15 +107,17 @@ class StoreTables:
         await self.close()
 
     async def run(self, sql: str, params: Sequence[Any] = ()) -> Rows:
-        """One statement on its own, committed; its rows. On SQLite it runs without `BEGIN
+        """One statement on its own, committed; its rows. Statements run one at a time, on
+        both stores (a statement that numbers a row from the rows before it, as the event
+        log's append does, must see the one before it). On SQLite it runs without `BEGIN
         IMMEDIATE` (a lone statement is its own transaction), so a read never waits for the
         writer's lock."""
         if self._conn is None:
             raise RuntimeError("the store's tables are not open")
-        if self.postgres:
-            async with self._conn.connection() as connection:
-                return await Statements(connection, postgres=True).run(sql, params)
         async with self._lock:
+            if self.postgres:
+                async with self._conn.connection() as connection:
+                    return await Statements(connection, postgres=True).run(sql, params)
             return await Statements(self._conn, postgres=False).run(sql, params)
 
     async def exists(self, table: str) -> bool:
