@@ -264,13 +264,16 @@ def test_without_a_valid_outline_each_subtask_gets_a_section():
     assert "## size\n\nxz is small [3]." in update["report"]
 
 
+SPEED_SECTION = ReportSection(
+    title="Decompression speed",
+    question="How fast does zstd decompress?",
+    source_ids=[1],
+    text="## Decompression speed\n\nzstd decompresses at 1,500 MB/s [1].",
+)
+
+
 def test_a_gap_round_rewrites_only_the_sections_it_touches():
-    speed = ReportSection(
-        title="Decompression speed",
-        question="How fast does zstd decompress?",
-        source_ids=[1],
-        text="## Decompression speed\n\nzstd decompresses at 1,500 MB/s [1].",
-    )
+    speed = SPEED_SECTION
     size = ReportSection(
         title="Archive size",
         question="How small are xz archives?",
@@ -314,12 +317,7 @@ def test_a_section_opened_for_a_gap_task_is_headed_by_its_writer(reply, title):
     """The task's words ("licences of the tools") are a research task, not a heading: the
     writer of a section the gap round opens is asked for a heading and the section takes it;
     a section that exists keeps its title."""
-    speed = ReportSection(
-        title="Decompression speed",
-        question="How fast does zstd decompress?",
-        source_ids=[1],
-        text="## Decompression speed\n\nzstd decompresses at 1,500 MB/s [1].",
-    )
+    speed = SPEED_SECTION
     licence = result(4, {3: "both tools are free software"}, 2, "licences of the tools")
     replies = Replies()
     replies.extend(
