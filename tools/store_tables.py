@@ -76,7 +76,8 @@ class StoreTables:
             timeout=SQLITE_BUSY_SECONDS,
             isolation_level=None,  # we say where a transaction begins and ends
         )
-        await self._create()
+        if self._schema:  # none: its tables are made by `set_up`, as their owner needs them
+            await self._create()
         return self
 
     async def _create(self) -> None:
