@@ -94,13 +94,28 @@ def redis_service() -> Iterator[str]:
     shutil.rmtree(server.folder, ignore_errors=True)
 
 
+REDIS_DATABASES = 16  # redis-server's default number of logical databases
+
+
+def worker_database(server_url: str, worker_id: str) -> str:
+    """The URL of this test process's own logical database on the server: xdist's `gw0` gets
+    database 1, `gw1` database 2, a run without xdist database 0. Tests in two processes at once
+    never see, or flush, each other's keys."""
+    number = int(worker_id[2:]) + 1 if worker_id.startswith("gw") else 0
+    if number >= REDIS_DATABASES:
+        raise RuntimeError(f"Redis has {REDIS_DATABASES} databases: run at most 15 test processes")
+    return f"{server_url.rsplit('/', 1)[0]}/{number}"
+
+
 @pytest.fixture
-def redis_url(redis_service: str) -> str:
-    """A Redis with nothing in it (each test starts from empty limits)."""
+def redis_url(redis_service: str, worker_id: str) -> str:
+    """A Redis database with nothing in it (each test starts from empty limits), used by this
+    test process alone: flushing it leaves another process's test running undisturbed."""
     import redis
 
-    redis.Redis.from_url(redis_service).flushall()
-    return redis_service
+    url = worker_database(redis_service, worker_id)
+    redis.Redis.from_url(url).flushdb()
+    return url
 
 
 def _pg_bin() -> Path | None:
