@@ -3,76 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import httpx
 import pytest
+from served_graph import SHARED_LIMIT
 
-ROOT = Path(__file__).resolve().parents[1]
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+pytest_plugins = ("served_graph_fixtures",)  # the `served` fixture: one `langgraph dev` shared
 
 
-@contextlib.contextmanager
-def dev_server(tmp_path: Path, *args: str, files: dict[str, str] | None = None, **env: str):
-    """`langgraph dev` on a copy of the repository (plus `files`, by name); yields its URL."""
-    if not LANGGRAPH.exists():
-        pytest.skip("langgraph-cli is not installed (pip install -e '.[dev]')")
-    app = tmp_path / "app"  # a copy, so the server's own files stay out of the repository
-    skipped = (".venv", ".git", ".ci", "docs", "*.sqlite", ".langgraph_api")  # CI's model: 670 MB
-    shutil.copytree(ROOT, app, ignore=shutil.ignore_patterns(*skipped))
-    for name, text in (files or {}).items():
-        (app / name).write_text(text)
-    port = free_port()
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", **env}
-    process = subprocess.Popen(
-        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload", *args],
-        cwd=app,
-        env=env,
-        stdout=(tmp_path / "server.log").open("wb"),  # read it when a test fails
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("langgraph dev did not start within 60 s")
-    try:
-        yield url
-    finally:
-        process.terminate()
-        process.wait(20)
-
-
-@pytest.fixture
-def server(chat_server, search_server, tmp_path):
-    with dev_server(tmp_path) as url:
-        yield url
-
-
-def test_sdk_run_streams_worker_events_and_keeps_state_and_history(server, chat_server):
+def test_sdk_run_streams_worker_events_and_keeps_state_and_history(served):
     from langgraph_sdk import get_client
 
     async def scenario():
-        client = get_client(url=server)
+        client = get_client(url=served.url)
         thread = await client.threads.create()
         parts = [
             part
@@ -100,19 +42,19 @@ def test_sdk_run_streams_worker_events_and_keeps_state_and_history(server, chat_
     assert {"decompose", "finalize"} <= {n for h in history for n in h["next"]}
 
 
-def test_12_concurrent_runs_on_the_server_share_the_endpoint_limit_and_keep_budgets(
-    chat_server, search_server, tmp_path
-):
+def test_12_concurrent_runs_on_the_server_share_the_endpoint_limit_and_keep_budgets(served):
+    """The shared server runs 16 jobs at once, with a limit of 4 model calls in flight."""
     from langgraph_sdk import get_client
 
+    chat_server, search_server = served.chat, served.search
     chat_server.brain.subtasks = 4  # 8 first-round queries per run, above its budget of 6
     chat_server.latency = search_server.latency = 0.05
     questions = [f"Run {n:02d}: compare zstd and xz" for n in range(12)]
     context = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0}
     context["max_search_calls"] = 6
 
-    async def scenario(url: str):
-        client = get_client(url=url)
+    async def scenario():
+        client = get_client(url=served.url)
         threads = [await client.threads.create() for _ in questions]
         runs = await asyncio.gather(
             *(
@@ -127,25 +69,24 @@ def test_12_concurrent_runs_on_the_server_share_the_endpoint_limit_and_keep_budg
         states = [await client.threads.get_state(t["thread_id"]) for t in threads]
         return finished, states
 
-    with dev_server(
-        tmp_path, "--n-jobs-per-worker", "16", DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS="4"
-    ) as url:
-        finished, states = asyncio.run(scenario(url))
+    finished, states = asyncio.run(scenario())
 
     assert [run["status"] for run in finished] == ["success"] * 12
     assert all("## Sources" in state["values"]["report"] for state in states)
-    assert chat_server.peak_concurrency <= 4  # one limit for the whole server process
+    assert chat_server.peak_concurrency <= int(
+        SHARED_LIMIT
+    )  # one limit for the whole server process
     assert search_server.peak_concurrency > 1  # the runs did overlap
     for question in questions:
         sent = [q for q in search_server.queries if q.startswith(question)]
         assert 0 < len(sent) <= 6
 
 
-def test_mcp_endpoint_lists_the_graph_with_its_description_and_runs_it(server):
+def test_mcp_endpoint_lists_the_graph_with_its_description_and_runs_it(served):
     mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 
     async def scenario():
-        async with mcp.Client(f"{server}/mcp") as client:
+        async with mcp.Client(f"{served.url}/mcp") as client:
             tools = (await client.list_tools()).tools
             answer = await client.call_tool(
                 "deep_research",
@@ -166,18 +107,19 @@ def test_mcp_endpoint_lists_the_graph_with_its_description_and_runs_it(server):
     assert "## Sources" in text and "max_iterations" in text
 
 
-def test_a_vague_question_is_asked_back_through_the_server_and_answered(server, chat_server):
+def test_a_vague_question_is_asked_back_through_the_server_and_answered(served):
     """The served graph pauses at its questions (LangGraph's own checkpointer); the SDK caller
     reads them from the thread and resumes with the answers, which reach the plan."""
     from langgraph_sdk import get_client
 
+    chat_server = served.chat
     chat_server.brain.clarifying = [
         {"question": "Switching what: a database or a cloud?", "suggested_answers": ["database"]}
     ]
     context = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0}
 
     async def scenario():
-        client = get_client(url=server)
+        client = get_client(url=served.url)
         thread = (await client.threads.create())["thread_id"]
         question = {"question": "Is it worth switching?"}
         await client.runs.wait(thread, "deep_research", input=question, context=context)

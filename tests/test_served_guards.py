@@ -7,30 +7,35 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from types import SimpleNamespace
 
 import pytest
-from test_langgraph_server import dev_server
+from served_graph import SECRET_WORD, dev_server
 
 from deep_research.tools.checkpoints import data_dir
 
-SECRET_WORD = "QUOKKA7731"
+pytest_plugins = ("served_graph_fixtures",)  # the `served` fixture: one `langgraph dev` shared
 ONE_ROUND = {"max_iterations": 1, "min_iterations": 1, "model_retries": 0, "language": "en"}
 
 
-@pytest.fixture
-def hostile(tmp_path, chat_server, search_server, page_server):
-    """What an attacker would ask the server to do, and the traces each would leave."""
+def results_on_loopback(search_server, page_server) -> None:
+    """Every search hit names a page on loopback, which only the operator may let runs read."""
     loopback_page = f"{page_server.url}/internal-admin"
     serve = search_server.handle
 
-    def results_on_loopback(path, body, headers):
+    def answer(path, body, headers):
         reply = serve(path, body, headers)
         for hit in (reply.body or {}).get("results", []):
             hit["url"], hit["content"] = loopback_page, "thin"
         return reply
 
-    search_server.handle = results_on_loopback
+    search_server.handle = answer
+
+
+@pytest.fixture
+def hostile(tmp_path, page_server):
+    """What an attacker would ask the server to do, and the traces each would leave."""
     started = tmp_path / "command-started"
     config = tmp_path / "evil.json"
     script = f"open({str(started)!r}, 'w').write('ran')"
@@ -131,9 +136,12 @@ async def through_every_door(client, ask: dict) -> dict[str, list]:
 
 
 def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folder(
-    hostile, tmp_path
+    hostile, served, monkeypatch
 ):
+    """The shared server has a note with the secret word beside its app (`SERVERS_OWN_NOTES`)."""
     from langgraph_sdk import get_client
+
+    results_on_loopback(served.search, hostile.page_server)
 
     async def scenario(url: str) -> dict[str, dict[str, list]]:
         client = get_client(url=url)
@@ -141,9 +149,7 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
         seen = await asyncio.gather(*(through_every_door(client, ask) for _, ask in asks))
         return dict(zip(hostile.asks, seen, strict=True))
 
-    beside = {"ops-notes.md": f"Compare zstd and xz: the server's own notes, {SECRET_WORD}.\n"}
-    with dev_server(tmp_path, files=beside) as url:
-        seen = asyncio.run(scenario(url))
+    seen = asyncio.run(scenario(served.url))
     problems = {
         (name, door): leaked(hostile, values)
         for name, doors in seen.items()
@@ -151,6 +157,7 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
         if leaked(hostile, values)
     }
     assert problems == {}
+    monkeypatch.setenv("XDG_DATA_HOME", str(served.data_home))  # the server's data folder
     assert not (data_dir() / "indexes").exists()  # no folder of the server's was indexed
     for name in ("mcp_config", "fetch_private_addresses"):  # the runs did run, guards kept
         for door in ("input", "context", "configurable", "second run, input"):
@@ -164,40 +171,66 @@ def test_no_door_lets_a_caller_start_a_command_read_a_private_address_or_a_folde
             assert ended or door in setting_up, (name, door, values)
 
 
-@pytest.mark.parametrize("strict", ["true", "false"])
-def test_state_survives_the_servers_serializer_through_approval_cancel_and_resume(
-    chat_server, search_server, tmp_path, strict
-):
+@pytest.fixture(params=["true", "false"])
+def serializer(request, tmp_path):
+    """The served graph with LANGGRAPH_STRICT_MSGPACK at `true` (LangGraph's announced default: a
+    server of its own) or `false` (today's default: the shared server): its URL, its stand-in
+    model, and what its log says meanwhile."""
+    if request.param == "false":
+        served = request.getfixturevalue("served")
+        before = len(served.log)
+        yield SimpleNamespace(url=served.url, chat=served.chat, log=lambda: served.log[before:])
+        return
+    chat = request.getfixturevalue("chat_server")
+    request.getfixturevalue("search_server")
+    with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK="true") as url:
+        log = tmp_path / "server.log"
+        yield SimpleNamespace(url=url, chat=chat, log=lambda: log.read_text(errors="replace"))
+
+
+def test_state_survives_the_servers_serializer_through_approval_cancel_and_resume(serializer):
     """With LANGGRAPH_STRICT_MSGPACK=true (LangGraph's announced default) the served graph's
     state types round-trip: a plan approved, a run cancelled midway and resumed, a settings
     dict written by `update_state`."""
     from langgraph_sdk import get_client
 
-    chat_server.latency = 0.25  # slow enough to cancel a run midway
+    question = "Compare zstd and xz"
+    cancelled_at = {"planning": "TaskPlan", "the workers": "WorkerFindings"}  # a call held
+    asked = {where: f"{question}, cancelled in {where}" for where in cancelled_at}
+    held = {where: threading.Event() for where in cancelled_at}
+    released = {where: threading.Event() for where in cancelled_at}
 
-    async def scenario(url: str) -> dict:
-        client = get_client(url=url)
-        question = {"question": "Compare zstd and xz"}
+    def hold_until_cancelled(number, body):
+        text = json.dumps(body)
+        for where, contract in cancelled_at.items():
+            if asked[where] in text and contract in text and not held[where].is_set():
+                held[where].set()
+                released[where].wait(60)  # its run is cancelled meanwhile
+        return None
+
+    serializer.chat.fault = hold_until_cancelled
+
+    async def scenario() -> dict:
+        client = get_client(url=serializer.url)
 
         async def approval() -> dict:
             paused = (await client.threads.create())["thread_id"]
             approving = {**ONE_ROUND, "approve_plan": True}
             await client.runs.wait(
-                paused, "deep_research", input={**question, "settings": approving}
+                paused, "deep_research", input={"question": question, "settings": approving}
             )
             return await client.runs.wait(
                 paused, "deep_research", command={"resume": {"action": "approve"}}
             )
 
-        async def cancelled_then_resumed(seconds: float) -> tuple[dict, dict, dict]:
+        async def cancelled_then_resumed(where: str) -> tuple[dict, dict, dict]:
             thread = (await client.threads.create())["thread_id"]
             run = await client.runs.create(
-                thread, "deep_research", input={**question, "settings": ONE_ROUND}
+                thread, "deep_research", input={"question": asked[where], "settings": ONE_ROUND}
             )
-            while not (await client.threads.get_state(thread))["values"].get("question"):
-                await asyncio.sleep(0.1)  # its input saved: there is a run to resume
-            await asyncio.sleep(seconds)
+            assert await asyncio.to_thread(held[where].wait, 60), f"no run reached {where}"
             await client.runs.cancel(thread, run["run_id"], wait=True)
+            released[where].set()
             after_cancel = await client.threads.get_state(thread)
             settings = {**ONE_ROUND, "max_workers": 2}
             await client.threads.update_state(thread, {"settings": settings})
@@ -206,21 +239,22 @@ def test_state_survives_the_servers_serializer_through_approval_cancel_and_resum
 
         # cancelled in planning or among the workers; all three threads at once
         approved, *cancelled = await asyncio.gather(
-            approval(), cancelled_then_resumed(0.25), cancelled_then_resumed(1)
+            approval(), *(cancelled_then_resumed(where) for where in cancelled_at)
         )
-        cancels = dict(zip((0.25, 1), cancelled, strict=True))
-        return {"approved": approved, "cancels": cancels}
+        return {"approved": approved, "cancels": dict(zip(cancelled_at, cancelled, strict=True))}
 
-    with dev_server(tmp_path, LANGGRAPH_STRICT_MSGPACK=strict) as url:
-        seen = asyncio.run(scenario(url))
-    log = (tmp_path / "server.log").read_text(errors="replace")
+    try:
+        seen = asyncio.run(scenario())
+    finally:
+        for event in released.values():
+            event.set()
     assert "## Sources" in seen["approved"]["report"]
-    for after_cancel, resumed, final in seen["cancels"].values():
-        assert after_cancel["values"]["question"] == "Compare zstd and xz"
+    for where, (after_cancel, resumed, final) in seen["cancels"].items():
+        assert after_cancel["values"]["question"] == asked[where]
         assert after_cancel["next"] and not after_cancel["values"].get("report")  # midway
         assert "## Sources" in resumed["report"], resumed
         assert final["values"]["usage"]["llm_calls"] > 0
-    assert "Run encountered an error" not in log
+    assert "Run encountered an error" not in serializer.log()
 
 
 def test_usage_read_back_as_plain_dicts_still_adds_up():
@@ -234,10 +268,14 @@ def test_usage_read_back_as_plain_dicts_still_adds_up():
     assert add_usage(None, one.model_dump()) == one
 
 
-def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(hostile, tmp_path):
+def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(
+    hostile, chat_server, search_server, tmp_path
+):
     """The same traces, when the server's own environment allows what callers may not: the
     operator's choice holds, and the test above would have seen a leak."""
     from langgraph_sdk import get_client
+
+    results_on_loopback(search_server, hostile.page_server)
 
     async def scenario(url: str) -> list:
         client = get_client(url=url)
@@ -266,9 +304,7 @@ def test_the_operator_may_still_allow_each_one_and_the_traces_then_show(hostile,
     assert "ops-notes.md" in local["sources"][0]["url"]
 
 
-def test_a_refused_update_then_a_goto_leaves_the_thread_answering_and_mendable(
-    tmp_path, chat_server, search_server
-):
+def test_a_refused_update_then_a_goto_leaves_the_thread_answering_and_mendable(served):
     """A `Command(update=...)` the guard refuses stays among its step's pending writes; a
     `Command(goto=...)` and a valid update after it made two settings in one step, and every
     read of the thread answered 400 ("Can receive only one value per step") for good. Now the
@@ -276,8 +312,8 @@ def test_a_refused_update_then_a_goto_leaves_the_thread_answering_and_mendable(
     from langgraph_sdk import get_client
     from langgraph_sdk.errors import APIStatusError
 
-    async def scenario(url: str) -> list[str]:
-        client = get_client(url=url)
+    async def scenario() -> list[str]:
+        client = get_client(url=served.url)
         thread = (await client.threads.create())["thread_id"]
         seen: list[str] = []
 
@@ -299,8 +335,7 @@ def test_a_refused_update_then_a_goto_leaves_the_thread_answering_and_mendable(
         await run(command={"resume": {"action": "approve"}})
         return seen
 
-    with dev_server(tmp_path) as url:
-        seen = asyncio.run(scenario(url))
+    seen = asyncio.run(scenario())
     assert seen == [
         "ran",
         "CallerRefused",
