@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from deep_research.cli.main import main
 from deep_research.graph import build_graph
 from deep_research.tools.checkpoints import StoreMissing, open_checkpointer, serializer
 from deep_research.tools.events import WorkerActed, WorkerDone, WorkerFellBack, WorkerReading
@@ -288,7 +289,7 @@ def test_a_hybrid_run_offers_the_users_own_documents_as_a_tool(chat_server, site
 
 
 def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
-    chat_server, search_server, page_server, tmp_path
+    chat_server, search_server, page_server, tmp_path, monkeypatch
 ):
     """The CLI killed while one page of a round is still loading and the other's read (with its
     quoting call) is saved: the resumed run reads neither the saved page nor its quotes again."""
@@ -301,7 +302,10 @@ def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
     chat_server.brain.tools.pages_per_round = 2
     db = str(tmp_path / "c.sqlite")
     thread = f"kill-act-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "DEEP_RESEARCH_CHECKPOINT_DB": db, "DEEP_RESEARCH_WORKER_TOOLS": "auto"}
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", db)
+    monkeypatch.setenv("DEEP_RESEARCH_WORKER_TOOLS", "auto")
+    monkeypatch.chdir(tmp_path)  # no `.env` or config file around the resume, run in-process
+    env = dict(os.environ)
     flags = ["--min-iterations", "1", "--max-iterations", "1", "--quiet"]
     flags += ["--set", "fetch_private_addresses=true"]
     cli = [sys.executable, "-m", "deep_research.cli"]
@@ -338,24 +342,9 @@ def test_kill_9_mid_act_then_resume_sends_no_answered_call_again(
     page_server.slow_seconds = 0
     answered = [r for r in chat_server.chat_requests if r["status"] == 200]
     before = len(chat_server.chat_requests)
-    resumed = subprocess.run(
-        [
-            *cli,
-            "resume",
-            thread,
-            "--json",
-            str(tmp_path / "r.json"),
-            "--quiet",
-            "--set",
-            "fetch_private_addresses=true",
-        ],  # never taken from the store: given again
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert resumed.returncode == 0, resumed.stderr
+    resume = ["resume", thread, "--json", str(tmp_path / "r.json"), "--quiet"]
+    resume += ["--set", "fetch_private_addresses=true"]  # never taken from the store: given again
+    assert main(resume) == 0
     again = {json.dumps(r["body"], sort_keys=True) for r in chat_server.chat_requests[before:]}
     assert not again & {json.dumps(r["body"], sort_keys=True) for r in answered}
     assert page_server.served.count("/hub") == 1 and page_server.served.count("/slow") == 2
