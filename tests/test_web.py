@@ -7,6 +7,10 @@ as edited; source filters set in the form reaching the search and the report hea
 domain refused beside its field; the server SIGKILLed and started again under an open page;
 hostile text inert; the keyboard alone; axe-core on every page; desktop and phone widths;
 English and Chinese labels.
+
+Most tests share one server and its stand-ins (made fresh for each test), each reading only the
+runs it starts; a test that kills the server, counts the whole history or needs flags starts its
+own.
 """
 
 from __future__ import annotations
