@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli.batch_file import read_batch, thread_id_for
+from deep_research.cli.main import main
 from deep_research.service.preflight import BadInput
 
 from checkpoint_probe import TASK_RESULT, saved_writes, wait_until
@@ -26,11 +27,9 @@ def body_key(request: dict) -> str:
     return json.dumps(request["body"], sort_keys=True)
 
 
-def batch_command(questions: Path, out: Path, db: str, *extra: str) -> list[str]:
+def batch_args(questions: Path, out: Path, db: str, *extra: str) -> list[str]:
+    """`deep-research batch`'s arguments: three questions at a time, one round each."""
     return [
-        sys.executable,
-        "-m",
-        "deep_research.cli",
         "batch",
         str(questions),
         "--out-dir",
@@ -47,6 +46,11 @@ def batch_command(questions: Path, out: Path, db: str, *extra: str) -> list[str]
     ]
 
 
+def batch_command(questions: Path, out: Path, db: str, *extra: str) -> list[str]:
+    """The batch as a process runs it (`python -m deep_research.cli batch ...`)."""
+    return [sys.executable, "-m", "deep_research.cli", *batch_args(questions, out, db, *extra)]
+
+
 POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
 STORES = [
     "sqlite",
@@ -61,8 +65,10 @@ STORES = [
 
 @pytest.mark.parametrize("store", STORES)
 def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_flight(
-    chat_server, search_server, tmp_path, store
+    chat_server, search_server, tmp_path, store, capsys
 ):
+    """The kill is a process's; the same command run again (here, in this process: the same
+    code, without a second process's start-up) finishes the batch and repeats nothing."""
     questions = tmp_path / "questions.txt"
     questions.write_text("# five questions\n" + "\n".join(QUESTIONS) + "\n\n", encoding="utf-8")
     out = tmp_path / "reports"
@@ -99,8 +105,8 @@ def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_fl
             process.kill()
     chat_server.fault = lambda number, body: None
 
-    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
-    assert again.returncode == 0, again.stderr
+    capsys.readouterr()
+    assert main(batch_args(questions, out, db)) == 0, capsys.readouterr().err
 
     after = [r for r in chat_server.chat_requests if r["status"] == 200][len(before) :]
     held = [r for r in chat_server.chat_requests if r["status"] == 503]
@@ -121,12 +127,11 @@ def test_kill_9_midway_then_the_same_command_finishes_repeating_only_calls_in_fl
     assert all(r["stop_reason"] == "max_iterations" and r["rounds"] == 1 for r in rows)
     assert all(r["input_tokens"] > 0 and r["report"].endswith(".md") for r in rows)
 
-    third = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert third.returncode == 0, third.stderr
+    assert main(batch_args(questions, out, db)) == 0, capsys.readouterr().err
     assert chat_server.brain.calls["TaskPlan"] == 5  # a finished batch is all skipped
 
 
-def test_jsonl_lines_carry_their_own_settings(chat_server, search_server, tmp_path):
+def test_jsonl_lines_carry_their_own_settings(chat_server, search_server, tmp_path, capsys):
     questions = tmp_path / "questions.jsonl"
     lines = [
         {"question": "Compare zstd and xz", "settings": {"max_subtasks": 1}},
@@ -134,14 +139,7 @@ def test_jsonl_lines_carry_their_own_settings(chat_server, search_server, tmp_pa
     ]
     questions.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
     out, db = tmp_path / "reports", str(tmp_path / "batch.sqlite")
-    done = subprocess.run(
-        batch_command(questions, out, db, "--quiet"),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    assert main(batch_args(questions, out, db, "--quiet")) == 0, capsys.readouterr().err
     rows = [json.loads(line) for line in (out / "summary.jsonl").read_text().splitlines()]
     assert [r["question"] for r in rows] == ["Compare zstd and xz", "Compare gzip and brotli"]
     workers = [r for r in chat_server.chat_requests if "WorkerFindings" in json.dumps(r["body"])]
@@ -164,18 +162,13 @@ def test_a_bad_batch_file_names_the_line(tmp_path, text, message):
         read_batch(path)
 
 
-def test_a_bad_setting_on_a_line_exits_2_before_any_call(chat_server, search_server, tmp_path):
+def test_a_bad_setting_on_a_line_exits_2_before_any_call(
+    chat_server, search_server, tmp_path, capsys
+):
     questions = tmp_path / "q.jsonl"
     questions.write_text('{"question": "q", "settings": {"max_workers": 0}}\n', encoding="utf-8")
-    done = subprocess.run(
-        batch_command(questions, tmp_path / "out", str(tmp_path / "b.sqlite")),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert "line 1: invalid setting max_workers" in done.stderr
+    assert main(batch_args(questions, tmp_path / "out", str(tmp_path / "b.sqlite"))) == 2
+    assert "line 1: invalid setting max_workers" in capsys.readouterr().err
     assert chat_server.chat_requests == []
 
 

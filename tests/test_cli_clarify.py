@@ -1,6 +1,7 @@
 """Questions asked back on the terminal: shown with their suggested answers, answered by number
-or in words, Ctrl-C keeps the run waiting at them; piped or with `--no-clarify`, nothing is
-asked or paid for. The command runs as a user runs it, on a pseudo-terminal."""
+or in words, then the plan's approval prompt; Ctrl-C keeps the run waiting at them; piped or
+with `--no-clarify`, nothing is asked or paid for. The command runs as a user runs it, on a
+pseudo-terminal."""
 
 from __future__ import annotations
 
@@ -72,9 +73,14 @@ def requests_for(chat_server, contract: str) -> list[str]:
     return [text for text in texts if contract in text]
 
 
-def test_the_questions_are_asked_and_the_answers_reach_the_plan(chat_server, search_server, home):
+def test_the_questions_are_asked_and_the_answers_reach_the_plan_then_shown_for_approval(
+    chat_server, search_server, home
+):
+    """Both of a run's questions on a terminal, in one command: the clarifying questions, then
+    the plan's approval prompt with its keys."""
     chat_server.brain.clarifying = [WHAT, WHEN]
-    with on_a_terminal("run", VAGUE, "--max-iterations", "1", "--output", "r.md", cwd=home) as tty:
+    args = ("run", VAGUE, "--approve-plan", "--max-iterations", "1", "--output", "r.md")
+    with on_a_terminal(*args, cwd=home) as tty:
         tty.until(b"> ")
         assert b"Before researching, 2 questions" in tty.seen, bytes(tty.seen)
         assert b"1. Switching what" in tty.seen and b"1) database  2) cloud provider" in tty.seen
@@ -82,12 +88,16 @@ def test_the_questions_are_asked_and_the_answers_reach_the_plan(chat_server, sea
         tty.type("1")
         tty.until(b"> ", after=b"2. By when")
         tty.type("before the next release")
+        tty.until(b"eject", after=b"before the next release")
+        assert b"[a]pprove, [e]dit, [r]eject" in tty.seen, bytes(tty.seen)
+        assert not search_server.searches  # nothing researched before the approval
+        tty.type("a")
         tty.until(b"Run summary")
         assert tty.child.wait(timeout=60) == 0, bytes(tty.seen)
     plan = requests_for(chat_server, "TaskPlan")
     assert len(plan) == 1 and "Switching what" in plan[0]
     assert "database" in plan[0] and "before the next release" in plan[0]
-    assert (home / "r.md").exists()
+    assert (home / "r.md").exists() and search_server.searches  # approved, then researched
 
 
 def test_piped_nothing_is_asked_nor_paid_for(chat_server, search_server, home, capsys):

@@ -1,7 +1,12 @@
-"""The `deep-research` command as a user runs it: a subprocess against the stand-in servers.
+"""The `deep-research` command as a user runs it, against the stand-in servers.
 
 Settings from every source and their precedence, the exit codes a script reads, the preflight
 that refuses an unusable store or endpoint before any model call, and no password echoed.
+What is about the process (the entry point's exit code and output, a shadowed package,
+`--help`'s imports, the fast exit) runs as a subprocess; what is about the command's behaviour
+calls `main(ARGV)` in this process (`here`): the same parser, checks and commands, without a
+process's 1.5 s of imports per test. (Ctrl-C's exit code is test_resume's, a terminal's prompts
+test_cli_clarify's.)
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,12 +43,35 @@ def cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None, **kwarg
     )
 
 
+@dataclass
+class Done:
+    """What a command ended with: its exit code and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def here(capsys: pytest.CaptureFixture, *args: str) -> Done:
+    """`deep-research ARGS` in this process, in the current folder and environment (`home`
+    and `monkeypatch` set them; conftest gives each test fresh process-wide clients)."""
+    from deep_research.cli.main import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exit:  # argparse refusing the command line
+        code = exit.code
+    out, err = capsys.readouterr()
+    return Done(code, out, err)
+
+
 def record(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def test_max_iterations_alone_means_one_round(chat_server, search_server, home):
-    done = cli("run", QUESTION, "--max-iterations", "1", "--json", "r.json", cwd=home)
+def test_max_iterations_alone_means_one_round(chat_server, search_server, home, capsys):
+    done = here(capsys, "run", QUESTION, "--max-iterations", "1", "--json", "r.json")
     assert done.returncode == 0, done.stderr
     result = record(home / "r.json")
     assert result["iteration"] == 1 and result["stop_reason"] == "max_iterations"
@@ -59,10 +88,10 @@ def test_python_callers_get_the_same_adaptation():
         Settings(min_iterations=4, max_iterations=3)
 
 
-def test_a_search_budget_set_by_name_holds_the_run(chat_server, search_server, home):
-    done = cli(
-        "run", QUESTION, "--set", "max_search_calls=3", "--max-workers", "1", "--json", "r.json",
-        cwd=home,
+def test_a_search_budget_set_by_name_holds_the_run(chat_server, search_server, home, capsys):
+    done = here(
+        capsys, "run", QUESTION, "--set", "max_search_calls=3", "--max-workers", "1", "--json",
+        "r.json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = record(home / "r.json")
@@ -73,21 +102,21 @@ def test_a_search_budget_set_by_name_holds_the_run(chat_server, search_server, h
 
 
 def test_a_search_budget_with_workers_at_once_overshoots_only_by_those_in_flight(
-    chat_server, search_server, home
+    chat_server, search_server, home, capsys
 ):
-    done = cli("run", QUESTION, "--max-searches", "3", "--json", "r.json", cwd=home)
+    done = here(capsys, "run", QUESTION, "--max-searches", "3", "--json", "r.json")
     assert done.returncode == 0, done.stderr
     assert record(home / "r.json")["stop_reason"] == "budget"
     # 3 workers start together, each sending its first cycle's 2 queries: 6 in flight at most
     assert len(search_server.searches) <= 3 * 2
 
 
-def test_a_config_file_is_read(chat_server, search_server, home):
+def test_a_config_file_is_read(chat_server, search_server, home, capsys):
     (home / "research.toml").write_text(
         "max_iterations = 1\n"
         '[prices."stand-in-model"]\ninput_per_million = 1000\noutput_per_million = 1000\n'
     )
-    done = cli("run", QUESTION, "--config", "research.toml", "--json", "r.json", cwd=home)
+    done = here(capsys, "run", QUESTION, "--config", "research.toml", "--json", "r.json")
     assert done.returncode == 0, done.stderr
     result = record(home / "r.json")
     assert result["iteration"] == 1 and chat_server.brain.calls["GapAnalysis"] == 0
@@ -96,16 +125,18 @@ def test_a_config_file_is_read(chat_server, search_server, home):
     assert f"cost: ${result['cost_usd']:.4f}" in done.stderr
 
 
-def test_precedence_flag_then_set_then_environment_then_file(home):
+def test_precedence_flag_then_set_then_environment_then_file(home, monkeypatch, capsys):
     (home / "deep-research.toml").write_text(
         "max_workers = 2\nmax_results = 7\nmax_queries = 4\nmodel = 'from-file'\n"
         '[prices."from-file"]\ninput_per_million = 1.5\noutput_per_million = 3\n'
     )
-    done = cli(
-        "config", "--json", "--max-workers", "5", "--set", "max_workers=4", "--set",
-        "max_results=9", cwd=home,
-        env={"DEEP_RESEARCH_MAX_WORKERS": "3", "DEEP_RESEARCH_MAX_RESULTS": "8",
-             "DEEP_RESEARCH_MAX_QUERIES": "6", "DEEP_RESEARCH_MODEL": None},
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_WORKERS", "3")
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_RESULTS", "8")
+    monkeypatch.setenv("DEEP_RESEARCH_MAX_QUERIES", "6")
+    monkeypatch.delenv("DEEP_RESEARCH_MODEL", raising=False)
+    done = here(
+        capsys, "config", "--json", "--max-workers", "5", "--set", "max_workers=4", "--set",
+        "max_results=9",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
@@ -120,15 +151,13 @@ def test_precedence_flag_then_set_then_environment_then_file(home):
     assert shown["config_file"].endswith("deep-research.toml")
 
 
-def test_config_names_the_adapted_setting_and_masks_secrets(chat_server, home):
+def test_config_names_the_adapted_setting_and_masks_secrets(chat_server, home, monkeypatch, capsys):
     from conftest import SECRET_MODEL_KEY
 
     store = "postgresql://runner:hunter22secret@db.example:5432/research"
-    searxng = "http://search:sx-pass-41@127.0.0.1:8888"
-    done = cli(
-        "config", "--max-iterations", "1", cwd=home,
-        env={"DEEP_RESEARCH_CHECKPOINT_DB": store, "SEARXNG_URL": searxng},
-    )  # fmt: skip
+    monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", store)
+    monkeypatch.setenv("SEARXNG_URL", "http://search:sx-pass-41@127.0.0.1:8888")
+    done = here(capsys, "config", "--max-iterations", "1")
     assert done.returncode == 0, done.stderr
     lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
     assert lines["min_iterations"].split()[1] == "1" and "adapted" in lines["min_iterations"]
@@ -179,28 +208,31 @@ def test_a_contradiction_through_the_entry_point(chat_server, search_server, hom
     assert chat_server.requests == []
 
 
-def test_every_search_failing_exits_3_with_the_report_written(chat_server, search_server, home):
+def test_every_search_failing_exits_3_with_the_report_written(
+    chat_server, search_server, home, capsys
+):
     search_server.fail_all = True
     no_retries = ("--set", "search_retries=0")  # retries are tested elsewhere; here, the end
-    done = cli("run", QUESTION, *no_retries, "--output", "r.md", "--json", "r.json", cwd=home)
+    done = here(capsys, "run", QUESTION, *no_retries, "--output", "r.md", "--json", "r.json")
     assert done.returncode == 3, done.stderr
     assert record(home / "r.json")["stop_reason"] == "no_evidence"
     assert (home / "r.md").read_text().startswith("#")
     assert "found no evidence" in done.stderr
 
 
-def test_a_budget_spent_before_any_evidence_exits_4(chat_server, search_server, home):
-    done = cli("run", QUESTION, "--max-tokens", "1", "--output", "r.md", cwd=home)
+def test_a_budget_spent_before_any_evidence_exits_4(chat_server, search_server, home, capsys):
+    done = here(capsys, "run", QUESTION, "--max-tokens", "1", "--output", "r.md")
     assert done.returncode == 4, done.stderr
     assert search_server.searches == [] and (home / "r.md").exists()
 
 
 def test_an_unreachable_postgres_store_exits_2_before_any_model_call(
-    chat_server, search_server, home
+    chat_server, search_server, home, capsys, caplog
 ):
     store = "postgresql://u:pw-9c1f@127.0.0.1:1/db"
-    done = cli("run", QUESTION, "--checkpoint-db", store, cwd=home)
+    done = here(capsys, "run", QUESTION, "--checkpoint-db", store)
     assert done.returncode == 2
+    assert not caplog.records  # a library's log line would be a second line on stderr
     printed = done.stdout + done.stderr
     assert "pw-9c1f" not in printed and "postgresql://u:***@127.0.0.1:1/db" in printed
     assert "saved" not in printed and "resume" not in printed
@@ -335,52 +367,6 @@ def _read_until(master: int, wanted: bytes, seen: bytearray, seconds: float = 90
             seen += chunk
 
 
-def test_the_approval_prompt_shows_its_keys_on_a_terminal(chat_server, search_server, home):
-    import pty
-
-    master, terminal = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "deep_research.cli", "run", QUESTION, "--approve-plan",
-         "--max-iterations", "1", "--output", "r.md"],
-        cwd=home, stdin=terminal, stderr=terminal, stdout=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "120"},
-    )  # fmt: skip
-    os.close(terminal)
-    seen = bytearray()
-    try:
-        _read_until(master, b"eject", seen)
-        assert b"[a]pprove, [e]dit, [r]eject" in seen, bytes(seen)
-        os.write(master, b"a\n")
-        _read_until(master, b"Run summary", seen)
-        assert child.wait(timeout=60) == 0
-    finally:
-        child.kill()
-        child.wait()
-        os.close(master)
-    assert (home / "r.md").exists() and search_server.searches  # approved, then researched
-
-
-def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, home):
-    import signal
-
-    chat_server.latency = 0.5  # slow enough to be interrupted midway
-    child = subprocess.Popen(
-        [sys.executable, "-m", "deep_research.cli", "run", QUESTION, "--thread-id", "cut"],
-        cwd=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
-    try:
-        for line in child.stderr:
-            if line.startswith("plan:"):  # the plan is checkpointed: a worker is now running
-                break
-        child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=60)
-    finally:
-        child.kill()
-    assert child.returncode == 130
-    assert "interrupted; resume with: deep-research resume cut" in err
-
-
 def test_log_lines_are_redacted():
     probe = (
         "import logging\n"
@@ -398,7 +384,7 @@ POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
 
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="needs DEEP_RESEARCH_TEST_POSTGRES_URL (.ci/run)")
-def test_read_only_commands_never_create_postgres_tables(home):
+def test_read_only_commands_never_create_postgres_tables(home, capsys):
     import uuid
 
     import psycopg
@@ -410,7 +396,7 @@ def test_read_only_commands_never_create_postgres_tables(home):
     url = f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
     try:
         for args in (["threads"], ["history", "t1"]):
-            done = cli(*args, "--checkpoint-db", url, cwd=home)
+            done = here(capsys, *args, "--checkpoint-db", url)
             assert done.returncode == 2 and "no checkpoint store in" in done.stderr
         with psycopg.connect(POSTGRES_URL) as connection:
             tables = connection.execute(

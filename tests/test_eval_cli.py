@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,8 +180,10 @@ def test_a_crash_midway_resumes_from_the_checkpoint_and_a_failed_judge_is_asked_
 
 def test_compare_prints_a_paired_table(chat_server, search_server, judge_server, folder, capsys):
     assert run_eval(judge_server, folder, "--limit", "2") == 0
-    other = folder.parent / "eval-b"
-    assert run_eval(judge_server, other, "--limit", "3", "--max-workers", "2") == 0
+    other = folder.parent / "eval-b"  # the same two tasks (copied, not paid for again) and a third
+    shutil.copytree(folder, other)
+    assert run_eval(judge_server, other, "--limit", "3") == 0
+    assert "1 scored now, 2 scored before" in capsys.readouterr().err
     capsys.readouterr()
     assert main(["eval", "--compare", str(folder), str(other)]) == 0
     out = capsys.readouterr().out

@@ -62,8 +62,12 @@ def cli(*args, env):
 
 
 def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
-    chat_server, search_server, checkpoint_db, tmp_path
+    chat_server, search_server, checkpoint_db, tmp_path, monkeypatch, capsys
 ):
+    """The kill is a process's; the resume runs in this process (the same `main`, without a
+    second process's start-up)."""
+    from deep_research.cli.main import main
+
     thread = f"kill-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "DEEP_RESEARCH_CHECKPOINT_DB": checkpoint_db}
     hold, held = threading.Event(), threading.Event()
@@ -107,11 +111,9 @@ def test_kill_9_mid_fan_out_then_resume_repeats_no_answered_request(
         answered_search = list(search_server.searches)  # free key probes (`/usage`) aside
         chat_server.fault = lambda number, body: None
 
-        command, options = cli(
-            "resume", thread, "--json", str(tmp_path / "r.json"), "--quiet", env=env
-        )
-        resumed = subprocess.run(command, **options, capture_output=True, text=True, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
+        monkeypatch.setenv("DEEP_RESEARCH_CHECKPOINT_DB", checkpoint_db)
+        resumed = main(["resume", thread, "--json", str(tmp_path / "r.json"), "--quiet"])
+        assert resumed == 0, capsys.readouterr().err
     finally:
         hold.set()
         if process.poll() is None:

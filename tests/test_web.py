@@ -7,6 +7,10 @@ as edited; source filters set in the form reaching the search and the report hea
 domain refused beside its field; the server SIGKILLed and started again under an open page;
 hostile text inert; the keyboard alone; axe-core on every page; desktop and phone widths;
 English and Chinese labels.
+
+Most tests share one server and its stand-ins (made fresh for each test), each reading only the
+runs it starts; a test that kills the server, counts the whole history or needs flags starts its
+own.
 """
 
 from __future__ import annotations
@@ -16,14 +20,18 @@ import re
 
 import pytest
 
-from web_harness import (
+from web_harness import (  # noqa: F401  (the fixtures: shared_*, fresh_stand_ins)
     CHROMIUM,
     DESKTOP,
     PHONE,
+    STAND_IN_LATENCY,
     WebServer,
     cli_command,
+    fresh_stand_ins,
     launch,
     serious_violations,
+    shared_stand_ins,
+    shared_web,
     shot,
 )
 
@@ -49,10 +57,28 @@ def browser():
 
 
 @pytest.fixture
-def web(request, tmp_path, chat_server, search_server):
-    """The web app on a free loopback port, its store in the test's folder (flags from a test's
-    `web_flags` mark)."""
-    chat_server.latency = 0.05
+def chat_server(stand_ins):
+    """The module's model stand-in, fresh for the test."""
+    return stand_ins[0]
+
+
+@pytest.fixture
+def search_server(stand_ins):
+    """The module's search stand-in, fresh for the test."""
+    return stand_ins[1]
+
+
+@pytest.fixture
+def web(request, stand_ins):
+    """The module's web app, shared by the tests that need nothing of their own: each reads
+    only the runs it starts."""
+    return request.getfixturevalue("shared_web")
+
+
+@pytest.fixture
+def own_web(request, tmp_path, stand_ins):
+    """The web app for one test (it kills it, lists the whole history, or has `web_flags`), on a
+    free loopback port, its store in the test's folder."""
     mark = request.node.get_closest_marker("web_flags")
     flags = mark.args if mark else ()
     server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log", *flags).start()
@@ -137,7 +163,7 @@ def test_ask_watch_read_downloads_match_the_cli_export(browser, web, tmp_path, c
     expect(page.locator("#progress h2").first).to_have_text("Plan")  # it leads
     no_serious_violations(page)
     shot(page, "run-live-desktop", tmp_path)
-    chat_server.latency = 0.05
+    chat_server.latency = STAND_IN_LATENCY
     expect(status).to_have_text("Finished", timeout=DONE)
     expect(page.locator(".stop-reason")).to_have_text("the maximum number of rounds was reached")
     assert page.locator("#progress ol.workers > li").count() == 3
@@ -244,7 +270,8 @@ def worker_rows(page) -> list[str]:
     ).all_text_contents()
 
 
-def test_a_reload_and_a_killed_server_lose_and_repeat_nothing(browser, web, chat_server):
+def test_a_reload_and_a_killed_server_lose_and_repeat_nothing(browser, own_web, chat_server):
+    web = own_web  # killed: its own
     chat_server.latency = 0.4
     page = new_page(browser)
     thread_id = ask(page, web, preset="Standard")
@@ -254,6 +281,7 @@ def test_a_reload_and_a_killed_server_lose_and_repeat_nothing(browser, web, chat
     lost = page.locator(".lost-note")
     expect(lost).to_be_hidden()
     web.kill()  # under the open page, mid-run
+    chat_server.latency = STAND_IN_LATENCY  # the slow model kept it mid-run until now
     killed_at = web.records(thread_id)[-1][0]
     expect(lost).to_be_visible()  # the page says the server is gone, not a frozen "running"
     expect(lost).to_contain_text("connection to the server is lost")
@@ -288,6 +316,7 @@ def test_stop_ends_a_run_at_once_and_resume_finishes_it(browser, web, chat_serve
     calls = len(chat_server.requests) + chat_server.in_flight
     page.wait_for_timeout(2000)
     assert len(chat_server.requests) + chat_server.in_flight == calls  # nothing new after Stop
+    chat_server.latency = STAND_IN_LATENCY  # the slow model kept it mid-run until now
     no_serious_violations(page)
     page.get_by_role("button", name="Resume").click()
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
@@ -329,38 +358,6 @@ def test_a_rejected_plan_ends_the_run_without_research(browser, web, search_serv
     assert search_server.queries == []
 
 
-def test_hostile_question_and_source_titles_stay_inert_on_every_page(browser, web, search_server):
-    answer = search_server.handle
-
-    def hostile(path, body, headers):
-        reply = answer(path, body, headers)
-        for result in reply.body.get("results", []) if isinstance(reply.body, dict) else []:
-            result["title"] = (
-                '<img src=x onerror="document.title=1">"><script>document.title=1</script>'
-            )
-        return reply
-
-    search_server.handle = hostile
-    page = new_page(browser)
-    fired = []
-    page.on("dialog", lambda dialog: fired.append(dialog.message))
-    thread_id = ask(page, web, question=HOSTILE)
-    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
-    check_inert(page)
-    for path in (f"/runs/{thread_id}", f"/runs/{thread_id}/report", "/runs"):
-        page.goto(f"{web.url}{path}")
-        check_inert(page)
-    expect(page.get_by_role("link", name=HOSTILE)).to_be_visible()  # shown as text
-    assert fired == []
-
-
-def check_inert(page) -> None:
-    """No script or handler from outside text ran or exists on the page."""
-    assert page.title() not in ("pwned", "1")
-    assert page.locator("img[src=x], main script, #main script").count() == 0
-    assert "<script>" in page.locator("body").inner_text()  # the text is there, as text
-
-
 def test_the_keyboard_alone_starts_watches_and_reads(browser, web):
     page = new_page(browser)
     page.goto(web.url)
@@ -386,7 +383,8 @@ def test_the_keyboard_alone_starts_watches_and_reads(browser, web):
 
 
 @pytest.mark.web_flags("--all-doors")  # the operator lets the app show the terminal's runs
-def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, web, tmp_path):
+def test_history_lists_every_door_and_opens_resumes_exports_deletes(browser, own_web, tmp_path):
+    web = own_web  # the whole history: its own
     quick = ["--max-iterations", "1", "--min-iterations", "1", "--quiet"]
     store = ["--checkpoint-db", str(web.store), "--thread-id", "from-the-cli"]
     cli_command(["run", "CLI question about zstd", *quick, *store])
@@ -545,3 +543,37 @@ def test_without_script_a_run_is_asked_watched_by_reloads_and_read(browser, web,
     page.get_by_role("button", name="Ask", exact=True).click()
     expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
     context.close()
+
+
+# Last in the module: the shared server's history, which the phone test shows (and the docs'
+# screenshot of it), holds no hostile question.
+def test_hostile_question_and_source_titles_stay_inert_on_every_page(browser, web, search_server):
+    answer = search_server.handle
+
+    def hostile(path, body, headers):
+        reply = answer(path, body, headers)
+        for result in reply.body.get("results", []) if isinstance(reply.body, dict) else []:
+            result["title"] = (
+                '<img src=x onerror="document.title=1">"><script>document.title=1</script>'
+            )
+        return reply
+
+    search_server.handle = hostile
+    page = new_page(browser)
+    fired = []
+    page.on("dialog", lambda dialog: fired.append(dialog.message))
+    thread_id = ask(page, web, question=HOSTILE)
+    expect(page.locator("#status-line")).to_have_text("Finished", timeout=DONE)
+    check_inert(page)
+    for path in (f"/runs/{thread_id}", f"/runs/{thread_id}/report", "/runs"):
+        page.goto(f"{web.url}{path}")
+        check_inert(page)
+    expect(page.get_by_role("link", name=HOSTILE)).to_be_visible()  # shown as text
+    assert fired == []
+
+
+def check_inert(page) -> None:
+    """No script or handler from outside text ran or exists on the page."""
+    assert page.title() not in ("pwned", "1")
+    assert page.locator("img[src=x], main script, #main script").count() == 0
+    assert "<script>" in page.locator("body").inner_text()  # the text is there, as text

@@ -17,7 +17,11 @@ from deep_research.service.admission import Admission, Operator
 from deep_research.service.bad_input import BadInput
 from deep_research.web.forms import FormErrors, checked_input, options_of
 
-from web_harness import WebServer
+from web_harness import (  # noqa: F401  (the fixtures: one server for the tests with no flags)
+    WebServer,
+    shared_stand_ins,
+    shared_web,
+)
 
 ALICE, BOB = "alice-token-0123456789abcdef", "bob-token-0123456789abcdef00"
 
@@ -37,10 +41,9 @@ def sign_in_form(page: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def web(tmp_path, chat_server, search_server):
-    server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log").start()
-    yield server
-    server.stop()
+def web(request):
+    """`deep-research web` with no flags, shared by the module's tests that need no others."""
+    return request.getfixturevalue("shared_web")
 
 
 def operator(given: dict) -> Admission:
@@ -102,14 +105,16 @@ def test_tokens_keep_each_users_runs_their_own(tmp_path, chat_server, search_ser
         server.stop()
 
 
-def test_a_proxys_user_header_is_needed_when_trusted(tmp_path, chat_server, search_server):
-    flags = ("--user-header", "X-Forwarded-User")
-    server = WebServer(tmp_path / "store.sqlite", tmp_path / "web.log", *flags).start()
-    try:
-        assert httpx.get(f"{server.url}/").status_code == 401
-        assert httpx.get(f"{server.url}/", headers={"x-forwarded-user": "carol"}).status_code == 200
-    finally:
-        server.stop()
+def test_a_proxys_user_header_is_needed_when_trusted(tmp_path):
+    guard = guard_of(parse_command_line(["web", "--user-header", "X-Forwarded-User"]))
+
+    async def scenario() -> tuple[int, int]:
+        async with in_process(tmp_path, guard) as client:
+            nobody = await client.get("/")
+            carol = await client.get("/", headers={"x-forwarded-user": "carol"})
+            return nobody.status_code, carol.status_code
+
+    assert asyncio.run(scenario()) == (401, 200)
 
 
 @pytest.mark.parametrize(
