@@ -111,7 +111,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
                     "command": "sleep",
                     "args": [marker],
                     "allowedTools": ["search"],
-                    "startupTimeout": 3,
+                    "startupTimeout": 1,  # it never starts: no need to wait long
                 },
                 "dying": {
                     "command": sys.executable,
@@ -171,21 +171,20 @@ async def kept_answers(db: str, thread: str) -> list[tuple[str, str]]:
         return [(row.read.kind, await store.text(row.stored_sha256) or "") for row in rows]
 
 
-def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server, tmp_path):
+def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server, tmp_path, capsys):
+    from deep_research.cli.main import main
+
     config_file = tmp_path / "mcp.json"
     config_file.write_text(json.dumps({"mcpServers": {"wiki": {"allowedTools": ["x"]}}}))
-    ran = subprocess.run(
+    code = main(
         [
-            *(sys.executable, "-m", "deep_research.cli", "run", "Compare zstd and xz"),
-            *("--mcp-config", str(config_file), "--checkpoint-db", str(tmp_path / "r.sqlite")),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
+            *("run", "Compare zstd and xz", "--mcp-config", str(config_file)),
+            *("--checkpoint-db", str(tmp_path / "r.sqlite")),
+        ]
     )
-    assert ran.returncode == 2
-    assert "mcpServers.wiki" in ran.stderr and "command" in ran.stderr
+    errors = capsys.readouterr().err
+    assert code == 2
+    assert "mcpServers.wiki" in errors and "command" in errors
     assert chat_server.chat_requests == []
 
 
