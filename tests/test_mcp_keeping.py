@@ -21,6 +21,7 @@ from deep_research.tools.watches import WatchStore
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client  # noqa: E402
+from mcp_in_process import served  # noqa: E402
 
 OPERATOR = ["--search", "tavily", "--fetch-pages", "1", "--set", "fetch_private_addresses=true"]
 QUICK = {"max_iterations": 1, "min_iterations": 1}
@@ -36,6 +37,19 @@ def due_now(store: str, watch_id: str) -> None:
             )
 
     asyncio.run(run())
+
+
+def session(store: str, scenario, *, own_process: bool = False):
+    """`scenario` with a client of `deep-research mcp` on `store`: in a server process of its
+    own as a desktop client starts it, or the same command run in the test's process."""
+    if not own_process:
+        return served(store, scenario, *OPERATOR)
+
+    async def over_stdio():
+        async with Client(stdio(store, *OPERATOR)) as client:
+            return await scenario(client)
+
+    return asyncio.run(over_stdio())
 
 
 def states(recheck: dict) -> dict[str, str]:
@@ -54,65 +68,57 @@ def test_evidence_rechecks_a_watch_and_its_change_list_through_the_mcp_client(
         store = request.getfixturevalue("empty_postgres")
     with world_on(monkeypatch, topics=2) as world:
 
-        async def first() -> dict:
-            async with Client(stdio(store, *OPERATOR)) as client:
-                tools = {tool.name for tool in (await client.list_tools()).tools}
-                started = data(
-                    await client.call_tool(
-                        "start_research", {"question": QUESTION, "options": QUICK}
-                    )
+        async def first(client: Client) -> dict:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            started = data(
+                await client.call_tool("start_research", {"question": QUESTION, "options": QUICK})
+            )
+            run_id = started["run_id"]
+            done = data(
+                await client.call_tool(
+                    "wait_for_research", {"run_id": run_id, "timeout_seconds": 120}
                 )
-                run_id = started["run_id"]
-                done = data(
-                    await client.call_tool(
-                        "wait_for_research", {"run_id": run_id, "timeout_seconds": 120}
-                    )
-                )
-                listed = data(await client.call_tool("research_evidence", {"run_id": run_id}))
-                one = data(
-                    await client.call_tool("research_evidence", {"run_id": run_id, "number": 1})
-                )
-                beyond = await client.call_tool(
-                    "research_evidence", {"run_id": run_id, "number": 9}
-                )
-                asked = len(world.chat.chat_requests)
-                same = data(await client.call_tool("recheck_research", {"run_id": run_id}))
-                calls = len(world.chat.chat_requests) - asked
-                world.pages.edit(1, "7302", "7340")
-                edited = data(await client.call_tool("recheck_research", {"run_id": run_id}))
-                often = await client.call_tool("watch_research", {"run_id": run_id, "every": "1m"})
-                watched = data(
-                    await client.call_tool("watch_research", {"run_id": run_id, "every": "1d"})
-                )
-                none_yet = await client.call_tool("research_changes", {"run_id": run_id})
-                return {
-                    "tools": tools,
-                    "done": done,
-                    "listed": listed,
-                    "one": one,
-                    "beyond": error_text(beyond),
-                    "same": same,
-                    "calls": calls,
-                    "edited": edited,
-                    "often": error_text(often),
-                    "watched": watched,
-                    "none_yet": error_text(none_yet),
-                }
+            )
+            listed = data(await client.call_tool("research_evidence", {"run_id": run_id}))
+            one = data(await client.call_tool("research_evidence", {"run_id": run_id, "number": 1}))
+            beyond = await client.call_tool("research_evidence", {"run_id": run_id, "number": 9})
+            asked = len(world.chat.chat_requests)
+            same = data(await client.call_tool("recheck_research", {"run_id": run_id}))
+            calls = len(world.chat.chat_requests) - asked
+            world.pages.edit(1, "7302", "7340")
+            edited = data(await client.call_tool("recheck_research", {"run_id": run_id}))
+            often = await client.call_tool("watch_research", {"run_id": run_id, "every": "1m"})
+            watched = data(
+                await client.call_tool("watch_research", {"run_id": run_id, "every": "1d"})
+            )
+            none_yet = await client.call_tool("research_changes", {"run_id": run_id})
+            return {
+                "tools": tools,
+                "done": done,
+                "listed": listed,
+                "one": one,
+                "beyond": error_text(beyond),
+                "same": same,
+                "calls": calls,
+                "edited": edited,
+                "often": error_text(often),
+                "watched": watched,
+                "none_yet": error_text(none_yet),
+            }
 
-        got = asyncio.run(first())
+        got = session(store, first, own_process=kind == "sqlite")  # one real server
         run_id = got["done"]["run_id"]
         world.pages.edit(0, "7301", "7350")
         due_now(store, run_id)
         assert main(["watch", "--run-due", *READ_FLAGS, "--checkpoint-db", store]) == 0
 
-        async def then() -> tuple[dict, dict, str]:
-            async with Client(stdio(store, *OPERATOR)) as client:
-                changes = data(await client.call_tool("research_changes", {"run_id": run_id}))
-                stopped = data(await client.call_tool("stop_watching_research", {"run_id": run_id}))
-                again = await client.call_tool("stop_watching_research", {"run_id": run_id})
-                return changes, stopped, error_text(again)
+        async def then(client: Client) -> tuple[dict, dict, str]:
+            changes = data(await client.call_tool("research_changes", {"run_id": run_id}))
+            stopped = data(await client.call_tool("stop_watching_research", {"run_id": run_id}))
+            again = await client.call_tool("stop_watching_research", {"run_id": run_id})
+            return changes, stopped, error_text(again)
 
-        changes, stopped, again = asyncio.run(then())
+        changes, stopped, again = session(store, then)
     capsys.readouterr()
     terminal = ["--checkpoint-db", store]  # an MCP run: the terminal reaches it when told to
     assert main(["evidence", run_id, *terminal]) == 2

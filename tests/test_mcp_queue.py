@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
 
+from checkpoint_probe import wait_until
 from stand_ins.faults import WriterFails
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp_in_process import served  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CEILINGS = ("--max-iterations", "1", "--min-iterations", "1", "--max-searches", "4")
@@ -162,30 +164,26 @@ def test_the_queue_is_capped_and_a_run_that_failed_on_a_worker_is_queued_again(
 ):
     writer = WriterFails()  # the report writer fails until the test says otherwise
     chat_server.fault = writer
-    server = queue_server(empty_postgres)
-    server.args += ["--max-queued", "1"]
 
-    async def scenario():
-        async with Client(server) as client:
-            first = data(
-                await client.call_tool("start_research", {"question": "Compare zstd and xz"})
-            )
-            run_id = first["run_id"]
-            refused = await client.call_tool("start_research", {"question": "Compare lz4"})
-            worker = start_worker(empty_postgres, tmp_path / "worker.log")
-            try:
-                wait = {"run_id": run_id, "timeout_seconds": 120}
-                await client.call_tool("wait_for_research", wait)
-                failed = data(await client.call_tool("research_progress", {"run_id": run_id}))
-                searched = len(search_server.searches)
-                writer.failing = False
-                resumed = data(await client.call_tool("resume_research", {"run_id": run_id}))
-                done = data(await client.call_tool("wait_for_research", wait))
-            finally:
-                stop(worker)
-            return refused, failed, searched, resumed, done
+    async def scenario(client: Client):
+        first = data(await client.call_tool("start_research", {"question": "Compare zstd and xz"}))
+        run_id = first["run_id"]
+        refused = await client.call_tool("start_research", {"question": "Compare lz4"})
+        worker = start_worker(empty_postgres, tmp_path / "worker.log")
+        try:
+            wait = {"run_id": run_id, "timeout_seconds": 120}
+            await client.call_tool("wait_for_research", wait)
+            failed = data(await client.call_tool("research_progress", {"run_id": run_id}))
+            searched = len(search_server.searches)
+            writer.failing = False
+            resumed = data(await client.call_tool("resume_research", {"run_id": run_id}))
+            done = data(await client.call_tool("wait_for_research", wait))
+        finally:
+            stop(worker)
+        return refused, failed, searched, resumed, done
 
-    refused, failed, searched, resumed, done = asyncio.run(scenario())
+    flags = ("--queue", *CEILINGS, "--max-queued", "1")  # this server in-process, its worker not
+    refused, failed, searched, resumed, done = served(empty_postgres, scenario, *flags)
 
     assert "1 runs already wait on the queue (--max-queued 1)" in error_text(refused)
     assert failed["status"] == "failed" and "400 - scripted" in failed["error"]  # the cause
@@ -236,15 +234,10 @@ def test_a_job_row_or_a_stored_run_never_chooses_what_a_worker_starts_reads_or_l
     asyncio.run(plant())
     log = tmp_path / "worker.log"
     worker = start_worker(empty_postgres, log)
-    try:
-        deadline = asyncio.run(asyncio.sleep(0)) or 0
-        import time
-
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not asyncio.run(state()).get("stop_reason"):
-            time.sleep(0.5)
-        while time.monotonic() < deadline and "nowhere" not in log.read_text():
-            time.sleep(0.5)
+    try:  # the worker takes the jobs in turn and says when each one ends
+        ended = re.compile(r"planted: (?!taken|started|resumed)\w+")
+        wait_until(lambda: ended.search(log.read_text()), "the planted run ended", 120)
+        wait_until(lambda: "nowhere" in log.read_text(), "the 10 MB job taken", 120)
     finally:
         stop(worker)
     values = asyncio.run(state())

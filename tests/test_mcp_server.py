@@ -29,6 +29,9 @@ from stand_ins.loopback import Reply
 
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp_in_process import served  # noqa: E402
+
+from deep_research.cli.main import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = {"max_iterations": 1, "min_iterations": 1}
@@ -119,7 +122,7 @@ def assert_cited_report(result: dict) -> None:
 
 
 def test_stdio_start_progress_result_resource_errors_and_history(
-    chat_server, search_server, tmp_path
+    chat_server, search_server, tmp_path, capsys
 ):
     store = str(tmp_path / "runs.sqlite")
     progress: list[tuple[float, str | None]] = []
@@ -168,57 +171,54 @@ def test_stdio_start_progress_result_resource_errors_and_history(
     assert "no run with id 'mcp-nope'" in error_text(unknown)
     assert started["run_id"] in {row["run_id"] for row in listed["result"]}
 
-    history = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "deep_research.cli",
-            "history",
-            started["run_id"],
-            "--checkpoint-db",
-            store,
-            "--all-doors",  # an MCP run: the terminal reaches it when told to
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert history.returncode == 0, history.stderr
-    assert "finalize" in history.stdout
+    capsys.readouterr()
+    terminal = ["--checkpoint-db", store, "--all-doors"]  # an MCP run: reached when told to
+    assert main(["history", started["run_id"], *terminal]) == 0
+    assert "finalize" in capsys.readouterr().out
 
 
-def test_http_same_tools_a_run_and_an_unknown_resource(chat_server, search_server, tmp_path):
+def test_http_same_tools_and_two_clients_runs_share_the_servers_endpoint_limit(
+    chat_server, search_server, tmp_path
+):
+    chat_server.latency = 0.1  # long enough for the two runs' calls to overlap
     store = str(tmp_path / "runs.sqlite")
 
-    async def scenario(url: str):
+    async def one_client(url: str, question: str) -> dict:
+        async with Client(url) as client:
+            answer = await client.call_tool(
+                "start_research", {"question": question, "options": QUICK}
+            )
+            run_id = data(answer)["run_id"]
+            answer = await client.call_tool(
+                "wait_for_research", {"run_id": run_id, "timeout_seconds": 120}
+            )
+            return data(answer)
+
+    async def probe(url: str):
         async with Client(url) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
-            run_id = data(
-                await client.call_tool(
-                    "start_research", {"question": "Compare zstd and xz", "options": QUICK}
-                )
-            )["run_id"]
-            result = data(
-                await client.call_tool(
-                    "wait_for_research", {"run_id": run_id, "timeout_seconds": 60}
-                )
-            )
             with pytest.raises(mcp.MCPError) as missing:
                 await client.read_resource("research://mcp-nope/report")
             outside = await client.call_tool(
                 "start_research",
                 {"question": "Compare zstd and xz", "options": {"corpus_dir": "/etc"}},
             )
-            return tools, result, missing.value, outside
+            return tools, missing.value, outside
 
-    with http_server(store, tmp_path / "server.log") as (url, _):
-        tools, result, missing, outside = asyncio.run(scenario(url))
+    async def three_clients(url: str):
+        questions = ("Compare zstd and xz", "Compare gzip and brotli")
+        return await asyncio.gather(probe(url), *(one_client(url, q) for q in questions))
+
+    limit = {"DEEP_RESEARCH_MAX_MODEL_CONCURRENCY": "1"}
+    with http_server(store, tmp_path / "server.log", **limit) as (url, _):
+        (tools, missing, outside), *results = asyncio.run(three_clients(url))
 
     assert "start_research" in tools and "list_research" in tools
-    assert_cited_report(result)
     assert "mcp-nope" in str(missing)
     assert "corpus_dir" in error_text(outside)
+    for result in results:
+        assert_cited_report(result)
+    assert chat_server.peak_concurrency == 1  # one limit for every run of the server process
 
 
 def test_a_server_killed_mid_run_finishes_the_run_when_started_again(
@@ -305,8 +305,12 @@ def test_the_documented_desktop_config_starts_a_working_server(
             assert "no run with id" in error_text(unknown)
             return tools
 
-    for snippet in snippets:
-        tools = asyncio.run(try_config(snippet["mcpServers"]["deep-research"]))
+    async def every_config() -> list[set[str]]:  # each its own server, started side by side
+        return await asyncio.gather(
+            *(try_config(snippet["mcpServers"]["deep-research"]) for snippet in snippets)
+        )
+
+    for tools in asyncio.run(every_config()):
         assert "start_research" in tools
 
 
@@ -319,38 +323,6 @@ def test_without_the_mcp_extra_the_command_says_how_to_install_it(monkeypatch, c
     assert 'pip install -e ".[mcp]"' in capsys.readouterr().err
 
 
-def test_runs_from_two_clients_share_the_servers_endpoint_limit(
-    chat_server, search_server, tmp_path
-):
-    chat_server.latency = 0.1  # long enough for the two runs' calls to overlap
-    store = str(tmp_path / "runs.sqlite")
-
-    async def one_client(url: str, question: str) -> dict:
-        async with Client(url) as client:
-            answer = await client.call_tool(
-                "start_research", {"question": question, "options": QUICK}
-            )
-            run_id = data(answer)["run_id"]
-            answer = await client.call_tool(
-                "wait_for_research", {"run_id": run_id, "timeout_seconds": 120}
-            )
-            return data(answer)
-
-    async def two_clients(url: str) -> list[dict]:
-        questions = ("Compare zstd and xz", "Compare gzip and brotli")
-        return await asyncio.gather(*(one_client(url, q) for q in questions))
-
-    with http_server(store, tmp_path / "server.log", DEEP_RESEARCH_MAX_MODEL_CONCURRENCY="1") as (
-        url,
-        _,
-    ):
-        results = asyncio.run(two_clients(url))
-
-    for result in results:
-        assert_cited_report(result)
-    assert chat_server.peak_concurrency == 1  # one limit for every run of the server process
-
-
 def test_a_vague_question_is_asked_back_and_answered_through_the_tools(
     chat_server, search_server, tmp_path
 ):
@@ -361,37 +333,32 @@ def test_a_vague_question_is_asked_back_and_answered_through_the_tools(
         {"question": "Which logs?", "suggested_answers": ["web server logs", "database logs"]}
     ]
 
-    async def scenario():
-        async with Client(stdio(store)) as client:
-            asked = {"question": "compression?", "options": QUICK}
-            started = data(await client.call_tool("start_research", {**asked, "ask_back": True}))
-            run_id = started["run_id"]
-            waiting = data(
-                await client.call_tool(
-                    "wait_for_research", {"run_id": run_id, "timeout_seconds": 60}
-                )
+    async def scenario(client: Client):
+        asked = {"question": "compression?", "options": QUICK}
+        started = data(await client.call_tool("start_research", {**asked, "ask_back": True}))
+        run_id = started["run_id"]
+        waiting = data(
+            await client.call_tool("wait_for_research", {"run_id": run_id, "timeout_seconds": 60})
+        )
+        early = await client.call_tool("answer_questions", {"run_id": "mcp-nope"})
+        answered = data(
+            await client.call_tool(
+                "answer_questions", {"run_id": run_id, "answers": ["nginx access logs"]}
             )
-            early = await client.call_tool("answer_questions", {"run_id": "mcp-nope"})
-            answered = data(
-                await client.call_tool(
-                    "answer_questions", {"run_id": run_id, "answers": ["nginx access logs"]}
-                )
+        )
+        done = data(
+            await client.call_tool("wait_for_research", {"run_id": run_id, "timeout_seconds": 60})
+        )
+        again = await client.call_tool("answer_questions", {"run_id": run_id, "skip": True})
+        plain = data(await client.call_tool("start_research", asked))
+        unasked = data(
+            await client.call_tool(
+                "wait_for_research", {"run_id": plain["run_id"], "timeout_seconds": 60}
             )
-            done = data(
-                await client.call_tool(
-                    "wait_for_research", {"run_id": run_id, "timeout_seconds": 60}
-                )
-            )
-            again = await client.call_tool("answer_questions", {"run_id": run_id, "skip": True})
-            plain = data(await client.call_tool("start_research", asked))
-            unasked = data(
-                await client.call_tool(
-                    "wait_for_research", {"run_id": plain["run_id"], "timeout_seconds": 60}
-                )
-            )
-            return waiting, early, answered, done, again, unasked
+        )
+        return waiting, early, answered, done, again, unasked
 
-    waiting, early, answered, done, again, unasked = asyncio.run(scenario())
+    waiting, early, answered, done, again, unasked = served(store, scenario)
     assert waiting["status"] == "waiting"
     assert waiting["questions"] == chat_server.brain.clarifying
     assert "no run with id 'mcp-nope'" in error_text(early)

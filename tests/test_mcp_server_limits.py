@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -25,6 +26,7 @@ mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 import httpx2  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp_in_process import served  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = {"max_iterations": 1, "min_iterations": 1}
@@ -124,28 +126,27 @@ def test_the_servers_limits_are_ceilings_a_caller_may_only_narrow(
         ({"min_iterations": 3}, "min_iterations (3)", "above max_iterations (1)"),
     ]
 
-    async def scenario():
-        async with Client(stdio(store, *limits, "--max-workers", "1")) as client:
-            refused = []
-            for options, _, _ in wider:
-                answer = await client.call_tool(
-                    "start_research", {"question": "Compare zstd and xz", "options": options}
-                )
-                refused.append(error_text(answer))
-            narrow = {"max_iterations": 1, "max_workers": 1, "max_search_calls": 1}
-            started = data(
-                await client.call_tool(
-                    "start_research", {"question": "Compare zstd and xz", "options": narrow}
-                )
+    async def scenario(client: Client):
+        refused = []
+        for options, _, _ in wider:
+            answer = await client.call_tool(
+                "start_research", {"question": "Compare zstd and xz", "options": options}
             )
-            done = data(
-                await client.call_tool(
-                    "wait_for_research", {"run_id": started["run_id"], "timeout_seconds": 60}
-                )
+            refused.append(error_text(answer))
+        narrow = {"max_iterations": 1, "max_workers": 1, "max_search_calls": 1}
+        started = data(
+            await client.call_tool(
+                "start_research", {"question": "Compare zstd and xz", "options": narrow}
             )
-            return refused, done
+        )
+        done = data(
+            await client.call_tool(
+                "wait_for_research", {"run_id": started["run_id"], "timeout_seconds": 60}
+            )
+        )
+        return refused, done
 
-    refused, done = asyncio.run(scenario())
+    refused, done = served(store, scenario, *limits, "--max-workers", "1")
     for text, (_, option, ceiling) in zip(refused, wider, strict=True):
         assert option in text and ceiling in text, text
     assert done["status"] == "done", done
@@ -187,20 +188,18 @@ def test_the_queue_is_capped_with_a_clear_error(chat_server, search_server, tmp_
     release = threading.Event()
     chat_server.fault = lambda number, body: release.wait(60) and None  # every call waits
 
-    async def scenario():
-        async with Client(stdio(store, "--max-runs", "1", "--max-queued", "1")) as client:
-            answers = []
-            for _ in range(3):
-                answers.append(
-                    await client.call_tool(
-                        "start_research", {"question": "Compare zstd and xz", "options": QUICK}
-                    )
+    async def scenario(client: Client):
+        answers = []
+        for _ in range(3):
+            answers.append(
+                await client.call_tool(
+                    "start_research", {"question": "Compare zstd and xz", "options": QUICK}
                 )
-            release.set()
-            return answers
+            )
+        return answers
 
     try:
-        first, second, third = asyncio.run(scenario())
+        first, second, third = served(store, scenario, "--max-runs", "1", "--max-queued", "1")
     finally:
         release.set()
     assert data(first)["status"] in ("queued", "running")
@@ -215,21 +214,18 @@ def test_calls_at_once_cannot_queue_more_than_the_cap(chat_server, search_server
     release = threading.Event()
     chat_server.fault = lambda number, body: release.wait(60) and None  # every call waits
 
-    async def scenario(url: str) -> list:
-        async with Client(url) as client:
-            return await asyncio.gather(
-                *(
-                    client.call_tool(
-                        "start_research", {"question": f"Compare zstd and xz {n}", "options": QUICK}
-                    )
-                    for n in range(30)
+    async def scenario(client: Client) -> list:
+        return await asyncio.gather(  # each call is handled in a task of its own, as over HTTP
+            *(
+                client.call_tool(
+                    "start_research", {"question": f"Compare zstd and xz {n}", "options": QUICK}
                 )
+                for n in range(30)
             )
+        )
 
     try:
-        flags = ("--max-runs", "1", "--max-queued", "2")
-        with http_server(store, tmp_path / "server.log", *flags) as (url, _):
-            answers = asyncio.run(scenario(url))
+        answers = served(store, scenario, "--max-runs", "1", "--max-queued", "2")
     finally:
         release.set()
     accepted = [answer for answer in answers if not answer.is_error]
@@ -242,7 +238,11 @@ def raw_post(url: str, **headers: str) -> httpx.Response:
     return httpx.post(url, json=INIT, headers={**MCP_HEADERS, **headers}, timeout=10)
 
 
-def test_a_token_is_required_on_every_request_when_given(chat_server, search_server, tmp_path):
+def test_a_token_is_required_on_every_request_and_a_forged_host_is_refused_with_it(
+    chat_server, search_server, tmp_path
+):
+    """On any loopback address (127.0.0.2 here) the Host and Origin headers are checked, a
+    caller with the right token included."""
     store = str(tmp_path / "runs.sqlite")
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
@@ -259,7 +259,8 @@ def test_a_token_is_required_on_every_request_when_given(chat_server, search_ser
             await client.list_tools()
 
     log = tmp_path / "server.log"
-    with http_server(store, log, "--token-file", str(token_file)) as (url, _):
+    flags = ("--token-file", str(token_file))
+    with http_server(store, log, *flags, host="127.0.0.2") as (url, _):
         tools = asyncio.run(with_the_token(url))
         statuses = [
             raw_post(url).status_code,
@@ -270,48 +271,42 @@ def test_a_token_is_required_on_every_request_when_given(chat_server, search_ser
         for token in (None, "wrong-token-of-some-length"):
             with pytest.raises(Exception, match="unhandled errors"):  # the SDK's 401 report
                 asyncio.run(without(url, token))
+        bearer = f"Bearer {TOKEN}"
+        forged = raw_post(url, authorization=bearer, host="rebind.attacker.example")
+        forged_origin = raw_post(url, authorization=bearer, origin="http://rebind.attacker.example")
     assert "start_research" in tools
     assert statuses == [401, 401, 401, 200]
+    assert forged.status_code == 421
+    assert forged_origin.status_code == 403
     assert TOKEN not in log.read_text()
 
 
-def test_a_short_token_a_token_without_http_and_a_port_in_use_are_one_line_exit_2(
-    chat_server, search_server, tmp_path
-):
-    store = str(tmp_path / "runs.sqlite")
-
-    def run(*flags: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            command(*flags), cwd=ROOT, env=server_env(store), capture_output=True, text=True,
-            timeout=60,
-        )  # fmt: skip
-
+def test_a_port_in_use_is_one_line_exit_2_from_the_process(chat_server, search_server, tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        in_use = run("--http", f"127.0.0.1:{port}")
-    short = run("--http", f"127.0.0.1:{free_port()}", "--token", "short")
-    stdio_token = run("--token", TOKEN)
+        in_use = subprocess.run(
+            command("--http", f"127.0.0.1:{port}"), cwd=ROOT, capture_output=True, text=True,
+            env=server_env(str(tmp_path / "runs.sqlite")), timeout=60,
+        )  # fmt: skip
     assert in_use.returncode == 2, in_use.stderr
     assert in_use.stderr.strip().splitlines() == [
         f"error: --http 127.0.0.1:{port}: cannot listen there: Address already in use"
     ]
-    assert short.returncode == 2 and "--token: a token is at least 16" in short.stderr
-    assert stdio_token.returncode == 2 and "--token and --token-file are for --http" in (
-        stdio_token.stderr
-    )
 
 
-def test_a_forged_host_is_refused_on_any_loopback_address(chat_server, search_server, tmp_path):
-    store = str(tmp_path / "runs.sqlite")
-    with http_server(store, tmp_path / "server.log", host="127.0.0.2") as (url, _):
-        forged = raw_post(url, host="rebind.attacker.example")
-        forged_origin = raw_post(url, origin="http://rebind.attacker.example")
-        own = raw_post(url)
-    assert forged.status_code == 421
-    assert forged_origin.status_code == 403
-    assert own.status_code == 200
+def test_a_short_token_and_a_token_without_http_are_one_line_exit_2(tmp_path, capsys):
+    from deep_research.cli.main import main
+
+    store = ["--checkpoint-db", str(tmp_path / "runs.sqlite")]
+    assert main(["mcp", "--http", f"127.0.0.1:{free_port()}", "--token", "short", *store]) == 2
+    short = capsys.readouterr().err.strip().splitlines()
+    assert main(["mcp", "--token", TOKEN, *store]) == 2
+    stdio_token = capsys.readouterr().err.strip().splitlines()
+    assert len(short) == 1 and "--token: a token is at least 16" in short[0], short
+    assert len(stdio_token) == 1, stdio_token
+    assert "--token and --token-file are for --http" in stdio_token[0]
 
 
 def test_queued_runs_are_durable_from_the_moment_their_id_is_returned(
@@ -367,30 +362,29 @@ def test_queued_runs_are_durable_from_the_moment_their_id_is_returned(
 
 
 def test_a_control_character_in_corpus_dir_is_a_clear_tool_error(
-    chat_server, search_server, tmp_path
+    chat_server, search_server, tmp_path, caplog, capsys
 ):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "zstd.md").write_text("# zstd\n\nzstd compresses logs at level 19.\n")
     store = str(tmp_path / "runs.sqlite")
-    log = tmp_path / "server.log"
 
-    async def scenario(url: str) -> list[str]:
-        async with Client(url) as client:
-            texts = []
-            for bad in ("\u0000", "notes\nrm", "a" * 5000):
-                answer = await client.call_tool(
-                    "start_research",
-                    {"question": "Compare zstd and xz", "options": {"corpus_dir": bad}},
-                )
-                texts.append(error_text(answer))
-            return texts
+    async def scenario(client: Client) -> list[str]:
+        texts = []
+        for bad in ("\u0000", "notes\nrm", "a" * 5000):
+            answer = await client.call_tool(
+                "start_research",
+                {"question": "Compare zstd and xz", "options": {"corpus_dir": bad}},
+            )
+            texts.append(error_text(answer))
+        return texts
 
-    with http_server(store, log, "--corpus", str(corpus)) as (url, _):
-        texts = asyncio.run(scenario(url))
+    with caplog.at_level(logging.DEBUG):
+        texts = served(store, scenario, "--corpus", str(corpus))
     assert all("corpus_dir" in text for text in texts), texts
     assert "control characters" in texts[0]
-    assert "Traceback" not in log.read_text()
+    logged = [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert logged == [] and "Traceback" not in capsys.readouterr().err  # what the log would say
 
 
 def test_a_server_keeps_nothing_in_memory_of_runs_that_ended_the_store_keeps_them():

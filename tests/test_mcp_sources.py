@@ -83,8 +83,10 @@ def calls(log: Path) -> list[dict]:
 
 
 def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leave_the_run_going(
-    chat_server, search_server, tmp_path
+    chat_server, search_server, tmp_path, capfd
 ):
+    from deep_research.cli.main import main
+
     logs = {name: tmp_path / f"{name}.log" for name in ("wiki", "tickets", "dying")}
 
     def a_finding_per_evidence_item(call):  # the stand-in model keeps every item, not three
@@ -111,7 +113,7 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
                     "command": "sleep",
                     "args": [marker],
                     "allowedTools": ["search"],
-                    "startupTimeout": 3,
+                    "startupTimeout": 1,  # it never starts: no need to wait long
                 },
                 "dying": {
                     "command": sys.executable,
@@ -123,33 +125,30 @@ def test_allowed_mcp_tools_are_cited_others_never_called_and_failed_servers_leav
         config_file = tmp_path / "mcp.json"
         config_file.write_text(json.dumps(config))
         out = tmp_path / "out.json"
-        ran = subprocess.run(
+        code = main(
             [
-                *(sys.executable, "-m", "deep_research.cli", "run", "Compare zstd and xz"),
+                *("run", "Compare zstd and xz"),
                 *("--mcp-config", str(config_file), "--json", str(out)),
                 *("--max-iterations", "1", "--min-iterations", "1", "--max-workers", "1"),
                 *("--checkpoint-db", str(tmp_path / "runs.sqlite"), "--set", "search_timeout=10"),
                 *("--thread-id", "with-tools"),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=180,
+            ]
         )
-    assert ran.returncode == 0, ran.stderr
+    errors = capfd.readouterr().err
+    assert code == 0, errors
     assert processes_with(marker) == []  # stopped when the run ended, not left running
     output = json.loads(out.read_text())
     urls = {s["url"]: s["number"] for s in output["sources"]}
     body = output["report"].split("## Sources")[0]
     for server in ("wiki", "tickets"):
         cited = [n for url, n in urls.items() if url.startswith(f"mcp://{server}/search_wiki?")]
-        assert cited, (server, urls, ran.stderr)
+        assert cited, (server, urls, errors)
         assert all(f"[{n}]" in body or re.search(rf"\[[\d, ]*\b{n}\b", body) for n in cited)
     assert any(url.startswith("https://example.com/") for url in urls)  # the web went on too
     assert {c["tool"] for c in calls(logs["wiki"]) + calls(logs["tickets"])} == {"search_wiki"}
     assert len(calls(logs["dying"])) == 1  # it died at its first call and was not asked again
-    assert "source failed, the run goes on without it: mcp:broken" in ran.stderr
-    assert "mcp:dying" in ran.stderr
+    assert "source failed, the run goes on without it: mcp:broken" in errors
+    assert "mcp:dying" in errors
     tool_ids = {s["id"] for s in output["sources"] if s["url"].startswith("mcp://")}
     checked = [c for c in output["citations"] if c["source_id"] in tool_ids]
     assert checked and all(c["verdict"] == "supported" for c in checked)  # checked like any other
@@ -171,21 +170,20 @@ async def kept_answers(db: str, thread: str) -> list[tuple[str, str]]:
         return [(row.read.kind, await store.text(row.stored_sha256) or "") for row in rows]
 
 
-def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server, tmp_path):
+def test_a_bad_mcp_config_is_refused_before_any_call(chat_server, search_server, tmp_path, capsys):
+    from deep_research.cli.main import main
+
     config_file = tmp_path / "mcp.json"
     config_file.write_text(json.dumps({"mcpServers": {"wiki": {"allowedTools": ["x"]}}}))
-    ran = subprocess.run(
+    code = main(
         [
-            *(sys.executable, "-m", "deep_research.cli", "run", "Compare zstd and xz"),
-            *("--mcp-config", str(config_file), "--checkpoint-db", str(tmp_path / "r.sqlite")),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
+            *("run", "Compare zstd and xz", "--mcp-config", str(config_file)),
+            *("--checkpoint-db", str(tmp_path / "r.sqlite")),
+        ]
     )
-    assert ran.returncode == 2
-    assert "mcpServers.wiki" in ran.stderr and "command" in ran.stderr
+    errors = capsys.readouterr().err
+    assert code == 2
+    assert "mcpServers.wiki" in errors and "command" in errors
     assert chat_server.chat_requests == []
 
 
