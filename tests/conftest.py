@@ -103,6 +103,21 @@ def environment_restored():
 
 
 @pytest.fixture(autouse=True)
+def logging_restored():
+    """What the CLI's `main` sets for the life of its process (the `pypdf` logger's level, how
+    a Python warning is printed) is put back after a test that ran it here, so a later test of
+    the same worker sees what it would see first."""
+    import logging
+    import warnings
+
+    pypdf, format_warning = logging.getLogger("pypdf"), warnings.formatwarning
+    level = pypdf.level
+    yield
+    pypdf.setLevel(level)
+    warnings.formatwarning = format_warning
+
+
+@pytest.fixture(autouse=True)
 def own_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
     """Each test gets its own data folder (capability memory, indexes, default checkpoints):
     no test reads or writes the developer's, nor another test's when tests run in parallel. It

@@ -95,6 +95,7 @@ def redis_service() -> Iterator[str]:
 
 
 REDIS_DATABASES = 16  # redis-server's default number of logical databases
+SPARE_DATABASE = REDIS_DATABASES - 1  # no test process gets it: a test may empty it freely
 
 
 def worker_database(server_url: str, worker_id: str) -> str:
@@ -102,9 +103,16 @@ def worker_database(server_url: str, worker_id: str) -> str:
     database 1, `gw1` database 2, a run without xdist database 0. Tests in two processes at once
     never see, or flush, each other's keys."""
     number = int(worker_id[2:]) + 1 if worker_id.startswith("gw") else 0
-    if number >= REDIS_DATABASES:
-        raise RuntimeError(f"Redis has {REDIS_DATABASES} databases: run at most 15 test processes")
-    return f"{server_url.rsplit('/', 1)[0]}/{number}"
+    if number >= SPARE_DATABASE:
+        raise RuntimeError(f"Redis has {REDIS_DATABASES} databases: run at most 14 test processes")
+    return database_url(server_url, number)
+
+
+def database_url(server_url: str, number: int) -> str:
+    """The server's URL naming logical database `number` (whatever database it named)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    return urlunsplit(urlsplit(server_url)._replace(path=f"/{number}"))
 
 
 @pytest.fixture

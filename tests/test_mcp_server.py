@@ -30,6 +30,7 @@ from stand_ins.loopback import Reply
 mcp = pytest.importorskip("mcp", reason="the MCP extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp_in_process import served  # noqa: E402
+from test_mcp_server_limits import raw_post  # noqa: E402
 
 from deep_research.cli.main import main  # noqa: E402
 
@@ -212,6 +213,12 @@ def test_http_same_tools_and_two_clients_runs_share_the_servers_endpoint_limit(
     limit = {"DEEP_RESEARCH_MAX_MODEL_CONCURRENCY": "1"}
     with http_server(store, tmp_path / "server.log", **limit) as (url, _):
         (tools, missing, outside), *results = asyncio.run(three_clients(url))
+        # No token here: the Host and Origin checks stand on their own (DNS rebinding).
+        forged = raw_post(url, host="rebind.attacker.example")
+        forged_origin = raw_post(url, origin="http://rebind.attacker.example")
+        plain = raw_post(url)
+
+    assert (forged.status_code, forged_origin.status_code, plain.status_code) == (421, 403, 200)
 
     assert "start_research" in tools and "list_research" in tools
     assert "mcp-nope" in str(missing)

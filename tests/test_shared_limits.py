@@ -222,21 +222,24 @@ def test_a_killed_holders_slots_return_within_one_lease(redis_url, model):
     assert came - killed <= lease + 0.5
 
 
-def test_each_test_process_flushes_only_its_own_redis_database(redis_service):
-    """Two xdist workers share one Redis: a test starting in one must not empty the keys of a
-    test running in the other (a flush once took a running test's leases and 429 pause)."""
+def test_each_test_process_flushes_only_its_own_redis_database(redis_url):
+    """Test processes share one Redis: a test starting in one must not empty the keys of a
+    test running in another (a flush once took a running test's leases and 429 pause). Only
+    this process's database and the spare one, which no process gets, are touched here."""
     import redis
 
-    from services import worker_database
+    from services import SPARE_DATABASE, database_url, worker_database
 
-    urls = [worker_database(redis_service, worker) for worker in ("master", "gw0", "gw1", "gw14")]
+    workers = ("master", "gw0", "gw1", "gw13")
+    urls = [worker_database(redis_url, worker) for worker in workers]
     assert len(set(urls)) == 4
-    redis.Redis.from_url(urls[1]).set("kept", "1")
-    redis.Redis.from_url(urls[2]).flushdb()  # what the fixture does in the other process
-    assert redis.Redis.from_url(urls[1]).get("kept") == b"1"
-    redis.Redis.from_url(urls[1]).flushdb()
-    with pytest.raises(RuntimeError, match="at most 15"):
-        worker_database(redis_service, "gw15")
+    assert database_url(redis_url, SPARE_DATABASE) not in urls
+    assert database_url("redis://127.0.0.1:6379", 3) == "redis://127.0.0.1:6379/3"
+    redis.Redis.from_url(redis_url).set("kept", "1")
+    redis.Redis.from_url(database_url(redis_url, SPARE_DATABASE)).flushdb()  # another's flush
+    assert redis.Redis.from_url(redis_url).get("kept") == b"1"
+    with pytest.raises(RuntimeError, match="at most 14"):
+        worker_database(redis_url, "gw14")
 
 
 def test_redis_gone_mid_run_calls_wait_then_fail_with_a_clear_error(monkeypatch):

@@ -196,9 +196,10 @@ def cli_command(args: list[str]) -> str:
         except BaseException as error:  # raised again in the test's thread, below
             ended["error"] = error
 
-    worker = threading.Thread(target=command, name="deep-research")
+    worker = threading.Thread(target=command, name="deep-research", daemon=True)
     worker.start()
     worker.join(120)
+    assert not worker.is_alive(), f"deep-research {args[0]} still running after 120 s"
     if "error" in ended:
         raise ended["error"]
     assert ended.get("code") == 0, said.getvalue()[-2000:]
