@@ -29,11 +29,14 @@ def test_runs_asking_at_once_share_one_round_of_probes_sent_at_once(chat_server)
         asked = [windows.window(f"{chat_server.url}/v1", "m", gates) for _ in range(16)]
         return await asyncio.gather(*asked)
 
-    started = time.monotonic()
     assert asyncio.run(sixteen_runs()) == [6_000] * 16
-    took = time.monotonic() - started
     assert sorted(probes_sent(chat_server)) == sorted(PROBE_PATHS)  # once each
-    assert len(PROBES) == 4 and took < 2 * 0.3  # at once: one after another took 5 x 0.3 s
+    # At once, measured by the server (not by a clock a busy machine slows): each of the four
+    # probes' first request came before any probe had its answer. (Ollama's asks a second
+    # path, /api/show, after its first.)
+    firsts = [r for r in chat_server.requests if r["path"] in PROBE_PATHS[:4]]
+    assert len(PROBES) == 4 and len(firsts) == 4
+    assert max(r["started"] for r in firsts) < min(r["ended"] for r in firsts)
     assert asyncio.run(windows.window(f"{chat_server.url}/v1", "m", Gates())) == 6_000
     assert len(probes_sent(chat_server)) == 5  # remembered
 

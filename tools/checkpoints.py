@@ -6,9 +6,11 @@ tampered database cannot make the loader build arbitrary objects.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -175,6 +177,24 @@ class StoreUnreadable(StoreMissing):
     reported in one line wherever a missing store is."""
 
 
+async def set_up_sqlite(saver: BaseCheckpointSaver, patience: float = SQLITE_BUSY_SECONDS) -> None:
+    """The saver's tables, made if missing. Two processes opening a new store at once (two
+    desktop apps starting `deep-research mcp`) may both switch it to WAL: SQLite then refuses
+    one at once with "database is locked", without waiting its busy timeout (it would be a
+    deadlock). That one tries again shortly, for up to `patience` seconds; the setup is
+    idempotent (IF NOT EXISTS)."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            await saver.setup()
+            return
+        except sqlite3.OperationalError as error:
+            code = getattr(error, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF  # its family
+            if code != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(0.05)
+
+
 @asynccontextmanager
 async def open_checkpointer(
     target: str, *, create: bool = True, pooled: bool = False
@@ -211,7 +231,7 @@ async def open_checkpointer(
     async with aiosqlite.connect(str(path), timeout=SQLITE_BUSY_SECONDS) as connection:
         saver = SettlingSqliteSaver(connection, serde=serializer())
         try:
-            await saver.setup()
+            await set_up_sqlite(saver)
         except sqlite3.DatabaseError as error:
             raise StoreUnreadable(f"{path} is not a readable checkpoint store ({error})") from None
         try:
