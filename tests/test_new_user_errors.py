@@ -246,7 +246,7 @@ def test_the_probe_is_bounded_even_when_the_name_lookup_hangs(monkeypatch):
         BadInput, match=re.escape("duckduckgo at https://html.example did not answer within 0.3 s")
     ):
         check_reachable("duckduckgo", "https://html.example/html/", timeout=0.3)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # not the 30 s the lookup hangs: a busy machine's slack
     release.set()
 
 
