@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stand_ins.chat import Brain, ChatServer
+from stand_ins.chat import ChatServer
 from stand_ins.search import SearchServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,12 +103,6 @@ class SharedServer:
 
     def fresh(self) -> SharedServer:
         """The stand-ins as a test of its own would find them: default knobs, nothing recorded."""
-        self.chat.brain = Brain()
-        self.chat.fault = lambda number, body: None
-        self.search.fault = lambda number, body: None
-        vars(self.search).pop("handle", None)  # a test may have wrapped it
-        for stand_in in (self.chat, self.search):
-            stand_in.latency = 0.0
-            stand_in.requests.clear()
-            stand_in.peak_concurrency = stand_in.in_flight
+        self.chat.reset()
+        self.search.reset()
         return self

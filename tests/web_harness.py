@@ -28,7 +28,7 @@ import httpx
 import pytest
 from conftest import SECRET_MODEL_KEY, SECRET_SEARCH_KEY
 
-from stand_ins.chat import Brain, ChatServer
+from stand_ins.chat import ChatServer
 from stand_ins.search import SearchServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,17 +166,17 @@ def shared_web(shared_stand_ins, tmp_path_factory) -> Iterator[WebServer]:
 
 @pytest.fixture(name="stand_ins")
 def fresh_stand_ins(shared_stand_ins, monkeypatch) -> tuple[ChatServer, SearchServer]:
-    """The shared stand-ins as a test's own: once the last test's calls are answered, a fresh
-    brain, no requests recorded, the usual latency, Tavily's own answers; this process's
+    """The shared stand-ins as a test's own: once the last test's calls are answered, reset
+    to a new stand-in's knobs with the usual latency, nothing recorded; this process's
     environment points at them (for a server of the test's own, and a command run here)."""
     chat, search = shared_stand_ins
     deadline = time.monotonic() + 60
     while (chat.in_flight or search.in_flight) and time.monotonic() < deadline:
         time.sleep(0.05)  # a killed server's call, answered to nobody
     assert chat.in_flight == search.in_flight == 0, "an earlier test's call is still going"
-    chat.brain, chat.latency, chat.requests = Brain(), STAND_IN_LATENCY, []
-    vars(search).pop("handle", None)
-    search.requests = []
+    chat.reset()
+    search.reset()
+    chat.latency = STAND_IN_LATENCY
     for name, value in stand_in_environment(chat, search).items():
         monkeypatch.setenv(name, value)
     return chat, search

@@ -261,7 +261,13 @@ class ChatServer(StandIn):
 
     def __init__(self, brain: Brain | None = None) -> None:
         super().__init__()
-        self.brain = brain or Brain()
+        self._brain_lock = threading.Lock()
+        self.set_knobs()
+        self.brain = brain or self.brain
+
+    def set_knobs(self) -> None:
+        """Every knob at its default, every count at zero."""
+        self.brain = Brain()
         self.refuse_tools = False
         self.refuse_response_format = False
         self.reply_wrapper = lambda text, call: text  # e.g. add <think> blocks
@@ -284,7 +290,6 @@ class ChatServer(StandIn):
         self.completion_tokens = 0
         self.answered = 0
         self._count = 0
-        self._brain_lock = threading.Lock()
 
     def delay(self, path: str) -> float:
         """A model's latency is its generation: completions take `latency`, other paths (the

@@ -133,6 +133,19 @@ class StandIn:
         self.thread.start()
         return self
 
+    def set_knobs(self) -> None:
+        """A new stand-in's knobs (a subclass sets its own here)."""
+
+    def reset(self) -> None:
+        """Back to what a new stand-in would be, its server kept (for a stand-in that tests
+        share): every knob at its default, nothing recorded, no method a test wrapped."""
+        for name in [name for name in vars(self) if hasattr(type(self), name)]:
+            del self.__dict__[name]  # a wrapped `handle`, a latency set on the instance
+        self.set_knobs()
+        with self._lock:
+            self.requests = []
+            self.peak_concurrency = self.in_flight
+
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()

@@ -17,6 +17,10 @@ class SearchServer(StandIn):
 
     def __init__(self) -> None:
         super().__init__()
+        self.set_knobs()
+
+    def set_knobs(self) -> None:
+        """Every knob at its default, the request count at zero."""
         self.fail_all = False
         self.fault = lambda number, body: None
         self.page_text = lambda query, n: f"Evidence {n} about {query}: the figure is {n * 7}."
