@@ -285,8 +285,24 @@ def _identifier(languages: tuple[str, ...]):
 
             identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
             identifier.set_languages(list(languages))
-            _IDENTIFIERS[languages] = identifier
+            _IDENTIFIERS[languages] = _untracked_tables(identifier)
         return _IDENTIFIERS[languages]
+
+
+# py3langid's automaton: tables of 104,583 entries it only indexes (`tk_nextmove` is an array)
+_AUTOMATON_TABLES = ("tk_nextmove", "tk_output", "_rowbase")
+
+
+def _untracked_tables(identifier):
+    """The identifier with its automaton's lists of ints as tuples, which it indexes the same
+    way: a tuple of ints is untracked by the garbage collector, where every full collection
+    walked the lists' 209,166 items again (a tenth of all it walked with 64 runs at once). A
+    table a later py3langid keeps in another form is left as it is."""
+    for name in _AUTOMATON_TABLES:
+        table = getattr(identifier, name, None)
+        if isinstance(table, list):
+            setattr(identifier, name, tuple(table))
+    return identifier
 
 
 def _chinese(text: str) -> LanguageCode:

@@ -241,3 +241,14 @@ def test_a_page_that_shows_a_key_we_hold_is_kept_and_read_again_without_it(
     again = asyncio.run(scenario())
     assert kept and key not in kept[0] and "Bearer ***" in kept[0]
     assert again.status == 200 and again.text == kept[0]  # the same text: unchanged by hash
+
+
+def test_a_stores_errors_are_caught_and_psycopg_is_imported_only_for_postgresql(tmp_path):
+    import psycopg
+
+    from deep_research.tools.evidence.store import store_errors
+
+    assert store_errors(None) == (sqlite3.Error, OSError)
+    assert store_errors(EvidenceStore(str(tmp_path / "runs.db"))) == (sqlite3.Error, OSError)
+    on_postgres = store_errors(EvidenceStore("postgresql://nobody@127.0.0.1:1/none"))
+    assert psycopg.Error in on_postgres and sqlite3.Error in on_postgres

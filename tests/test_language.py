@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from pydantic import ValidationError
 
 from deep_research.domain.evidence import SectionEvidence
+from deep_research.domain import language
 from deep_research.domain.language import WORDS, detect_language, run_language, words_for
 from deep_research.nodes import prompts
 from deep_research.nodes.writing import limitations, no_evidence_report, plain_error
@@ -39,6 +42,17 @@ from deep_research.state import OutlineSection, WorkerResult
 )
 def test_detect_language(text, language):
     assert detect_language(text) == language
+
+
+def test_the_language_models_tables_stay_out_of_the_garbage_collectors_walks(monkeypatch):
+    monkeypatch.setattr(language, "_IDENTIFIERS", {})
+    assert detect_language("Comparer zstd et xz pour les archives de journaux") == "fr"
+    (identifier,) = language._IDENTIFIERS.values()
+    tables = {name: getattr(identifier, name) for name in language._AUTOMATON_TABLES}
+    gc.collect()  # a tuple of ints is untracked once the collector has seen it
+    assert min(len(t) for t in tables.values()) > 100_000  # the automaton's, not a part of one
+    walked = {n: len(gc.get_referents(t)) for n, t in tables.items() if gc.is_tracked(t)}
+    assert sum(walked.values()) < 10, walked  # an array of ints shows the collector its type
 
 
 def test_japanese_and_korean_never_get_chinese_words():

@@ -307,7 +307,7 @@ class LiveRuns:
         """Keep `run` as the live run `run_id` (once its id is in state), unless one is kept."""
         kept = self._here().setdefault(run_id, run)
         if kept.reads is None:
-            kept.reads = RunReads(run_id, self.evidence, store_errors())
+            kept.reads = RunReads(run_id, self.evidence, store_errors(self.evidence))
 
     def open(self, run_id: str, settings: Settings, spent: Usage | None = None) -> RunResources:
         """The live run's resources; created (its ledger starting at `spent`) if it has none."""

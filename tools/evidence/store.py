@@ -51,15 +51,14 @@ SCHEMA = (
 )
 
 
-def store_errors() -> tuple[type[BaseException], ...]:
-    """What a statement raises when the store fails (locked, gone, full), for both stores."""
+def store_errors(store: EvidenceStore | None) -> tuple[type[BaseException], ...]:
+    """What a statement raises when `store` fails (locked, gone, full): psycopg's errors too
+    when it is a PostgreSQL store (psycopg is not imported for a run without one: 73 modules)."""
     errors: list[type[BaseException]] = [sqlite3.Error, OSError]
-    try:
+    if store is not None and store.tables.postgres:
         import psycopg
 
         errors.append(psycopg.Error)
-    except ModuleNotFoundError:
-        pass
     return tuple(errors)
 
 
