@@ -7,8 +7,8 @@ import gc
 import pytest
 from pydantic import ValidationError
 
-from deep_research.domain.evidence import SectionEvidence
 from deep_research.domain import language
+from deep_research.domain.evidence import SectionEvidence
 from deep_research.domain.language import WORDS, detect_language, run_language, words_for
 from deep_research.nodes import prompts
 from deep_research.nodes.writing import limitations, no_evidence_report, plain_error
