@@ -7,7 +7,7 @@ import gc
 import pytest
 from pydantic import ValidationError
 
-from deep_research.domain import language
+from deep_research.domain import language as language_module
 from deep_research.domain.evidence import SectionEvidence
 from deep_research.domain.language import WORDS, detect_language, run_language, words_for
 from deep_research.nodes import prompts
@@ -45,10 +45,10 @@ def test_detect_language(text, language):
 
 
 def test_the_language_models_tables_stay_out_of_the_garbage_collectors_walks(monkeypatch):
-    monkeypatch.setattr(language, "_IDENTIFIERS", {})
+    monkeypatch.setattr(language_module, "_IDENTIFIERS", {})
     assert detect_language("Comparer zstd et xz pour les archives de journaux") == "fr"
-    (identifier,) = language._IDENTIFIERS.values()
-    tables = {name: getattr(identifier, name) for name in language._AUTOMATON_TABLES}
+    (identifier,) = language_module._IDENTIFIERS.values()
+    tables = {name: getattr(identifier, name) for name in language_module._AUTOMATON_TABLES}
     gc.collect()  # a tuple of ints is untracked once the collector has seen it
     assert min(len(t) for t in tables.values()) > 100_000  # the automaton's, not a part of one
     walked = {n: len(gc.get_referents(t)) for n, t in tables.items() if gc.is_tracked(t)}
