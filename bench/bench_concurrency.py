@@ -10,15 +10,17 @@ The model stand-in refuses requests beyond `--server-rps` per second with 429 an
 `Retry-After: 1`, like a provider's rate limit.
 
 Prints one row per N: runs finished and failed, wall time, model calls, the child's CPU per
-model call, its worst event-loop stall (how late a 10 ms timer fired at worst), peak requests
-in flight at each server, 429s, the child's peak memory, and whether every run's search budget
-held. Timings on a shared 2-core machine are noisy: compare the rows of one invocation.
+model call, its worst event-loop stall (how late a 10 ms timer fired at worst), the garbage
+collector's full collections (how many, and the longest), peak requests in flight at each
+server, 429s, the child's peak memory, and whether every run's search budget held. Timings
+on a shared 2-core machine are noisy: compare the rows of one invocation.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -53,6 +55,30 @@ async def watch_stalls(worst: list[float]) -> None:
         worst[0] = max(worst[0], loop.time() - due)
 
 
+class FullCollections:
+    """The garbage collector's full collections while it is on: how many, the longest (each
+    one stops the event loop for its whole length)."""
+
+    def __init__(self) -> None:
+        self.count, self.longest, self._started = 0, 0.0, 0.0
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._seen)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._seen)
+
+    def _seen(self, phase: str, info: dict) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count += 1
+            self.longest = max(self.longest, time.perf_counter() - self._started)
+
+
 async def research_all(graph, n: int) -> dict:
     """N runs at once on one event loop: wall and CPU seconds, worst stall, each run's output
     (or the error it raised)."""
@@ -73,7 +99,9 @@ def run_batch(n: int) -> None:
     imported and built first, as a server does at its start."""
     from deep_research.graph import build_graph
 
-    done = asyncio.run(research_all(build_graph(), n))
+    graph = build_graph()
+    with FullCollections() as collections:
+        done = asyncio.run(research_all(graph, n))
     outputs = [out for out in done["outputs"] if isinstance(out, dict)]
     errors = [repr(out)[:200] for out in done["outputs"] if not isinstance(out, dict)]
     calls = sum(out["usage"].llm_calls for out in outputs)
@@ -83,6 +111,8 @@ def run_batch(n: int) -> None:
                 "seconds": done["seconds"],
                 "cpu_ms_per_call": 1000 * done["cpu"] / max(calls, 1),
                 "stall_ms": 1000 * done["stall"],
+                "full_collections": collections.count,
+                "longest_full_ms": 1000 * collections.longest,
                 "finished": sum(1 for out in outputs if out.get("report")),
                 "failed": n - sum(1 for out in outputs if out.get("report")),
                 "errors": errors[:3],
@@ -159,7 +189,8 @@ def main() -> None:
     )
     header = (
         f"{'runs':>5} {'finished':>8} {'failed':>6} {'wall s':>7} {'calls':>6} "
-        f"{'CPU ms/call':>11} {'worst stall ms':>14} {'peak model':>10} {'peak search':>11} "
+        f"{'CPU ms/call':>11} {'worst stall ms':>14} {'full GCs':>8} {'longest ms':>10} "
+        f"{'peak model':>10} {'peak search':>11} "
         f"{'429s':>5} {'peak MiB':>8} {'budgets held':>12}"
     )
     print(header)
@@ -168,6 +199,7 @@ def main() -> None:
         print(
             f"{n:>5} {row['finished']:>8} {row['failed']:>6} {row['seconds']:>7.2f} "
             f"{row['llm_calls']:>6} {row['cpu_ms_per_call']:>11.1f} {row['stall_ms']:>14.0f} "
+            f"{row['full_collections']:>8} {row['longest_full_ms']:>10.0f} "
             f"{row['stats']['model_peak']:>10} {row['stats']['search_peak']:>11} "
             f"{row['stats']['refused']:>5} {row['peak_mib']:>8.0f} "
             f"{'yes' if row['held'] else 'NO':>12}",
