@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import httpx
+import httpx2
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -51,8 +52,8 @@ def no_http(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("an HTTP request was sent")
 
-    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
-    monkeypatch.setattr(httpx.Client, "send", refuse)
+    for client in (httpx.AsyncClient, httpx.Client, httpx2.AsyncClient, httpx2.Client):
+        monkeypatch.setattr(client, "send", refuse)  # httpx2: the chat model's aiohttp client
     for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
@@ -219,4 +220,5 @@ def test_the_openai_client_gets_timeouts_every_httpx_takes():
 
     model = asyncio.run(build())
     assert model.request_timeout == (30.0, 600.0, 600.0, 600.0)  # connect, read, write, pool
-    assert model.http_async_client.timeout == httpx.Timeout(600.0, connect=30.0)
+    sent = model.http_async_client.timeout  # the aiohttp client's, an httpx2 Timeout
+    assert (sent.connect, sent.read, sent.write, sent.pool) == (30.0, 600.0, 600.0, 600.0)
