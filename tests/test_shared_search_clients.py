@@ -168,6 +168,6 @@ def test_the_chat_and_tavily_clients_of_a_new_event_loop_load_no_ca_bundle(
         chat_http, search_http = asyncio.run(a_new_loop())
     finally:
         ssl.SSLContext.load_verify_locations = real
-    assert chat_http._transport.ssl_context is tls  # the SDK's aiohttp transport
+    assert chat_http._transport._pool._ssl_context is tls
     assert search_http._transport._pool._ssl_context is tls
     assert loaded == []
