@@ -6,7 +6,6 @@ import asyncio
 import json
 
 import httpx
-import httpx2
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -52,8 +51,8 @@ def no_http(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("an HTTP request was sent")
 
-    for client in (httpx.AsyncClient, httpx.Client, httpx2.AsyncClient, httpx2.Client):
-        monkeypatch.setattr(client, "send", refuse)  # httpx2: the clients the SDK builds
+    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
+    monkeypatch.setattr(httpx.Client, "send", refuse)
     for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
