@@ -28,6 +28,7 @@ pytestmark = pytest.mark.skipif(
 SCAFFOLDING = ("Research notes:", "<data>", "</data>", "Schema name:", "Sources:\n<")
 
 
+@pytest.mark.timeout(1600)  # the run's own limit is 1500 s; pytest's default 600 s is less
 def test_the_cli_runs_end_to_end_on_a_real_model(tmp_path: Path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
