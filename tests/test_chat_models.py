@@ -220,3 +220,29 @@ def test_the_openai_client_gets_timeouts_every_httpx_takes():
     model = asyncio.run(build())
     assert model.request_timeout == (30.0, 600.0, 600.0, 600.0)  # connect, read, write, pool
     assert model.http_async_client.timeout == httpx.Timeout(600.0, connect=30.0)
+
+
+def test_a_burst_of_calls_reuses_the_connections_of_the_one_before(chat_server, monkeypatch):
+    """The chat client keeps as many idle connections as the endpoint lets calls be in flight
+    (httpx keeps 20): a fan-out's next level of 40 calls opens none of the 40 again."""
+    from langchain_core.messages import HumanMessage
+
+    from deep_research.tools.model_names import Endpoint
+    from deep_research.tools.models import openai_model
+    from deep_research.tools.process_wide import ProcessWide
+
+    monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "48")
+    chat_server.latency = 0.2  # long enough for 40 calls to be in flight at once
+
+    async def two_bursts() -> tuple[set[int], set[int]]:
+        endpoint = Endpoint(base_url=f"{chat_server.url}/v1", api_key="k")
+        model = openai_model("stand-in-model", endpoint, 60.0, ProcessWide())
+        pool = model.http_async_client._transport._pool
+        bursts = []
+        for _ in range(2):
+            await asyncio.gather(*(model.ainvoke([HumanMessage("hi")]) for _ in range(40)))
+            bursts.append({id(connection) for connection in pool.connections})
+        return bursts[0], bursts[1]
+
+    first, second = asyncio.run(two_bursts())
+    assert len(first) == 40 and second == first

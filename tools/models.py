@@ -30,9 +30,20 @@ from deep_research.tools.model_names import (
 from deep_research.tools.process_wide import ProcessWide, current
 
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
+KEPT_WITHOUT_A_CAP = 100  # httpx's default most connections, kept idle too when nothing caps calls
 
 ModelSource = Callable[[Settings, Role], BaseChatModel]
 """Where a model client gets a role's chat model: by name (`chat_model`), or one given."""
+
+
+def connection_limits(max_in_flight: int | None) -> httpx.Limits:
+    """A chat client's connection pool: as many idle connections kept as the endpoint lets
+    calls be in flight (no cap: httpx's 100). httpx keeps 20: with 32 workers quoting 96 pages
+    at once, each level of a fan-out opened again the connections the one before had closed."""
+    kept = max_in_flight or KEPT_WITHOUT_A_CAP
+    return httpx.Limits(
+        max_connections=max(kept, KEPT_WITHOUT_A_CAP), max_keepalive_connections=kept
+    )
 
 
 def openai_model(
@@ -48,6 +59,7 @@ def openai_model(
         # own clients on httpx2, whose Timeout refuses httpx's (seen with httpx2 2.17.0).
         timeout = (min(idle_timeout, CONNECT_TIMEOUT), idle_timeout, idle_timeout, idle_timeout)
         tls = process.search_clients.tls()  # the process's: no CA bundle loaded again
+        gate = process.gates.model(endpoint.base_url)
         blocking = process.search_clients.anywhere(  # the SDK builds a blocking client too
             ("openai-blocking", endpoint.base_url, timeout),
             lambda: httpx.Client(timeout=timeout, verify=tls),
@@ -65,8 +77,9 @@ def openai_model(
             http_client=blocking,
             http_async_client=httpx.AsyncClient(
                 timeout=timeout,
-                event_hooks=process.gates.model(endpoint.base_url).http_hooks(),
+                event_hooks=gate.http_hooks(),
                 verify=tls,
+                limits=connection_limits(gate.limits.max_in_flight),
             ),
         )
     return per_loop[key]
