@@ -246,3 +246,21 @@ def test_a_burst_of_calls_reuses_the_connections_of_the_one_before(chat_server, 
 
     first, second = asyncio.run(two_bursts())
     assert len(first) == 40 and second == first
+
+
+def test_models_on_one_server_share_its_connections():
+    """Two models on one server (a planner and a writer, say) send over one pool, so the
+    endpoint's cap bounds the connections kept open to it; another server gets its own."""
+    from deep_research.tools.model_names import Endpoint
+    from deep_research.tools.models import openai_model
+    from deep_research.tools.process_wide import ProcessWide
+
+    async def clients():
+        process = ProcessWide()
+        here = Endpoint(base_url="http://127.0.0.1:9/v1", api_key="k")
+        there = Endpoint(base_url="http://127.0.0.1:10/v1", api_key="k")
+        models = [openai_model(name, here, 60.0, process) for name in ("planner-m", "writer-m")]
+        return [m.http_async_client for m in (*models, openai_model("m", there, 60.0, process))]
+
+    planner, writer, elsewhere = asyncio.run(clients())
+    assert planner is writer and elsewhere is not planner

@@ -37,7 +37,7 @@ ModelSource = Callable[[Settings, Role], BaseChatModel]
 
 
 def connection_limits(max_in_flight: int | None) -> httpx.Limits:
-    """A chat client's connection pool: as many idle connections kept as the endpoint lets
+    """A chat server's connection pool: as many idle connections kept as the endpoint lets
     calls be in flight (no cap: httpx's 100). httpx keeps 20: with 32 workers quoting 96 pages
     at once, each level of a fan-out opened again the connections the one before had closed."""
     kept = max_in_flight or KEPT_WITHOUT_A_CAP
@@ -75,10 +75,11 @@ def openai_model(
             stream_usage=True,
             stream_chunk_timeout=0,  # silence is timed by `tools.streaming` (one timer a call)
             http_client=blocking,
-            http_async_client=httpx.AsyncClient(
+            # one pool per server on this loop, whatever the model: the endpoint's cap holds
+            http_async_client=process.search_clients.httpx_here(
+                ("openai", endpoint.base_url, timeout),
                 timeout=timeout,
                 event_hooks=gate.http_hooks(),
-                verify=tls,
                 limits=connection_limits(gate.limits.max_in_flight),
             ),
         )
