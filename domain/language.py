@@ -267,25 +267,22 @@ def _count(script: str, text: str) -> int:
     return len(_SCRIPT[script].findall(text))
 
 
+_CYRILLIC = ("ru", "uk", "bg", "be", "sr", "mk")
 _IDENTIFIERS: dict[tuple[str, ...], object] = {}
 _IDENTIFIERS_BUILT = threading.Lock()
 
 
 def _identifier(languages: tuple[str, ...]):
-    """py3langid's identifier restricted to `languages`: its bundled model is loaded once per
-    process, also when several runs detect their question's language at the same moment (with
-    a `functools.cache`, every first call that came before the first load ended loaded its own
-    copy)."""
+    """py3langid's identifier restricted to `languages` (`_LATIN` or `_CYRILLIC`): its bundled
+    model is loaded once per process, also when several runs detect their question's language
+    at the same moment (with a `functools.cache`, every first call that came before the first
+    load ended loaded its own copy)."""
     found = _IDENTIFIERS.get(languages)
     if found is not None:
         return found
     with _IDENTIFIERS_BUILT:
-        if languages not in _IDENTIFIERS:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            identifier.set_languages(list(languages))
-            _IDENTIFIERS[languages] = _untracked_tables(identifier)
+        if not _IDENTIFIERS:
+            _IDENTIFIERS.update(_restricted_identifiers((_LATIN, _CYRILLIC)))
         return _IDENTIFIERS[languages]
 
 
@@ -293,16 +290,37 @@ def _identifier(languages: tuple[str, ...]):
 _AUTOMATON_TABLES = ("tk_nextmove", "tk_output", "_rowbase")
 
 
-def _untracked_tables(identifier):
-    """The identifier with its automaton's lists of ints as tuples, which it indexes the same
-    way: a tuple of ints is untracked by the garbage collector, where every full collection
-    walked the lists' 209,166 items again (a tenth of all it walked with 64 runs at once). A
-    table a later py3langid keeps in another form is left as it is."""
-    for name in _AUTOMATON_TABLES:
-        table = getattr(identifier, name, None)
-        if isinstance(table, list):
-            setattr(identifier, name, tuple(table))
-    return identifier
+def _restricted_identifiers(language_sets: tuple[tuple[str, ...], ...]) -> dict:
+    """One identifier for each set of languages, from one load of the model, sharing its
+    automaton (39 MB of transitions), each keeping only its own languages' weights. The
+    library's own restriction keeps the whole model's weights too (27 MB, for a later reset we
+    never make), and a second identifier loaded the model again.
+
+    The automaton's lists of ints become tuples, which the identifier indexes the same way: a
+    tuple of ints is untracked by the garbage collector, where every full collection walked the
+    lists' 209,166 items again (a tenth of all it walked with 64 runs at once). A table a later
+    py3langid keeps in another form is left as it is."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    automaton = {name: getattr(model, name) for name in _AUTOMATON_TABLES}
+    automaton = {n: tuple(t) if isinstance(t, list) else t for n, t in automaton.items()}
+    identifiers = {}
+    for languages in language_sets:
+        model.set_languages(list(languages))
+        identifier = LanguageIdentifier(
+            model.nb_ptc,  # a copy of the languages' columns
+            model.nb_pc,
+            model.nb_classes,
+            automaton["tk_nextmove"],
+            automaton["tk_output"],
+            norm_probs=True,
+            tk_row=model.tk_row,
+        )
+        for name, table in automaton.items():
+            setattr(identifier, name, table)
+        identifiers[languages] = identifier
+    return identifiers
 
 
 def _chinese(text: str) -> LanguageCode:
@@ -331,7 +349,7 @@ def detect_language(text: str) -> LanguageCode:
             return "ja"
         return _chinese(text)
     if script == "cyrillic":
-        language, confidence = _identifier(("ru", "uk", "bg", "be", "sr", "mk")).classify(text)
+        language, confidence = _identifier(_CYRILLIC).classify(text)
         return "und" if language != "ru" and confidence >= CONFIDENT else "ru"
     if script == "other":
         return "und"

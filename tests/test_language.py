@@ -47,12 +47,29 @@ def test_detect_language(text, language):
 def test_the_language_models_tables_stay_out_of_the_garbage_collectors_walks(monkeypatch):
     monkeypatch.setattr(language_module, "_IDENTIFIERS", {})
     assert detect_language("Comparer zstd et xz pour les archives de journaux") == "fr"
-    (identifier,) = language_module._IDENTIFIERS.values()
+    identifier = language_module._IDENTIFIERS[language_module._LATIN]
     tables = {name: getattr(identifier, name) for name in language_module._AUTOMATON_TABLES}
     gc.collect()  # a tuple of ints is untracked once the collector has seen it
     assert min(len(t) for t in tables.values()) > 100_000  # the automaton's, not a part of one
     walked = {n: len(gc.get_referents(t)) for n, t in tables.items() if gc.is_tracked(t)}
     assert sum(walked.values()) < 10, walked  # an array of ints shows the collector its type
+
+
+def test_one_load_of_the_language_model_serves_both_scripts_with_only_their_weights(monkeypatch):
+    monkeypatch.setattr(language_module, "_IDENTIFIERS", {})
+    assert detect_language("Почему растут цены на электроэнергию в Европе?") == "ru"
+    assert detect_language("Comparer zstd et xz pour les archives de journaux") == "fr"
+    latin = language_module._IDENTIFIERS[language_module._LATIN]
+    cyrillic = language_module._IDENTIFIERS[language_module._CYRILLIC]
+    for name in language_module._AUTOMATON_TABLES:
+        assert getattr(latin, name) is getattr(cyrillic, name), name
+    for identifier, languages in (
+        (latin, language_module._LATIN),
+        (cyrillic, language_module._CYRILLIC),
+    ):
+        assert set(identifier.nb_classes) == set(languages)
+        kept = {id(a): a for a in (identifier.nb_ptc, *identifier._full_model[:2])}.values()
+        assert {a.shape[-1] for a in kept} == {len(identifier.nb_classes)}  # no other language's
 
 
 def test_japanese_and_korean_never_get_chinese_words():
