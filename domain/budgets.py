@@ -63,10 +63,18 @@ def cost_usd(usage: Usage, settings: Settings) -> float | None:
 
 
 def run_budget_spent(usage: Usage, settings: Settings) -> bool:
-    """True once the run has spent its token, search or dollar budget (those that are set)."""
-    if settings.max_total_tokens is not None and usage.total_tokens >= settings.max_total_tokens:
-        return True
+    """True once the run has spent its token, search or dollar budget (those that are set):
+    no new round past it."""
     if settings.max_search_calls is not None and usage.search_calls >= settings.max_search_calls:
+        return True
+    return model_budget_spent(usage, settings)
+
+
+def model_budget_spent(usage: Usage, settings: Settings) -> bool:
+    """True once the run has spent its token or dollar budget (those that are set): no model
+    call past it. A spent search budget stops searching, not the reading and writing of what
+    the searches found."""
+    if settings.max_total_tokens is not None and usage.total_tokens >= settings.max_total_tokens:
         return True
     if settings.max_cost_usd is not None:
         cost = cost_usd(usage, settings)

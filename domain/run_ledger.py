@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from deep_research.domain.budgets import run_budget_spent
+from deep_research.domain.budgets import model_budget_spent, run_budget_spent
 from deep_research.settings import Settings
 from deep_research.state import Usage
 
@@ -74,3 +74,7 @@ class RunLedger:
         searches = self.spent.search_calls + self.searches_in_flight
         pending = self.spent.model_copy(update={"search_calls": searches})
         return run_budget_spent(pending, settings)
+
+    def model_budget_spent(self, settings: Settings) -> bool:
+        """True once the run's token or dollar budget is spent: no model call past it."""
+        return model_budget_spent(self.spent, settings)

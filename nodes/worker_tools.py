@@ -260,7 +260,7 @@ async def decide(state: WorkerState, *, runs: LiveRuns) -> dict:
         return {"termination_reason": "budget_spent"}
     documents = await run.document_languages()
     async with run.worker_slots:
-        if run.budget_spent():
+        if run.model_budget_spent():
             return {"termination_reason": "run_budget_spent"}
         try:
             choice = await choose_tools(
@@ -360,7 +360,7 @@ async def page_quotes(
         passages = best_passages(passages, query, room).split("\n\n")
     text = "\n\n".join(page.passages)
     usage, kept = Usage(), []
-    if run.budget_spent():  # no model call past the run's budget: the nearest sentences
+    if run.model_budget_spent():  # no model call past the run's budget: the nearest sentences
         return [PageQuote(text=s) for s in best_sentences(page.passages, query, 3)], usage
     try:
         answer, usage = await ask(

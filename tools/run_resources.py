@@ -227,6 +227,11 @@ class RunResources:
         """True once the run's token, search or dollar budget is spent (in-flight searches too)."""
         return self.ledger.budget_spent(self.settings)
 
+    def model_budget_spent(self) -> bool:
+        """True once the run's token or dollar budget is spent: no model call past it (a spent
+        search budget still lets the workers read and quote what their searches found)."""
+        return self.ledger.model_budget_spent(self.settings)
+
     @contextlib.asynccontextmanager
     async def search_call(self) -> AsyncIterator[bool]:
         """One search: yields False (send nothing) once the run's search budget is spent,
