@@ -7,6 +7,8 @@ import io
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -239,6 +241,31 @@ def test_unreadable_files_are_skipped_with_a_warning(
         again = corpus.refresh()
     assert again.files_skipped == 3
     assert caplog.text == ""
+
+
+def test_pypdf_is_imported_only_when_a_pdf_is_read(tmp_path: Path) -> None:
+    """A process that builds the graph and never reads a PDF does without pypdf's 17 MiB; the
+    first PDF read imports it, and a broken PDF is still skipped by name."""
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (tmp_path / "a.pdf").write_bytes(make_pdf(["lemurs sleep 16 hours"], title="T"))
+    probe = (
+        "import sys\n"
+        "from deep_research.graph import build_graph\n"
+        "from pathlib import Path\n"
+        "from deep_research.tools.corpus.reading import SkippedFile, read_document\n"
+        "build_graph()\n"
+        "print('before', 'pypdf' in sys.modules)\n"
+        f"print(read_document(Path({str(tmp_path / 'a.pdf')!r})).blocks[0].text)\n"
+        "try:\n"
+        f"    read_document(Path({str(tmp_path / 'broken.pdf')!r}))\n"
+        "except SkippedFile as skipped:\n"
+        "    print('skipped:', skipped)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.splitlines()[:2] == ["before False", "lemurs sleep 16 hours"], done
+    assert "skipped: is not a readable PDF" in done.stdout, done
 
 
 def test_permission_denied_is_skipped(

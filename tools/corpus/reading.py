@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Literal
 
 from lxml import etree
-from pypdf import PdfReader
-from pypdf.errors import DependencyError, PyPdfError
 
 from deep_research.tools.corpus.html_marks import DateMarks, Link, LinkTracker
 
@@ -48,10 +46,8 @@ BLOCK_TAGS = frozenset(
     }
 )  # fmt: skip
 
-# Errors pypdf lets escape on malformed files besides its own PyPdfError family.
-PDF_ERRORS = (
-    PyPdfError,
-    DependencyError,
+# Errors pypdf lets escape on malformed files besides its own (`pdf_errors`).
+_MALFORMED_PDF_ERRORS = (
     ValueError,
     KeyError,
     TypeError,
@@ -280,9 +276,23 @@ class _HtmlText:
         )
 
 
+def pdf_errors() -> tuple[type[BaseException], ...]:
+    """What reading a malformed PDF may raise: pypdf's own errors and those it lets escape.
+
+    pypdf is imported on the first PDF read, not with this module: it weighs 17 MiB of memory
+    (with the font and cryptography libraries it loads) in every process, most of which never
+    read a PDF."""
+    from pypdf.errors import DependencyError, PyPdfError
+
+    return (PyPdfError, DependencyError, *_MALFORMED_PDF_ERRORS)
+
+
 def read_pdf(data: bytes, max_pages: int | None = None) -> Document:
     """PDF text page by page (the first `max_pages` when given); encrypted PDFs open only if
     their user password is empty. Its metadata's modification and creation dates are kept."""
+    from pypdf import PdfReader
+
+    errors = pdf_errors()
     try:
         reader = PdfReader(BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -291,7 +301,7 @@ def read_pdf(data: bytes, max_pages: int | None = None) -> Document:
         title = info.title if info else None
         dates = _pdf_dates(info)
         pages = [tidy(page.extract_text() or "") for page in reader.pages[:max_pages]]
-    except PDF_ERRORS as error:
+    except errors as error:
         raise SkippedFile(f"is not a readable PDF ({type(error).__name__}: {error})") from error
     blocks = tuple(
         Block(0, f"Page {number}", text, page=number)
@@ -304,11 +314,11 @@ def read_pdf(data: bytes, max_pages: int | None = None) -> Document:
 
 def _pdf_dates(info: object) -> tuple[str, ...]:
     """A PDF's modification and creation dates, as ISO 8601 (none when unset or unreadable)."""
-    dates = []
+    dates, errors = [], pdf_errors()
     for name in ("modification_date", "creation_date"):
         try:
             moment = getattr(info, name, None)
-        except PDF_ERRORS:  # a date field pypdf cannot parse is no date
+        except errors:  # a date field pypdf cannot parse is no date
             continue
         if moment is not None:
             dates.append(moment.isoformat())
