@@ -123,6 +123,15 @@ def _base_rate(price: object) -> Decimal | None:
     return rate if isinstance(rate, Decimal) else None
 
 
+def load_price_table() -> None:
+    """Load genai-prices' bundled table now (30 ms, about 17,500 objects), before the graph's
+    `gc.freeze` (`tools.process_wide.built_for_good`): loaded at the first run's price look-up,
+    it was walked again by every full garbage collection of a process with many runs."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    get_snapshot()
+
+
 @functools.cache
 def listed_price(model: str, base_url: str | None) -> ModelPrice | None:
     """What pydantic's genai-prices lists for `model` where it is served: a `provider:model`

@@ -28,7 +28,7 @@ from deep_research.nodes.planning import decompose, decompose_for_remote_callers
 from deep_research.nodes.reviewing import analyze_gaps, quality_check
 from deep_research.nodes.verifying import verify_citations
 from deep_research.nodes.writing import finalize, keep_best_report, refine_report, synthesize
-from deep_research.settings import Settings
+from deep_research.settings import Settings, load_price_table
 from deep_research.state import ResearchInput, ResearchOutput, ResearchState
 from deep_research.tools.models import given_models
 from deep_research.tools.process_wide import built_for_good
@@ -118,4 +118,5 @@ graph = build_graph()
 served = for_the_server(build_graph(remote_callers=True))
 """What `langgraph.json` serves (`langgraph dev` has its own checkpointer): its API callers'
 settings cannot switch a security guard off."""
+load_price_table()  # each run looks its prices up: the table lives as long as the process
 built_for_good()  # what a process imported to run research stays: out of the GC's full passes

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -174,3 +176,21 @@ def test_config_says_where_a_price_came_from(openai_itself, tmp_path):
         "--set", 'prices={"gpt-4.1-mini": {"input_per_million": 1, "output_per_million": 2}}'
     )
     assert resolve_settings(own, {}, tmp_path).origins["prices"] == "--set prices"
+
+
+def test_the_price_table_is_loaded_before_the_graphs_freeze_and_stays_out_of_full_collections():
+    """A process that imports the graph has the table already, frozen with what it imported: a
+    run's price look-up loads nothing the garbage collector walks again."""
+    probe = (
+        "import gc\n"
+        "from genai_prices import types\n"
+        "import deep_research.graph\n"
+        "from deep_research.settings import listed_price\n"
+        "listed_price('gpt-4o-mini', None)\n"
+        "gc.collect()\n"
+        "print(sum(isinstance(o, types.ModelInfo) for o in gc.get_objects()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "0"  # 2,344 models (17,500 objects) walked at every full pass
