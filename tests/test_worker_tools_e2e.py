@@ -111,12 +111,16 @@ def test_budgets_hold_whatever_the_model_asks_for(chat_server, search_server, si
     assert sum(name == "read_page" for calls in skipped for name, _ in calls) > 2
 
 
-def test_a_spent_search_budget_stops_the_searching_not_the_reading(chat_server, site):
+def test_a_spent_search_budget_stops_the_searching_not_the_reading(
+    chat_server, search_server, site
+):
     """The worker's own first searches take the whole run's budget: it still reads the pages
-    they found, and their quotes reach the writer (it used to stop on the spot)."""
+    they found, its model quotes them, and the quotes reach the writer (it used to stop on the
+    spot, and a page it did read got the nearest sentences instead of its model's quotes)."""
     values, _ = run("How well do log archives compress?", max_search_calls=2, max_iterations=2)
-    assert values["usage"].search_calls == 2  # the two suggested searches: the budget, spent
+    assert len(search_server.queries) == 2 == values["usage"].search_calls  # the budget, spent
     assert "/hub" in site.served and "/deep" in site.served
+    assert chat_server.brain.calls["PageQuotes"] >= 2  # the hub, the deep page...: by the model
     assert "11.2 to 1" in writer_prompt(chat_server)
     later = [{t["function"]["name"] for t in b["tools"]} for b in decide_requests(chat_server)][1:]
     assert later and all("web_search" not in offered for offered in later)
