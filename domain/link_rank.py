@@ -8,11 +8,27 @@ as well as Latin text), then by their place on the page. Ordering only: the mode
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
 from deep_research.domain.lexical import support_score
-from deep_research.state import PageLink
 
 
-def ranked_links(links: list[PageLink], task: str) -> list[PageLink]:
+class RankedLink(Protocol):
+    """What ranking reads of a link (a `state.PageLink`, or the reader's `FoundLink`)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def context(self) -> str: ...
+    @property
+    def in_text(self) -> bool: ...
+
+
+Link = TypeVar("Link", bound=RankedLink)
+
+
+def ranked_links(links: Sequence[Link], task: str) -> list[Link]:
     """The links in the order a worker is shown them."""
     scored = [
         (not link.in_text, -support_score(task, f"{link.text} {link.context}"), place)

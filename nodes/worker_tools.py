@@ -35,6 +35,7 @@ from deep_research.nodes import prompts
 from deep_research.nodes.worker_search import admitted_hits, budget_use, search_once
 from deep_research.settings import Settings
 from deep_research.state import (
+    PageLink,
     PageQuote,
     PageQuotes,
     Quote,
@@ -411,7 +412,8 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     quotes, usage = await page_quotes(run, state, url, fetched)
     usage = usage + fetch
     title = fetched.title or found
-    links = ranked_links(fetched.links, _task_words(state))[:MAX_LINKS]
+    ranked = ranked_links(fetched.found_links(), _task_words(state))[:MAX_LINKS]
+    links = [PageLink(**link._asdict()) for link in ranked]
     page = ReadPage(
         url=url, title=title[:300], quotes=quotes, links=links, published=fetched.published
     )

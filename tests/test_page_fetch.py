@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 
 import httpcore
 import pytest
 
+from deep_research.domain.link_rank import ranked_links
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.search import guard
@@ -153,6 +155,22 @@ def test_each_url_is_fetched_once_and_the_budget_holds(page_server):
     texts = asyncio.run(many())
     assert sorted(page_server.served) == ["/a", "/b"] and fetch.sent == 2
     assert texts[0] == texts[1] != "" and texts[3] == ""
+
+
+def test_a_pages_links_are_kept_as_plain_tuples_the_garbage_collector_stops_walking(
+    page_server,
+):
+    """A page read is kept for the whole run, with its links (500 here): as pydantic models they
+    were 1,000 objects every full collection walked again (each with its set of fields given);
+    now none. A worker ranks them and keeps `PageLink`s of the best."""
+    items = "".join(f'<li><a href="/p/{n}">Page {n}</a></li>' for n in range(500))
+    page_server.pages["/many"] = f"<html><body><p>Some text.</p><ul>{items}</ul></body></html>"
+    page = asyncio.run(fetcher(fetch_private_addresses=True).page(f"{page_server.url}/many"))
+    assert len(page.links) == 500 and page.links[7][0] == f"{page_server.url}/p/7"
+    gc.collect()  # a tuple of plain values is untracked once the collector has seen it
+    assert not [link for link in page.links if gc.is_tracked(link)]
+    (first,) = ranked_links(page.found_links(), "page 7")[:1]
+    assert (first.url, first.text, first.in_text) == (f"{page_server.url}/p/7", "Page 7", False)
 
 
 def test_best_passages_prefer_the_query_words_in_page_order():

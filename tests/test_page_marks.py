@@ -47,8 +47,11 @@ def test_links_keep_their_words_and_whether_they_stand_in_the_text():
     assert document.times == ("2023-02-02",)
 
 
+BASE = "https://site.example/a/b"
+
+
 def test_page_links_are_absolute_once_each_and_in_the_text_when_any_copy_is():
-    links = page_links(read_html(PAGE), "https://site.example/a/b")
+    links = page_links(read_html(PAGE), BASE)
     urls = [link.url for link in links]
     assert urls.count("https://site.example/deep") == 1 and "#top" not in " ".join(urls)
     deep = next(link for link in links if link.url.endswith("/deep"))

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpcore
@@ -28,7 +29,7 @@ from deep_research.domain.dates import page_date
 from deep_research.domain.lexical import support_score
 from deep_research.domain.source_filter import SourceFilter
 from deep_research.settings import Settings
-from deep_research.state import PageLink, SearchHit
+from deep_research.state import SearchHit
 from deep_research.tools.corpus.passages import blocks_of, passages_of
 from deep_research.tools.corpus.reading import (
     Document,
@@ -120,6 +121,22 @@ def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> s
     return "\n\n".join(passages[i] for i in sorted(kept))[:limit]
 
 
+class FoundLink(NamedTuple):
+    """A link of a page read: an absolute http(s) URL, its anchor text, the words around it,
+    whether it stands in the running text. A worker makes `state.PageLink`s of those it keeps."""
+
+    url: str
+    text: str = ""
+    context: str = ""
+    in_text: bool = False
+
+
+PlainLink = tuple[str, str, str, bool]
+"""A `FoundLink`'s values in a plain tuple, as a page read is kept for the whole run: a tuple of
+plain values (not a subclass of one) is one the garbage collector stops walking, and a page may
+hold 500 links (as pydantic models, 1,000 objects each full collection walked again)."""
+
+
 @dataclass(frozen=True)
 class FetchedPage:
     """A page as read: its passages in page order, its title, its links (absolute http(s)
@@ -128,9 +145,13 @@ class FetchedPage:
 
     passages: list[str]
     title: str = ""
-    links: list[PageLink] = field(default_factory=list)
+    links: list[PlainLink] = field(default_factory=list)
     error: str = ""
     published: str = ""
+
+    def found_links(self) -> list[FoundLink]:
+        """Its links with their fields named, made when a worker reads the page."""
+        return [FoundLink._make(link) for link in self.links]
 
 
 @dataclass(frozen=True)
@@ -143,11 +164,11 @@ class Fetched:
     last_modified: str = ""
 
 
-def page_links(document: Document, base: str) -> list[PageLink]:
+def page_links(document: Document, base: str) -> list[FoundLink]:
     """A document's links as absolute http(s) URLs (of at most `MAX_LINK_CHARS`) with their
     words, in page order, first occurrence kept (one in the text wins over the same URL in a
     list), fragments dropped."""
-    seen: dict[str, PageLink] = {}
+    seen: dict[str, FoundLink] = {}
     for link in document.links:
         try:
             url = urldefrag(urljoin(base, without_any_controls(link.href))).url
@@ -155,7 +176,7 @@ def page_links(document: Document, base: str) -> list[PageLink]:
             continue
         if urlsplit(url).scheme not in ("http", "https") or len(url) > MAX_LINK_CHARS:
             continue
-        found = PageLink(
+        found = FoundLink(
             url=url,
             text=without_any_controls(link.text),
             context=without_any_controls(link.context),
@@ -178,7 +199,8 @@ def _split(
     (the door every hit passes, `domain.sources.admitted`): no control characters, and only
     the links the run's source filter lets it follow."""
     passages = clean_passages(document)
-    links = [link for link in page_links(document, url) if allowed.refusal(link.url) is None]
+    found = page_links(document, url)
+    links = [tuple(link) for link in found if allowed.refusal(link.url) is None]
     title = " ".join(without_any_controls(document.title).split())
     headings = [block.heading for block in document.blocks if block.heading]
     published = page_date(list(document.dates), list(document.times), headings, last_modified)
