@@ -65,10 +65,13 @@ def _sentence(seed: int, n: int) -> str:
     )
 
 
+FOOTER_LINKS = 150  # links in an article's footer, as a news or shop site's directory has
+
+
 @lru_cache(maxsize=4096)
 def article(path: str, paragraphs: int = 12, sentences: int = 6) -> str:
     """A real-sized article page for `path`: head with scripts, navigation, the article,
-    related links, footer (deterministic per path)."""
+    related links, a footer with a directory of links (deterministic per path)."""
     seed = int(hashlib.sha256(path.encode()).hexdigest()[:8], 16)
     title = f"Log archives: zstd and xz compared ({slug(path)[:40]})"
     script = "<script>window.__STATE__=" + json.dumps({"k": list(range(2500))}) + "</script>"
@@ -80,12 +83,17 @@ def article(path: str, paragraphs: int = 12, sentences: int = 6) -> str:
     related = " ".join(
         f'<li><a href="/related/{seed % 97}/{n}">More {n}</a></li>' for n in (1, 2, 3)
     )
+    # a real site's footer: a directory of links no reader follows, which a reader still keeps
+    directory = "".join(
+        f'<li><a href="/topics/{n}">Topic {n}</a></li>' for n in range(FOOTER_LINKS)
+    )
     return (
         f"<!DOCTYPE html><html><head><title>{title}</title>{script}"
         "<style>body{font-family:serif}.nav a{margin:0 4px}</style></head>"
         f'<body><nav class="nav">{nav}</nav><main><article><h1>{title}</h1>{body}'
         f"</article><aside><ul>{related}</ul></aside></main>"
-        "<footer><p>Cookie settings and a newsletter form nobody reads.</p></footer>"
+        f"<footer><ul>{directory}</ul><p>Cookie settings and a newsletter form nobody reads.</p>"
+        "</footer>"
         "</body></html>"
     )
 
