@@ -61,6 +61,7 @@ class Words:
         str  # under the title: an earlier round's report, revised ({round} {score} {later})
     )
     kept_round: str  # the same, handed back unchanged ({round} {score})
+    writer_failed: str  # a report the writer's reply could not make, above the notes ({problem})
 
 
 _ENGLISH = Words(
@@ -78,6 +79,8 @@ _ENGLISH = Words(
     "the later report was rated lower.",
     "This is the round {round} report (rated {score}/100): the later report was rated lower and "
     "found nothing new.",
+    "**No report: the writer model's reply could not be used ({problem}).** Below are the "
+    "findings as the researchers recorded them.",
 )
 WORDS: dict[str, Words] = {
     "en": _ENGLISH,
@@ -94,6 +97,7 @@ WORDS: dict[str, Words] = {
         "本报告是第 {round} 轮的报告（评分 {score}/100），并已补入第 {later} 轮的发现：之后的报告"
         "评分较低。",
         "本报告是第 {round} 轮的报告（评分 {score}/100）：之后的报告评分较低，且没有新的发现。",
+        "**没有报告：写作模型的回复无法使用（{problem}）。** 以下是研究人员记录的发现。",
     ),
     "zh-Hant": Words(
         "Traditional Chinese (繁體中文)",
@@ -108,6 +112,7 @@ WORDS: dict[str, Words] = {
         "本報告是第 {round} 輪的報告（評分 {score}/100），並已補入第 {later} 輪的發現：之後的報告"
         "評分較低。",
         "本報告是第 {round} 輪的報告（評分 {score}/100）：之後的報告評分較低，且沒有新的發現。",
+        "**沒有報告：寫作模型的回覆無法使用（{problem}）。** 以下是研究人員記錄的發現。",
     ),
     "ja": Words(
         "Japanese (日本語)",
@@ -124,6 +129,8 @@ WORDS: dict[str, Words] = {
         "容を加えて改訂したものです。後のレポートの評価はより低いものでした。",
         "これは第{round}ラウンドのレポート（評価 {score}/100）です。後のレポートの評価はより低く、"
         "新たな発見はありませんでした。",
+        "**レポートはありません：執筆モデルの応答を使用できませんでした（{problem}）。** 以下は"
+        "調査担当が記録した発見です。",
     ),
     "ko": Words(
         "Korean (한국어)",
@@ -140,6 +147,8 @@ WORDS: dict[str, Words] = {
         " 고친 것입니다. 이후 보고서는 더 낮게 평가되었습니다.",
         "이 보고서는 {round}라운드 보고서(평가 {score}/100)입니다. 이후 보고서는 더 낮게 평가되었"
         "고 새로 찾은 내용이 없었습니다.",
+        "**보고서 없음: 작성 모델의 응답을 사용할 수 없었습니다({problem}).** 아래는 조사자들이 "
+        "기록한 발견입니다.",
     ),
     "de": Words(
         "German (Deutsch)",
@@ -157,6 +166,8 @@ WORDS: dict[str, Words] = {
         "Runde {later} fand: der spätere Bericht wurde schlechter bewertet.",
         "Dies ist der Bericht aus Runde {round} (bewertet mit {score}/100): der spätere Bericht "
         "wurde schlechter bewertet und fand nichts Neues.",
+        "**Kein Bericht: Die Antwort des Schreibmodells war nicht verwendbar ({problem}).** "
+        "Unten stehen die Ergebnisse, wie die Recherche sie festgehalten hat.",
     ),
     "fr": Words(
         "French (français)",
@@ -174,6 +185,8 @@ WORDS: dict[str, Words] = {
         "tour {later} : le rapport ultérieur a été moins bien noté.",
         "Ceci est le rapport du tour {round} (noté {score}/100) : le rapport ultérieur a été "
         "moins bien noté et n'a rien trouvé de nouveau.",
+        "**Aucun rapport : la réponse du modèle rédacteur était inutilisable ({problem}).** "
+        "Voici les constats tels que les chercheurs les ont consignés.",
     ),
     "es": Words(
         "Spanish (español)",
@@ -191,6 +204,8 @@ WORDS: dict[str, Words] = {
         "encontró la ronda {later}: el informe posterior obtuvo una valoración más baja.",
         "Este es el informe de la ronda {round} (valorado en {score}/100): el informe posterior "
         "obtuvo una valoración más baja y no encontró nada nuevo.",
+        "**No hay informe: la respuesta del modelo redactor no se pudo usar ({problem}).** A "
+        "continuación, los hallazgos tal como los registraron los investigadores.",
     ),
     "it": Words(
         "Italian (italiano)",
@@ -208,6 +223,8 @@ WORDS: dict[str, Words] = {
         "trovato nel round {later}: il rapporto successivo è stato valutato meno.",
         "Questo è il rapporto del round {round} (valutato {score}/100): il rapporto successivo è "
         "stato valutato meno e non ha trovato nulla di nuovo.",
+        "**Nessun rapporto: la risposta del modello redattore non era utilizzabile ({problem}).** "
+        "Di seguito i risultati come li hanno registrati i ricercatori.",
     ),
     "pt": Words(
         "Portuguese (português)",
@@ -225,6 +242,8 @@ WORDS: dict[str, Words] = {
         "rodada {later} encontrou: o relatório posterior foi avaliado abaixo.",
         "Este é o relatório da rodada {round} (avaliado em {score}/100): o relatório posterior "
         "foi avaliado abaixo e não encontrou nada de novo.",
+        "**Sem relatório: a resposta do modelo redator não pôde ser usada ({problem}).** Abaixo "
+        "estão as constatações tal como os pesquisadores as registraram.",
     ),
     "nl": Words(
         "Dutch (Nederlands)",
@@ -242,6 +261,8 @@ WORDS: dict[str, Words] = {
         "ronde {later} vond: het latere rapport werd lager beoordeeld.",
         "Dit is het rapport van ronde {round} (beoordeeld met {score}/100): het latere rapport "
         "werd lager beoordeeld en vond niets nieuws.",
+        "**Geen rapport: het antwoord van het schrijfmodel was onbruikbaar ({problem}).** "
+        "Hieronder staan de bevindingen zoals de onderzoekers ze vastlegden.",
     ),
     "ru": Words(
         "Russian (русский)",
@@ -258,6 +279,8 @@ WORDS: dict[str, Words] = {
         "более поздний отчёт получил более низкую оценку.",
         "Это отчёт раунда {round} (оценка {score}/100): более поздний отчёт получил более низкую "
         "оценку и не нашёл ничего нового.",
+        "**Отчёта нет: ответ модели-автора не удалось использовать ({problem}).** Ниже — "
+        "находки в том виде, в каком их записали исследователи.",
     ),
     "und": replace(_ENGLISH, name="the language of the question"),
 }

@@ -6,7 +6,7 @@ import re
 
 from deep_research.domain.budgets import cost_usd
 from deep_research.domain.citations import clean_citations, renumber, sources_section
-from deep_research.domain.language import is_cjk, run_language, words_for
+from deep_research.domain.language import run_language, words_for
 from deep_research.domain.markup import markers
 from deep_research.domain.plain_text import one_line
 from deep_research.domain.report_frame import nested_headings, without_empty_sections
@@ -58,13 +58,7 @@ def notes_report(question: str, results: list[WorkerResult]) -> str:
 def failed_report(question: str, problem: str, results: list[WorkerResult], language: str) -> str:
     """The honest note that replaces a report the writer could not produce, with the notes."""
     notes = notes_report(question, results).split("\n\n", 1)[-1]
-    if is_cjk(language):
-        head = f"**没有报告：写作模型的回复无法使用（{problem}）。** 以下是研究人员记录的发现。"
-    else:
-        head = (
-            f"**No report: the writer model's reply could not be used ({problem}).** Below are "
-            "the findings as the researchers recorded them."
-        )
+    head = words_for(language).writer_failed.format(problem=problem)
     return f"# {question}\n\n{head}\n\n{notes}"
 
 

@@ -144,3 +144,18 @@ def test_the_no_evidence_report_is_in_the_runs_language_without_url_fragments():
 )
 def test_plain_error(error, plain):
     assert plain_error(error) == plain
+
+
+def test_a_report_the_writer_could_not_make_says_so_in_the_runs_language():
+    """Seen against the real model server: a Russian run's failed writer was told in English."""
+    from deep_research.nodes.writing import failed_report
+
+    for language, opening in (
+        ("ru", "**Отчёта нет"),
+        ("de", "**Kein Bericht"),
+        ("zh-Hans", "**没有报告"),
+        ("en", "**No report"),
+    ):
+        report = failed_report("Q", "the reply is empty", [], language)
+        head = report.split("\n\n")[1]
+        assert head.startswith(opening) and "the reply is empty" in head
