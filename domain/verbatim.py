@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
 
 from deep_research.domain.lexical import support_score
@@ -88,7 +89,7 @@ def sentences(text: str) -> list[str]:
     return [" ".join(part.split()) for part in _SENTENCE_END.split(text) if part.strip()]
 
 
-def best_sentences(passages: list[str], query: str, limit: int) -> list[str]:
+def best_sentences(passages: Sequence[str], query: str, limit: int) -> list[str]:
     """Up to `limit` sentences of the page that share most words with `query`, best first;
     sentences sharing no word are never chosen."""
     found = [s for p in passages for s in sentences(p) if len(s) >= MIN_QUOTE_CHARS]

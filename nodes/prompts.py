@@ -17,6 +17,7 @@ from deep_research.domain.context import Material, assemble, clip, estimate_toke
 from deep_research.domain.evidence import SectionEvidence, shown
 from deep_research.domain.fences import data_section
 from deep_research.domain.language import words_for
+from deep_research.domain.link_rank import Link
 from deep_research.domain.markup import markers
 from deep_research.state import (
     MAX_CLARIFYING_QUESTIONS,
@@ -419,6 +420,14 @@ def shown_links(links: Sequence[PageLink]) -> list[PageLink]:
     return in_text + listed[: max(LISTED_SHOWN, LINKS_SHOWN - len(in_text))]
 
 
+def kept_links(ranked: Sequence[Link]) -> list[Link]:
+    """The links of a page read that a worker keeps, in their ranked order: as many of each
+    kind as `shown_links` ever shows of one page. A page's footer of 150 links kept whole was
+    held in every worker that read it, for links no prompt shows."""
+    in_text = [link for link in ranked if link.in_text][:IN_TEXT_SHOWN]
+    return in_text + [link for link in ranked if not link.in_text][:LINKS_SHOWN]
+
+
 def link_line(link: PageLink) -> str:
     """One link as a worker reads it: its URL, then its anchor text and the words around it."""
     words = " ".join(f"{link.text} ({link.context})".split()) if link.context else link.text
@@ -498,7 +507,7 @@ def page_quotes(
     subtask: SubTask,
     url: str,
     title: str,
-    passages: list[str],
+    passages: Sequence[str],
     limit: int,
     *,
     language: str,

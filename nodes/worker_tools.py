@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -76,7 +77,6 @@ RESULT_CHARS = 3000  # one tool result as the model is shown it, at most
 HIT_LINE_CHARS = 200  # a hit's snippet in a search result, at most
 MAX_QUOTES = 16  # quotes kept per page read, at most (a lab report states ten results)
 QUOTE_TOKENS = 100  # of the researcher's reply cap, what one quote and its claim take
-MAX_LINKS = 60  # links kept per page read, ranked (`domain.link_rank`)
 PAGE_SHARE = 0.75  # of the prompt budget, what a page's text may take when quoting it
 
 
@@ -356,7 +356,7 @@ async def page_quotes(
     subtask = state["subtask"]
     room = int(settings.max_context_tokens * PAGE_SHARE) * 3  # characters, roughly
     query = _task_words(state)
-    passages = page.passages
+    passages: Sequence[str] = page.passages
     if sum(len(p) + 2 for p in passages) > room:  # too long to read at once: its best parts
         passages = best_passages(passages, query, room).split("\n\n")
     text = "\n\n".join(page.passages)
@@ -412,8 +412,8 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     quotes, usage = await page_quotes(run, state, url, fetched)
     usage = usage + fetch
     title = fetched.title or found
-    ranked = ranked_links(fetched.found_links(), _task_words(state))[:MAX_LINKS]
-    links = [PageLink(**link._asdict()) for link in ranked]
+    ranked = ranked_links(fetched.found_links(), _task_words(state))
+    links = [PageLink(**link._asdict()) for link in prompts.kept_links(ranked)]
     page = ReadPage(
         url=url, title=title[:300], quotes=quotes, links=links, published=fetched.published
     )

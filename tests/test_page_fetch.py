@@ -162,13 +162,17 @@ def test_a_pages_links_are_kept_as_plain_tuples_the_garbage_collector_stops_walk
 ):
     """A page read is kept for the whole run, with its links (500 here): as pydantic models they
     were 1,000 objects every full collection walked again (each with its set of fields given);
-    now none. A worker ranks them and keeps `PageLink`s of the best."""
+    now none, and neither are the lists that held them and the passages, walked item by item.
+    A worker ranks them and keeps `PageLink`s of the best."""
     items = "".join(f'<li><a href="/p/{n}">Page {n}</a></li>' for n in range(500))
     page_server.pages["/many"] = f"<html><body><p>Some text.</p><ul>{items}</ul></body></html>"
     page = asyncio.run(fetcher(fetch_private_addresses=True).page(f"{page_server.url}/many"))
     assert len(page.links) == 500 and page.links[7][0] == f"{page_server.url}/p/7"
+    assert page.passages and "Some text." in page.passages[0]
     gc.collect()  # a tuple of plain values is untracked once the collector has seen it
     assert not [link for link in page.links if gc.is_tracked(link)]
+    gc.collect()  # and the tuple holding them, at the first collection that sees them untracked
+    assert not gc.is_tracked(page.links) and not gc.is_tracked(page.passages)
     (first,) = ranked_links(page.found_links(), "page 7")[:1]
     assert (first.url, first.text, first.in_text) == (f"{page_server.url}/p/7", "Page 7", False)
 

@@ -8,7 +8,7 @@ import pytest
 
 from deep_research.domain.dates import heading_date, iso_date, newer, page_date
 from deep_research.domain.link_rank import ranked_links
-from deep_research.nodes.prompts import link_line, shown_links
+from deep_research.nodes.prompts import kept_links, link_line, shown_links
 from deep_research.state import PageLink, ReadPage
 from deep_research.tools.corpus.reading import read_html, read_pdf
 from deep_research.tools.search.pages import page_links
@@ -76,6 +76,17 @@ def test_a_worker_is_shown_every_link_in_the_text_and_a_few_from_lists():
     assert len(shown_links(in_text[:3] + listed)) == 20
     line = link_line(PageLink(url="https://s/x", text="the table", context="see … below"))
     assert line == "  https://s/x — the table (see … below)"
+
+
+def test_a_worker_keeps_of_a_page_the_links_it_can_be_shown_and_no_footer_more():
+    """A footer of 150 links was kept whole (60 of them) by every worker that read the page."""
+    in_text = [PageLink(url=f"https://s/t{n}", in_text=True) for n in range(3)]
+    footer = [PageLink(url=f"https://s/f{n}") for n in range(150)]
+    kept = kept_links(in_text + footer)
+    assert kept == in_text + footer[:20]
+    assert shown_links(kept) == shown_links(in_text + footer)  # the first page to list them
+    many = [PageLink(url=f"https://s/m{n}", in_text=True) for n in range(50)]
+    assert kept_links(many + footer) == many[:40] + footer[:20]
 
 
 def test_pages_checkpointed_with_bare_links_still_load():

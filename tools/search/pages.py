@@ -15,9 +15,9 @@ import contextlib
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -109,7 +109,7 @@ def page_passages(document: Document) -> list[str]:
     return [p.text for p in passages_of(blocks_of(document)) if p.text.strip()]
 
 
-def best_passages(passages: list[str], query: str, limit: int = PAGE_CHARS) -> str:
+def best_passages(passages: Sequence[str], query: str, limit: int = PAGE_CHARS) -> str:
     """The passages that share most words with the query, up to `limit` chars, in page order."""
     ranked = sorted(range(len(passages)), key=lambda i: (-support_score(query, passages[i]), i))
     kept, used = [], 0
@@ -134,7 +134,9 @@ class FoundLink(NamedTuple):
 PlainLink = tuple[str, str, str, bool]
 """A `FoundLink`'s values in a plain tuple, as a page read is kept for the whole run: a tuple of
 plain values (not a subclass of one) is one the garbage collector stops walking, and a page may
-hold 500 links (as pydantic models, 1,000 objects each full collection walked again)."""
+hold 500 links (as pydantic models, 1,000 objects each full collection walked again). The
+page's passages and links are tuples too, untracked in turn once their items are: a list is
+walked item by item at every full collection for as long as the run keeps the page."""
 
 
 @dataclass(frozen=True)
@@ -143,9 +145,9 @@ class FetchedPage:
     URLs, resolved against the address it came from, with their words), the date it states;
     `error` says why it is empty."""
 
-    passages: list[str]
+    passages: tuple[str, ...]
     title: str = ""
-    links: list[PlainLink] = field(default_factory=list)
+    links: tuple[PlainLink, ...] = ()
     error: str = ""
     published: str = ""
 
@@ -198,9 +200,9 @@ def _split(
     """A read document as passages, title, absolute links and date, as evidence may hold them
     (the door every hit passes, `domain.sources.admitted`): no control characters, and only
     the links the run's source filter lets it follow."""
-    passages = clean_passages(document)
+    passages = tuple(clean_passages(document))
     found = page_links(document, url)
-    links = [tuple(link) for link in found if allowed.refusal(link.url) is None]
+    links = tuple(tuple(link) for link in found if allowed.refusal(link.url) is None)
     title = " ".join(without_any_controls(document.title).split())
     headings = [block.heading for block in document.blocks if block.heading]
     published = page_date(list(document.dates), list(document.times), headings, last_modified)
@@ -263,7 +265,7 @@ class PageFetcher:
         when refused, unreadable or over budget."""
         return page_text(await self.page(url))
 
-    async def passages(self, url: str) -> list[str]:
+    async def passages(self, url: str) -> tuple[str, ...]:
         """The page's passages, fetched once per URL; none when refused, unreadable or over
         budget."""
         return (await self.page(url)).passages
@@ -273,7 +275,7 @@ class PageFetcher:
         the reason when refused, unreadable or over the run's page budget."""
         if url not in self._pages:
             if not self._book():
-                return FetchedPage([], error="the run's page budget (max_page_fetches) is spent")
+                return FetchedPage((), error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
             if (tally := _tally.get()) is not None:
                 tally[0] += 1
@@ -302,7 +304,7 @@ class PageFetcher:
             page = replace(page, passages=redacted(page.passages), title=redact(page.title))
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return FetchedPage([], error=redact(f"{type(error).__name__}: {error}")[:300])
+            return FetchedPage((), error=redact(f"{type(error).__name__}: {error}")[:300])
         if self._on_read is not None and page.passages:
             await self._on_read(url, answer, page_text(page))
         return page
