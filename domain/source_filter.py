@@ -64,6 +64,8 @@ class SourceFilter:
 
     def refusal(self, url: str) -> str | None:
         """Why a web address is not allowed ("not on ...", "on ..."), or None when it is."""
+        if not (self.include or self.exclude):  # every link of every page read asks
+            return None
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             return None
