@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, NotRequired
 
 from langgraph.channels import DeltaChannel
@@ -241,7 +242,11 @@ class PageQuotes(BaseModel):
     quotes: list[PageQuote]
 
 
-class PageLink(BaseModel):
+# A slotted dataclass, which pydantic validates and dumps as it does a model (the same JSON): a
+# worker holds up to 60 of each page it read, and a model instance is two objects (itself and
+# its set of fields given) that every full garbage collection walks; this is one.
+@dataclass(frozen=True, slots=True)
+class PageLink:
     """A link a page offers: its absolute URL, its anchor text, the words around it, and whether
     it stands in the page's running text (not in a list of links, an aside or a footer)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import date
 
 import pytest
@@ -87,6 +88,20 @@ def test_a_worker_keeps_of_a_page_the_links_it_can_be_shown_and_no_footer_more()
     assert shown_links(kept) == shown_links(in_text + footer)  # the first page to list them
     many = [PageLink(url=f"https://s/m{n}", in_text=True) for n in range(50)]
     assert kept_links(many + footer) == many[:40] + footer[:20]
+
+
+def test_a_kept_link_is_one_object_for_the_garbage_collector():
+    """A worker holds up to 60 links of each page it read; as pydantic models each brought its
+    set of fields given, a second object every full collection walked."""
+    page = ReadPage(url="https://s", links=[{"url": f"https://s/{n}"} for n in range(60)])
+    beside = [o for o in gc.get_referents(*page.links) if not isinstance(o, type)]
+    assert len(beside) == 4 * 60 and not [o for o in beside if gc.is_tracked(o)]
+    assert page.model_dump()["links"][7] == {
+        "url": "https://s/7",
+        "text": "",
+        "context": "",
+        "in_text": False,
+    }
 
 
 def test_pages_checkpointed_with_bare_links_still_load():
