@@ -73,7 +73,7 @@ def test_page_fetch_budget_stays_per_run(page_server, monkeypatch):
         return spent, over_budget, others
 
     spent, over_budget, others = asyncio.run(read_pages())
-    assert spent and others and over_budget == []
+    assert spent and others and over_budget == ()
     assert (first.sent, second.sent) == (1, 1)
     assert page_server.served == ["/article", "/about"]
 
