@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from datetime import date
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
 
@@ -57,6 +58,35 @@ def test_page_links_are_absolute_once_each_and_in_the_text_when_any_copy_is():
     assert urls.count("https://site.example/deep") == 1 and "#top" not in " ".join(urls)
     deep = next(link for link in links if link.url.endswith("/deep"))
     assert deep.in_text and deep.text == "the detail page"
+
+
+HREFS = ["/x", "x", "../y", "//other.example/z", "/p?q=1#f", "?q=2", "#top", "mailto:a@b.c"]
+HREFS += ["https://site.example/abs#f", "http://[::1", "/./a/../b", "", "/x"]
+
+
+@pytest.mark.parametrize("base", ["https://site.example/a/b", "https://site.example/c/d/"])
+def test_links_read_against_one_page_are_as_the_url_library_reads_them_whatever_was_read_before(
+    base,
+):
+    """Each href is read once per site (its navigation repeats on every page): a page of
+    another path on the same site, read first, changes nothing."""
+    html = "".join(
+        f'<p>Some words around <a href="{h}">link {n}</a> here.</p>' for n, h in enumerate(HREFS)
+    )
+    document = read_html(html.encode())
+    page_links(document, "https://site.example/c/d/" if base.endswith("/b") else BASE)
+    expected = []
+    for href in dict.fromkeys(HREFS):
+        if not href or href.startswith("#"):  # not a link to another page
+            continue
+        try:
+            url = urldefrag(urljoin(base, href)).url
+        except ValueError:
+            continue
+        if urlsplit(url).scheme in ("http", "https") and url not in expected:
+            expected.append(url)
+    assert [link.url for link in page_links(document, base)] == expected
+    assert "https://site.example/a/x" in expected or "https://site.example/c/d/x" in expected
 
 
 def test_links_in_the_text_come_first_then_those_nearest_the_task():

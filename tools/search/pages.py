@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import ssl
 import time
@@ -166,17 +167,31 @@ class Fetched:
     last_modified: str = ""
 
 
+@functools.lru_cache(maxsize=4096)
+def _followable(base: str, href: str) -> str | None:
+    """`href` read against `base`: an absolute http(s) URL without its fragment, of at most
+    `MAX_LINK_CHARS`, or None. Kept for the next page: a site's navigation and footer repeat on
+    every page of it (an href from its root is read against the site's origin alone)."""
+    try:
+        url = urldefrag(urljoin(base, href)).url
+    except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
+        return None
+    if urlsplit(url).scheme not in ("http", "https") or len(url) > MAX_LINK_CHARS:
+        return None
+    return url
+
+
 def page_links(document: Document, base: str) -> list[FoundLink]:
     """A document's links as absolute http(s) URLs (of at most `MAX_LINK_CHARS`) with their
     words, in page order, first occurrence kept (one in the text wins over the same URL in a
     list), fragments dropped."""
     seen: dict[str, FoundLink] = {}
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
     for link in document.links:
-        try:
-            url = urldefrag(urljoin(base, without_any_controls(link.href))).url
-        except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
-            continue
-        if urlsplit(url).scheme not in ("http", "https") or len(url) > MAX_LINK_CHARS:
+        href = without_any_controls(link.href)
+        rooted = href.startswith("/") and not href.startswith("//")
+        if (url := _followable(origin if rooted else base, href)) is None:
             continue
         found = FoundLink(
             url=url,
