@@ -177,6 +177,26 @@ def test_a_pages_links_are_kept_as_plain_tuples_the_garbage_collector_stops_walk
     assert (first.url, first.text, first.in_text) == (f"{page_server.url}/p/7", "Page 7", False)
 
 
+def test_a_link_on_every_page_of_a_site_is_kept_once_by_the_run(page_server):
+    """A site's footer of 150 links, on each of its pages a run reads, was held again for each."""
+    footer = "".join(f'<li><a href="/topics/{n}">Topic {n}</a></li>' for n in range(150))
+    for name in ("one", "two"):
+        page_server.pages[f"/{name}"] = (
+            f"<html><body><p>Page {name} says <a href='/{name}/more'>more</a> here and"
+            f" there.</p><footer><ul>{footer}</ul></footer></body></html>"
+        )
+    reader = fetcher(fetch_private_addresses=True)
+
+    async def read_both():
+        return [await reader.page(f"{page_server.url}/{name}") for name in ("one", "two")]
+
+    one, two = asyncio.run(read_both())
+    assert len(one.links) == len(two.links) == 151
+    assert one.links[0] != two.links[0] and one.links[0][0].endswith("/one/more")
+    assert all(a is b for a, b in zip(one.links[1:], two.links[1:], strict=True))
+    assert two.links[5] == (f"{page_server.url}/topics/4", "Topic 4", "", False)
+
+
 def test_best_passages_prefer_the_query_words_in_page_order():
     passages = ["Cookie banner text.", "zstd level 19 compresses logs 11x.", "About us."]
     assert best_passages(passages, "zstd logs", limit=40) == passages[1]

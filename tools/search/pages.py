@@ -244,7 +244,8 @@ OnRead = Callable[[str, "Answer", str], Awaitable[None]]  # URL asked, last answ
 
 
 class PageFetcher:
-    """Reads pages for one run: each URL once (concurrent asks share it), within a budget.
+    """Reads pages for one run: each URL once (concurrent asks share it), within a budget. A
+    link found on several pages (a site's navigation and footer) is kept once.
 
     `book` is the run's page budget (`RunLedger.take_page`): called as a fetch starts, False
     once it is spent. Without one, the fetcher counts its own fetches against
@@ -264,6 +265,7 @@ class PageFetcher:
         self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
         self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
+        self._links: dict[PlainLink, PlainLink] = {}  # each link once, whatever page it is on
         self._book = book or self._own_count
         self.sent = 0  # fetches this fetcher started
 
@@ -316,7 +318,12 @@ class PageFetcher:
                 )
             )
             # where a page's text enters: a page that shows a key we hold is kept without it
-            page = replace(page, passages=redacted(page.passages), title=redact(page.title))
+            page = replace(
+                page,
+                passages=redacted(page.passages),
+                title=redact(page.title),
+                links=tuple(self._links.setdefault(link, link) for link in page.links),
+            )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
             return FetchedPage((), error=redact(f"{type(error).__name__}: {error}")[:300])
