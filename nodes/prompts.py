@@ -422,8 +422,8 @@ def shown_links(links: Sequence[PageLink]) -> list[PageLink]:
 
 def kept_links(ranked: Sequence[Link]) -> list[Link]:
     """The links of a page read that a worker keeps, in their ranked order: as many of each
-    kind as `shown_links` ever shows of one page. A page's footer of 150 links kept whole was
-    held in every worker that read it, for links no prompt shows."""
+    kind as `shown_links` ever shows of one page (kept by 60, a page with a footer of 150
+    links left each worker that read it holding dozens that no prompt showed)."""
     in_text = [link for link in ranked if link.in_text][:IN_TEXT_SHOWN]
     return in_text + [link for link in ranked if not link.in_text][:LINKS_SHOWN]
 
