@@ -13,7 +13,7 @@ from deep_research.domain.link_rank import ranked_links
 from deep_research.nodes.prompts import kept_links, link_line, shown_links
 from deep_research.state import PageLink, ReadPage
 from deep_research.tools.corpus.reading import read_html, read_pdf
-from deep_research.tools.search.pages import page_links
+from deep_research.tools.search.pages import _followable, page_links
 
 from stand_ins.documents import make_pdf
 
@@ -62,19 +62,26 @@ def test_page_links_are_absolute_once_each_and_in_the_text_when_any_copy_is():
 
 HREFS = ["/x", "x", "../y", "//other.example/z", "/p?q=1#f", "?q=2", "#top", "mailto:a@b.c"]
 HREFS += ["https://site.example/abs#f", "http://[::1", "/./a/../b", "", "/x"]
+BASES = [
+    "https://site.example/a/b",
+    "https://site.example/c/d/",
+    "https://user:pw@other.example:8443/a/b?q=1",
+    "http://[::1]:8080/c/",
+]
 
 
-@pytest.mark.parametrize("base", ["https://site.example/a/b", "https://site.example/c/d/"])
+@pytest.mark.parametrize("base", BASES)
 def test_links_read_against_one_page_are_as_the_url_library_reads_them_whatever_was_read_before(
     base,
 ):
-    """Each href is read once per site (its navigation repeats on every page): a page of
-    another path on the same site, read first, changes nothing."""
+    """An href from a site's root is read once per site (its navigation repeats on every
+    page): pages read first, on another path of the site or on other sites, change nothing."""
     html = "".join(
         f'<p>Some words around <a href="{h}">link {n}</a> here.</p>' for n, h in enumerate(HREFS)
     )
     document = read_html(html.encode())
-    page_links(document, "https://site.example/c/d/" if base.endswith("/b") else BASE)
+    for other in BASES:
+        page_links(document, other)
     expected = []
     for href in dict.fromkeys(HREFS):
         if not href or href.startswith("#"):  # not a link to another page
@@ -85,8 +92,19 @@ def test_links_read_against_one_page_are_as_the_url_library_reads_them_whatever_
             continue
         if urlsplit(url).scheme in ("http", "https") and url not in expected:
             expected.append(url)
-    assert [link.url for link in page_links(document, base)] == expected
-    assert "https://site.example/a/x" in expected or "https://site.example/c/d/x" in expected
+    got = [link.url for link in page_links(document, base)]
+    assert got == expected
+    assert urljoin(base, "/x") in got and urljoin(base, "x") in got  # this page's, no other's
+
+
+def test_an_href_longer_than_a_kept_url_is_read_but_never_kept_for_the_next_page():
+    """The resolution cache outlives runs: a 100 kB href (a `data:` download) stays out of it."""
+    href = "/q?" + "a" * 100_000
+    html = f'<p>A very long link <a href="{href}">here</a> and <a href="/ok">a short one</a>.</p>'
+    _followable.cache_clear()
+    links = page_links(read_html(html.encode()), "https://site.example/a")
+    assert [link.url for link in links] == ["https://site.example/ok"]
+    assert _followable.cache_info().currsize == 1  # the short one
 
 
 def test_links_in_the_text_come_first_then_those_nearest_the_task():

@@ -171,7 +171,8 @@ class Fetched:
 def _followable(base: str, href: str) -> str | None:
     """`href` read against `base`: an absolute http(s) URL without its fragment, of at most
     `MAX_LINK_CHARS`, or None. Kept for the next page: a site's navigation and footer repeat on
-    every page of it (an href from its root is read against the site's origin alone)."""
+    every page of it (an href from its root is read against the site's origin alone, so it is
+    resolved once per site; any other once per page)."""
     try:
         url = urldefrag(urljoin(base, href)).url
     except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
@@ -191,7 +192,9 @@ def page_links(document: Document, base: str) -> list[FoundLink]:
     for link in document.links:
         href = without_any_controls(link.href)
         rooted = href.startswith("/") and not href.startswith("//")
-        if (url := _followable(origin if rooted else base, href)) is None:
+        # an href longer than a URL we keep is resolved, never kept: the cache outlives runs
+        resolve = _followable if len(href) <= MAX_LINK_CHARS else _followable.__wrapped__
+        if (url := resolve(origin if rooted else base, href)) is None:
             continue
         found = FoundLink(
             url=url,
