@@ -422,8 +422,9 @@ def shown_links(links: Sequence[PageLink]) -> list[PageLink]:
 
 def kept_links(ranked: Sequence[Link]) -> list[Link]:
     """The links of a page read that a worker keeps, in their ranked order: as many of each
-    kind as `shown_links` ever shows of one page (kept by 60, a page with a footer of 150
-    links left each worker that read it holding dozens that no prompt showed)."""
+    kind as `shown_links` shows of one page. Kept by 60, a page with a footer of 150 links
+    left each worker that read it holding 40 more of the footer; a later page of the site
+    showed those (the evidence lists a link once), now it shows the links it alone has."""
     in_text = [link for link in ranked if link.in_text][:IN_TEXT_SHOWN]
     return in_text + [link for link in ranked if not link.in_text][:LINKS_SHOWN]
 

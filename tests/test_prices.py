@@ -194,22 +194,3 @@ def test_the_price_table_is_loaded_before_the_graphs_freeze_and_stays_out_of_ful
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "0"  # 2,344 models (17,500 objects) walked at every full pass
-
-
-@pytest.mark.parametrize(
-    ("before", "after"),
-    [(None, (10_000, 10, 10)), ((50_000, 5, 5), (50_000, 5, 5)), ((0, 10, 10), (0, 10, 10))],
-)
-def test_a_process_that_imports_the_graph_collects_its_young_objects_less_often(before, after):
-    """At CPython's 700, a batch of 64 runs walked its old generation whole 44 times; a process
-    that asked for more (or for none) keeps what it asked for."""
-    probe = (
-        "import gc, sys\n"
-        + (f"gc.set_threshold(*{before})\n" if before else "")
-        + "import deep_research.graph\n"
-        + "print(gc.get_threshold())\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert done.stdout.strip() == str(after)
