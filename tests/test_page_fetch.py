@@ -197,6 +197,20 @@ def test_a_link_on_every_page_of_a_site_is_kept_once_by_the_run(page_server):
     assert two.links[5] == (f"{page_server.url}/topics/4", "Topic 4", "", False)
 
 
+def test_a_pages_links_are_kept_without_a_key_or_password_the_page_shows(page_server, monkeypatch):
+    """A page's text was kept without a key we hold; its links' addresses and words were not."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    page_server.pages["/leaky"] = (
+        "<html><body><p>See <a href='https://ops:hunter2@db.example/x'>our db</a> and the key"
+        " <a href='/k?token=sk-test-0123456789'>sk-test-0123456789</a> here, said nobody.</p>"
+        "<p>And <a href='/plain'>a plain link</a> too, in the running text.</p></body></html>"
+    )
+    page = asyncio.run(fetcher(fetch_private_addresses=True).page(f"{page_server.url}/leaky"))
+    kept = " ".join(" ".join(map(str, link)) for link in page.links)
+    assert "hunter2" not in kept and "sk-test-0123456789" not in kept
+    assert "https://ops:***@db.example/x" in kept and f"{page_server.url}/plain" in kept
+
+
 def test_best_passages_prefer_the_query_words_in_page_order():
     passages = ["Cookie banner text.", "zstd level 19 compresses logs 11x.", "About us."]
     assert best_passages(passages, "zstd logs", limit=40) == passages[1]

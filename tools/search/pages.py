@@ -41,7 +41,7 @@ from deep_research.tools.corpus.reading import (
 )
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
-from deep_research.tools.secrets import redact, redacted
+from deep_research.tools.secrets import redact, redacted, redacted_at_once
 
 MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not one to follow
 MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
@@ -325,7 +325,9 @@ class PageFetcher:
                 page,
                 passages=redacted(page.passages),
                 title=redact(page.title),
-                links=tuple(self._links.setdefault(link, link) for link in page.links),
+                links=tuple(
+                    self._links.setdefault(link, link) for link in redacted_at_once(page.links)
+                ),
             )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
