@@ -62,6 +62,7 @@ def test_page_links_are_absolute_once_each_and_in_the_text_when_any_copy_is():
 
 HREFS = ["/x", "x", "../y", "//other.example/z", "/p?q=1#f", "?q=2", "#top", "mailto:a@b.c"]
 HREFS += ["https://site.example/abs#f", "http://[::1", "/./a/../b", "", "/x"]
+HREFS += ["//", "https://?q=3", "Http://Other.example/Z?", "//b.example:8443/w"]  # no host, a host
 BASES = [
     "https://site.example/a/b",
     "https://site.example/c/d/",

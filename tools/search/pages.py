@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -167,12 +168,17 @@ class Fetched:
     last_modified: str = ""
 
 
+_WITH_HOST = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:)?//[^/?#]")
+"""An href that names its host (`https://x/...`, `//x/...`): what it reads as depends on the
+page's scheme alone (an empty host, `https://?q`, takes the page's path)."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _followable(base: str, href: str) -> str | None:
     """`href` read against `base`: an absolute http(s) URL without its fragment, of at most
     `MAX_LINK_CHARS`, or None. Kept for the next page: a site's navigation and footer repeat on
-    every page of it (an href from its root is read against the site's origin alone, so it is
-    resolved once per site; any other once per page)."""
+    every page of it (an href from its root or with its own host is read against the site's
+    origin alone, so it is resolved once per site; a relative one once per page)."""
     try:
         url = urldefrag(urljoin(base, href)).url
     except ValueError:  # a malformed href (an invalid IPv6 host): not a link we can follow
@@ -191,10 +197,12 @@ def page_links(document: Document, base: str) -> list[FoundLink]:
     origin = f"{parts.scheme}://{parts.netloc}"
     for link in document.links:
         href = without_any_controls(link.href)
+        # an href from the root, or with its own host, reads the same against the site's origin
         rooted = href.startswith("/") and not href.startswith("//")
+        sited = rooted or _WITH_HOST.match(href) is not None
         # an href longer than a URL we keep is resolved, never kept: the cache outlives runs
         resolve = _followable if len(href) <= MAX_LINK_CHARS else _followable.__wrapped__
-        if (url := resolve(origin if rooted else base, href)) is None:
+        if (url := resolve(origin if sited else base, href)) is None:
             continue
         found = FoundLink(
             url=url,
