@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
 
@@ -438,18 +438,38 @@ def link_line(link: PageLink) -> str:
     return f"  {link.url}" + (f" — {words}" if words else "")
 
 
+def _unlisted(pages: Sequence[ReadPage], listed: set[str]) -> Iterator[list[PageLink]]:
+    """Each page's links not `listed` yet (a page read, a link shown under an earlier page), in
+    order; those it shows are listed from then on (the evidence lists a link once)."""
+    for page in pages:
+        fresh = [link for link in page.links if link.url not in listed]
+        listed |= {link.url for link in shown_links(fresh)}
+        yield fresh
+
+
+def unlisted_links(earlier: Sequence[ReadPage], new: Sequence[ReadPage]) -> list[ReadPage]:
+    """The `new` pages (read after `earlier`) without the links the evidence never shows under
+    them: to a page read, or shown under an earlier page (a site's footer, on each of its pages).
+    The pages read and the links shown only ever grow, so a link `tool_evidence` leaves out of a
+    page's list once it leaves out for good: the evidence and the links a worker may follow stay
+    the same, and a site's footer is checkpointed once, not again with each page of the site."""
+    pages = [*earlier, *new]
+    fresh = list(_unlisted(pages, {page.url for page in pages}))[len(earlier) :]
+    return [
+        page if len(links) == len(page.links) else page.model_copy(update={"links": links})
+        for page, links in zip(new, fresh, strict=True)
+    ]
+
+
 def tool_evidence(hits: list[SearchHit], pages: list[ReadPage]) -> list[str]:
     """The worker's evidence as its tool-choosing model sees it: pages read (their date, quotes
     and links: each link once, none to a page already read) first, then the other hits, each
     with the URL read_page takes."""
     read = {page.url for page in pages}
-    listed = set(read)
     blocks = []
-    for page in pages:
+    for page, unlisted in zip(pages, _unlisted(pages, set(read)), strict=True):
         quotes = "\n".join(f'- "{q.text}"' for q in page.quotes) or f"(nothing kept: {page.error})"
-        fresh = shown_links([link for link in page.links if link.url not in listed])
-        listed |= {link.url for link in fresh}
-        links = "\n".join(link_line(link) for link in fresh)
+        links = "\n".join(link_line(link) for link in shown_links(unlisted))
         shown = f"\nLinks on this page:\n{links}" if links else ""
         dated = f"Dated: {page.published}\n" if page.published else ""
         blocks.append(f"Read: {_title(page.title)} — {page.url}\n{dated}{quotes}{shown}")

@@ -517,7 +517,9 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
 
     async with run.worker_slots:
         outcomes = await asyncio.gather(*(outcome(i, s) for i, s in enumerate(plan)))
-    pages = [o.page for o in outcomes if o.page is not None]
+    # kept without the links the evidence already lists (those it would never show again)
+    read = [o.page for o in outcomes if o.page is not None]
+    pages = prompts.unlisted_links(state.get("read_pages", []), read)
     round_ = pending.model_copy(update={"results": [o.text for o in outcomes]})
     counts: dict[str, int] = {}
     for call, done in zip(pending.calls, outcomes, strict=True):

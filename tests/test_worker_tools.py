@@ -14,6 +14,7 @@ from deep_research.nodes.worker_steps import act, decide, observe, report_findin
 from deep_research.settings import Settings
 from deep_research.state import (
     Budget,
+    PageLink,
     PageQuote,
     ReadPage,
     SearchHit,
@@ -204,6 +205,18 @@ def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, sit
     assert "Quotes kept" in update["tool_rounds"][0].results[0]
     assert update["pending_round"] is None and update["usage"].llm_calls == 1
     assert site.served == ["/hub"]
+
+
+def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it_found(
+    replies, site
+):
+    """The hub's one link is listed under a page read before: the hub is kept without it."""
+    replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
+    earlier = ReadPage(url=f"{site.url}/before", links=[PageLink(url=f"{site.url}/deep")])
+    state = worker(site.url, read_pages=[earlier], pending_round=read_round(f"{site.url}/hub"))
+    update = asyncio.run(act(state, runs=replies.runs))
+    assert update["read_pages"][0].links == []
+    assert "links found: 1" in update["tool_rounds"][0].results[0]
 
 
 def test_a_link_found_in_a_page_read_can_be_followed(replies, site):
