@@ -417,7 +417,10 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     page = ReadPage(
         url=url, title=title[:300], quotes=quotes, links=links, published=fetched.published
     )
-    return ToolOutcome(text=_page_text(page), page=page, usage=usage).model_dump(mode="json")
+    # saved as the call's outcome without the links earlier rounds' pages list (`act` keeps
+    # none of them either); the model is told of every link found
+    (kept,) = prompts.unlisted_links(state.get("read_pages", []), [page])
+    return ToolOutcome(text=_page_text(page), page=kept, usage=usage).model_dump(mode="json")
 
 
 def _skipped(why: str) -> ToolOutcome:

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from deep_research.domain.verbatim import best_sentences, verbatim
+from deep_research.nodes import worker_tools
 from deep_research.nodes.worker_steps import act, decide, observe, report_findings
 from deep_research.settings import Settings
 from deep_research.state import (
@@ -208,14 +209,22 @@ def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, sit
 
 
 def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it_found(
-    replies, site
+    replies, site, monkeypatch
 ):
-    """The hub's one link is listed under a page read before: the hub is kept without it."""
+    """The hub's one link is listed under a page read before: the hub is kept without it, in
+    the worker's pages and in the call's saved outcome alike."""
+    saved = []
+
+    async def saving(key, run):
+        saved.append(await run())
+        return saved[-1]
+
+    monkeypatch.setattr(worker_tools, "durable_tool", saving)
     replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
     earlier = ReadPage(url=f"{site.url}/before", links=[PageLink(url=f"{site.url}/deep")])
     state = worker(site.url, read_pages=[earlier], pending_round=read_round(f"{site.url}/hub"))
     update = asyncio.run(act(state, runs=replies.runs))
-    assert update["read_pages"][0].links == []
+    assert update["read_pages"][0].links == [] and saved[0]["page"]["links"] == []
     assert "links found: 1" in update["tool_rounds"][0].results[0]
 
 
