@@ -25,6 +25,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 from langgraph._internal._runnable import RunnableCallable
+from langgraph.types import Command
 
 from deep_research.graph.settings_guard import SettingsReader, reading_settings, with_settings
 from deep_research.tools.run_resources import LiveRuns
@@ -75,7 +76,7 @@ def run_sync(coroutine_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
 
 
 def node(
-    afunc: Callable[..., Awaitable[dict]],
+    afunc: Callable[..., Awaitable[dict | Command]],
     runs: LiveRuns,
     *,
     ends_run: bool = False,
@@ -96,7 +97,7 @@ def node(
     bound = functools.partial(afunc, runs=runs) if handed else afunc
 
     @functools.wraps(afunc)
-    async def guarded(state: Any) -> dict:
+    async def guarded(state: Any) -> dict | Command:
         run_id = state.get("run_id") if isinstance(state, dict) else None
         try:
             update = await bound(with_settings(state, read) if read else state)

@@ -154,8 +154,8 @@ def test_a_research_run_stores_its_evidence_only_in_the_steps_that_add_it(
     tmp_path, chat_server, search_server
 ):
     """The orchestrator's checkpoints never hold `worker_results` again: each worker's result
-    is stored as the write of the step that returned it, and the state and its history are
-    rebuilt from those writes."""
+    is stored once, as the orchestrator's write of the step that returned it (none in the
+    worker's own namespace), and the state and its history are rebuilt from those writes."""
     from deep_research.graph import build_graph
 
     path = tmp_path / "run.sqlite"
@@ -185,7 +185,11 @@ def test_a_research_run_stores_its_evidence_only_in_the_steps_that_add_it(
             "SELECT count(*) FROM checkpoint_blobs WHERE checkpoint_ns = '' "
             "AND channel = 'worker_results'"
         ).fetchone()[0]
+        written = db.execute(
+            "SELECT checkpoint_ns FROM writes WHERE channel = 'worker_results'"
+        ).fetchall()
     assert stored and not any("worker_results" in values for values in stored) and blobs == 0
+    assert written == [("",)] * 3  # each result once, the orchestrator's (the worker's: none)
 
 
 def test_versions_sort_as_their_numbers_and_after_the_plain_savers():
