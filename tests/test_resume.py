@@ -186,6 +186,49 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
     assert chat_server.brain.calls["WorkerFindings"] == 3
 
 
+def test_a_worker_stopped_after_its_report_before_the_orchestrator_has_it_reports_once(
+    chat_server, search_server, checkpoint_db, monkeypatch
+):
+    """A worker's result is kept only in the orchestrator's state (`Command.PARENT`): one
+    stopped after its report was written but before the orchestrator had it is not done, and
+    a resume runs its last step again with the report's model call read from the checkpoint."""
+    import deep_research.graph.worker as worker_module
+    from deep_research.graph import build_graph
+
+    real_report = worker_module.report_findings
+    failures = {"left": 1}
+    config = {"configurable": {"thread_id": f"report-{uuid.uuid4().hex[:8]}"}}
+
+    async def report_then_stop(state, *, runs):
+        update = await real_report(state, runs=runs)  # its model call saved as it answered
+        if state["subtask"].id == 2 and failures["left"]:
+            failures["left"] -= 1
+            raise RuntimeError("stopped before the orchestrator had the result")
+        return update
+
+    monkeypatch.setattr(worker_module, "report_findings", report_then_stop)
+    question = {
+        "question": "Compare zstd and xz",
+        "settings": {"max_iterations": 1, "min_iterations": 1, "model_retries": 0},
+    }
+
+    async def scenario():
+        async with open_checkpointer(checkpoint_db) as saver:
+            graph = build_graph(checkpointer=saver)
+            with pytest.raises(RuntimeError, match="stopped before the orchestrator"):
+                await graph.ainvoke(question, config)
+            before = len(chat_server.chat_requests)
+            result = await graph.ainvoke(None, config)
+            return before, result, (await graph.aget_state(config)).values
+
+    chat_before, result, values = asyncio.run(scenario())
+    resumed = [r["body"] for r in chat_server.chat_requests[chat_before:]]
+    assert not [b for b in resumed if "WorkerFindings" in json.dumps(b)]  # read back, not asked
+    assert chat_server.brain.calls["WorkerFindings"] == 3
+    assert sorted(r.subtask_id for r in values["worker_results"]) == [1, 2, 3]
+    assert result["stop_reason"] == "max_iterations" and result["sources"]
+
+
 def test_ctrl_c_exits_130_with_the_resume_command(chat_server, search_server, tmp_path):
     """Ctrl-C while a model call is in flight ends the run without waiting for the call: the
     server holds it far longer than the bound, so only an abandoned call lets it exit."""
