@@ -359,7 +359,6 @@ async def page_quotes(
     passages: Sequence[str] = page.passages
     if sum(len(p) + 2 for p in passages) > room:  # too long to read at once: its best parts
         passages = best_passages(passages, query, room).split("\n\n")
-    text = "\n\n".join(page.passages)
     usage, kept = Usage(), []
     if run.model_budget_spent():  # no model call past the run's budget: the nearest sentences
         return [PageQuote(text=s) for s in best_sentences(page.passages, query, 3)], usage
@@ -379,7 +378,7 @@ async def page_quotes(
             role="researcher",
             client=run.model_client(),
         )
-        kept = _kept_quotes(answer, text, quotes_per_page(settings))
+        kept = _kept_quotes(answer, page.text, quotes_per_page(settings))
     except MODEL_ERRORS as error:  # the page is real even when its quoting failed
         usage = _usage_of(error)
     if not kept:

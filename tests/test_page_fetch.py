@@ -14,7 +14,13 @@ from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.search import guard
 from deep_research.tools.search.guard import FetchRefused, refusal
-from deep_research.tools.search.pages import PAGE_CHARS, PageFetcher, WholePages, best_passages
+from deep_research.tools.search.pages import (
+    PAGE_CHARS,
+    FetchedPage,
+    PageFetcher,
+    WholePages,
+    best_passages,
+)
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
@@ -162,7 +168,8 @@ def test_a_pages_links_are_kept_as_plain_tuples_the_garbage_collector_stops_walk
 ):
     """A page read is kept for the whole run, with its links (500 here): as pydantic models they
     were 1,000 objects every full collection walked again (each with its set of fields given);
-    now none, and neither are the lists that held them and the passages, walked item by item.
+    now none, and neither are the lists that held them and the passages' ends, walked item by
+    item.
     A worker ranks them and keeps `PageLink`s of the best."""
     items = "".join(f'<li><a href="/p/{n}">Page {n}</a></li>' for n in range(500))
     page_server.pages["/many"] = f"<html><body><p>Some text.</p><ul>{items}</ul></body></html>"
@@ -172,9 +179,47 @@ def test_a_pages_links_are_kept_as_plain_tuples_the_garbage_collector_stops_walk
     gc.collect()  # a tuple of plain values is untracked once the collector has seen it
     assert not [link for link in page.links if gc.is_tracked(link)]
     gc.collect()  # and the tuple holding them, at the first collection that sees them untracked
-    assert not gc.is_tracked(page.links) and not gc.is_tracked(page.passages)
+    assert not gc.is_tracked(page.links) and not gc.is_tracked(page.ends)  # the text: a str
     (first,) = ranked_links(page.found_links(), "page 7")[:1]
     assert (first.url, first.text, first.in_text) == (f"{page_server.url}/p/7", "Page 7", False)
+
+
+def test_a_page_read_is_held_once_for_the_reader_and_the_runs_evidence(page_server):
+    """A run holds every page it read until it ends: its passages (the reader's, for later
+    quotes) and its text (the evidence a citation rests on) are one string, not two copies."""
+    paragraphs = [f"Paragraph {n} of the page, with its own words." for n in range(40)]
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    page_server.pages["/once"] = f"<html><body><article>{body}</article></body></html>"
+    url = f"{page_server.url}/once"
+    handed: list[str] = []
+
+    async def on_read(asked: str, answer, text: str) -> None:
+        handed.append(text)
+
+    reader = PageFetcher(Settings(fetch_private_addresses=True), on_read=on_read)
+    page = asyncio.run(reader.page(url))
+    (text,) = handed
+    assert text is page.text and text == "\n\n".join(page.passages)
+    assert all(p in text for p in paragraphs) and len(page.passages) >= 1
+    assert [len(p) for p in page.passages] == [e - s for s, e in _spans(page)]
+
+
+def _spans(page: FetchedPage) -> list[tuple[int, int]]:
+    """Where each of a page's passages is in its text, found by searching."""
+    spans, at = [], 0
+    for passage in page.passages:
+        start = page.text.index(passage, at)
+        spans.append((start, start + len(passage)))
+        at = start + len(passage)
+    return spans
+
+
+def test_a_pages_passages_are_cut_from_its_text_as_they_were_given():
+    """Passages with blank lines and breaks of their own, an empty one, none at all."""
+    for passages in [(), ("one",), ("a\n\nb", "", "c d\n", "\n\ne")]:
+        page = FetchedPage.of(passages, title="t")
+        assert page.passages == passages and page.text == "\n\n".join(passages)
+    assert FetchedPage(error="refused").passages == ()
 
 
 def test_a_link_on_every_page_of_a_site_is_kept_once_by_the_run(page_server):

@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import NamedTuple
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -48,6 +49,7 @@ MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not 
 MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
 THIN_SNIPPET_CHARS = 600  # a hit whose content is shorter than this is worth its page
 PAGE_CHARS = 4000  # page text kept per hit: the best passages, in page order
+PASSAGE_BREAK = "\n\n"  # between a page's passages in its text
 MAX_REDIRECTS = 5
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 HEADERS = [
@@ -143,15 +145,32 @@ walked item by item at every full collection for as long as the run keeps the pa
 
 @dataclass(frozen=True)
 class FetchedPage:
-    """A page as read: its passages in page order, its title, its links (absolute http(s)
-    URLs, resolved against the address it came from, with their words), the date it states;
-    `error` says why it is empty."""
+    """A page as read: its text (its passages in page order, a blank line between them), its
+    title, its links (absolute http(s) URLs, resolved against the address it came from, with
+    their words), the date it states; `error` says why it is empty.
 
-    passages: tuple[str, ...]
+    The text is held once, for the run's reader and its evidence alike (the passages are cut
+    from it when asked): a run holds every page it read until it ends."""
+
+    text: str = ""
+    ends: tuple[int, ...] = ()  # where each passage ends in `text`
     title: str = ""
     links: tuple[PlainLink, ...] = ()
     error: str = ""
     published: str = ""
+
+    @classmethod
+    def of(cls, passages: Sequence[str], **fields: object) -> FetchedPage:
+        """The page whose passages are `passages`, with its other `fields`."""
+        ends = tuple(accumulate(len(p) + len(PASSAGE_BREAK) for p in passages))
+        text = PASSAGE_BREAK.join(passages)
+        return cls(text, tuple(end - len(PASSAGE_BREAK) for end in ends), **fields)
+
+    @property
+    def passages(self) -> tuple[str, ...]:
+        """Its passages in page order, as they were read."""
+        starts = (0, *(end + len(PASSAGE_BREAK) for end in self.ends))[: len(self.ends)]
+        return tuple(self.text[start:end] for start, end in zip(starts, self.ends, strict=True))
 
     def found_links(self) -> list[FoundLink]:
         """Its links with their fields named, made when a worker reads the page."""
@@ -232,7 +251,7 @@ def _split(
     title = " ".join(without_any_controls(document.title).split())
     headings = [block.heading for block in document.blocks if block.heading]
     published = page_date(list(document.dates), list(document.times), headings, last_modified)
-    return FetchedPage(passages, title, links, published=published)
+    return FetchedPage.of(passages, title=title, links=links, published=published)
 
 
 _tally: ContextVar[list[int] | None] = ContextVar("page_fetch_tally", default=None)
@@ -291,7 +310,7 @@ class PageFetcher:
     async def whole(self, url: str) -> str:
         """The page's whole text, every passage in page order (no `PAGE_CHARS` cut); empty
         when refused, unreadable or over budget."""
-        return page_text(await self.page(url))
+        return (await self.page(url)).text
 
     async def passages(self, url: str) -> tuple[str, ...]:
         """The page's passages, fetched once per URL; none when refused, unreadable or over
@@ -303,7 +322,7 @@ class PageFetcher:
         the reason when refused, unreadable or over the run's page budget."""
         if url not in self._pages:
             if not self._book():
-                return FetchedPage((), error="the run's page budget (max_page_fetches) is spent")
+                return FetchedPage(error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
             if (tally := _tally.get()) is not None:
                 tally[0] += 1
@@ -329,19 +348,21 @@ class PageFetcher:
                 )
             )
             # where a page's text enters: a page that shows a key we hold is kept without it
-            page = replace(
-                page,
-                passages=redacted(page.passages),
-                title=redact(page.title),
-                links=tuple(
-                    self._links.setdefault(link, link) for link in redacted_at_once(page.links)
-                ),
+            links = tuple(
+                self._links.setdefault(link, link) for link in redacted_at_once(page.links)
             )
+            title = redact(page.title)
+            if redact(page.text) == page.text:  # a key is never across two passages
+                page = replace(page, title=title, links=links)
+            else:
+                page = FetchedPage.of(
+                    redacted(page.passages), title=title, links=links, published=page.published
+                )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
-            return FetchedPage((), error=redact(f"{type(error).__name__}: {error}")[:300])
+            return FetchedPage(error=redact(f"{type(error).__name__}: {error}")[:300])
         if self._on_read is not None and page.passages:
-            await self._on_read(url, answer, page_text(page))
+            await self._on_read(url, answer, page.text)
         return page
 
     async def fetch(self, url: str) -> Fetched:
@@ -424,12 +445,7 @@ def answer_text(answer: Answer, seconds: float) -> str:
     image)."""
     got = _readable(answer)
     document = read_page(got.data, got.content_type, got.url, seconds)
-    return "\n\n".join(redacted(clean_passages(document)))
-
-
-def page_text(page: FetchedPage) -> str:
-    """A read page's whole text as kept with a run's evidence: its passages in page order."""
-    return "\n\n".join(page.passages)
+    return PASSAGE_BREAK.join(redacted(clean_passages(document)))
 
 
 class WholePages:
