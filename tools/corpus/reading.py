@@ -181,13 +181,16 @@ def read_html(data: bytes, seconds: float = HTML_SECONDS) -> Document:
     collector = _HtmlText()
     parser = etree.HTMLParser(target=collector, no_network=True, recover=True)
     deadline = time.monotonic() + seconds
-    for offset in range(0, len(data), _HTML_CHUNK):
-        if time.monotonic() > deadline:
-            raise SkippedFile(f"took over {seconds:g} s to parse as HTML")
-        parser.feed(data[offset : offset + _HTML_CHUNK])
-    if data:
-        parser.close()
-    return collector.document()
+    try:
+        for offset in range(0, len(data), _HTML_CHUNK):
+            if time.monotonic() > deadline:
+                raise SkippedFile(f"took over {seconds:g} s to parse as HTML")
+            parser.feed(data[offset : offset + _HTML_CHUNK])
+        if data:
+            parser.close()
+        return collector.document()
+    finally:
+        collector.release()
 
 
 class _HtmlText:
@@ -258,6 +261,12 @@ class _HtmlText:
 
     def close(self) -> None:
         return None
+
+    def release(self) -> None:
+        """Drop all it read. lxml's parser and its context hold each other, and so this target,
+        in a cycle that only the garbage collector frees: a page's hundreds of pending links
+        and text parts lived on until then, most till a full collection, walked by each."""
+        vars(self).clear()
 
     def document(self) -> Document:
         """What was read, as blocks and a title."""
