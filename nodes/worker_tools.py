@@ -510,15 +510,17 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     box = toolbox(search=True, pages=True, documents=True, mcp=await mcp_specs(run))
     plan = _planned(state, box, run)
 
-    async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome:
+    async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome | dict:
         if isinstance(step, ToolOutcome):
             return step
         call = pending.calls[index]
-        saved = await durable_tool(_call_key(state, number, call), lambda: _run(run, state, *step))
-        return ToolOutcome.model_validate(saved)
+        return await durable_tool(_call_key(state, number, call), lambda: _run(run, state, *step))
 
     async with run.worker_slots:
-        outcomes = await asyncio.gather(*(outcome(i, s) for i, s in enumerate(plan)))
+        done = await asyncio.gather(*(outcome(i, s) for i, s in enumerate(plan)))
+    # read into models once all have ended: the step's tasks hold each saved outcome till then,
+    # and a model of each besides, while the slowest call waits, held every page read twice
+    outcomes = [o if isinstance(o, ToolOutcome) else ToolOutcome.model_validate(o) for o in done]
     # kept without the links the evidence already lists (those it would never show again)
     read = [o.page for o in outcomes if o.page is not None]
     pages = prompts.unlisted_links(state.get("read_pages", []), read)

@@ -228,6 +228,35 @@ def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it
     assert "links found: 1" in update["tool_rounds"][0].results[0]
 
 
+def test_act_reads_its_calls_saved_outcomes_into_models_once_all_have_ended(
+    replies, site, monkeypatch
+):
+    """While the slowest call waits, the step's tasks hold the others' saved outcomes: no model
+    of each besides (a page read was held twice, as JSON and as a model, for that wait)."""
+    events = []
+
+    async def saving(key, run):
+        outcome = await run()
+        events.append("ended")
+        return outcome
+
+    def validated(data):
+        events.append("read")
+        return worker_tools.ToolOutcome(**data)
+
+    monkeypatch.setattr(worker_tools, "durable_tool", saving)
+    monkeypatch.setattr(worker_tools.ToolOutcome, "model_validate", validated)
+    replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
+    replies.append({"quotes": [{"text": "Deep down, the ratio was 11.2 to 1 for logs."}]})
+    hits = [
+        SearchHit(url=f"{site.url}/{p}", title=p, content="x", score=0.5) for p in ("hub", "deep")
+    ]
+    state = worker(site.url, hits=hits, pending_round=read_round(*(h.url for h in hits)))
+    update = asyncio.run(act(state, runs=replies.runs))
+    assert [page.url for page in update["read_pages"]] == [h.url for h in hits]
+    assert events == ["ended", "ended", "read", "read"]
+
+
 def test_a_link_found_in_a_page_read_can_be_followed(replies, site):
     hub = ReadPage(url=f"{site.url}/hub", title="Hub", links=[f"{site.url}/deep"])
     replies.append({"quotes": [{"text": "the ratio was 11.2 to 1 for logs", "claim": "ratio"}]})
