@@ -1,7 +1,8 @@
 """A stand-in MCP server (written with the SDK's MCPServer) that plays an internal wiki, on stdio.
 
 Every tool call is appended to the `--log` file, so a test can tell which tools were called.
-`--die-on-call` makes the process exit at its first tool call (a server that dies mid-run);
+`--die-on-call` makes the process exit at its first tool call (a server that dies mid-run; a
+call that came in beside it is never served);
 `--answer-bytes N` pads every answer to N bytes (a server that answers too much);
 `--same-page` answers every query with the same page (no echo of the query), and
 `--page-url URL` names that page's address in its text, as a real wiki's answer does.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import threading
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -33,8 +35,11 @@ def build(
     page_url: str = "",
 ) -> MCPServer:
     server = MCPServer(name)
+    dying = threading.Lock()  # the SDK runs each call of a plain function in its own thread
 
     def record(tool: str, argument: str) -> None:
+        if die_on_call:  # the first call dies holding it: a call in flight beside it never starts
+            dying.acquire()
         with log.open("a", encoding="utf-8") as sink:
             sink.write(json.dumps({"tool": tool, "argument": argument}) + "\n")
         if die_on_call:
