@@ -307,7 +307,7 @@ def _search_text(outcomes: list[tuple[str, list[SearchHit], str]]) -> str:
     return "\n\n".join(parts)[:RESULT_CHARS]
 
 
-async def _web_search(run: RunResources, queries: list[str], documents: bool = False) -> dict:
+async def _web_search(run: RunResources, queries: list[str], documents: bool = False) -> str:
     """Run a web_search call's queries at once through the run's cache and budget (with
     `documents`, a search_documents call's query through the folder's own cache)."""
     cache = run.documents_cache if documents else run.web_cache
@@ -321,7 +321,7 @@ async def _web_search(run: RunResources, queries: list[str], documents: bool = F
         errors=[error for _, (_, _, error) in sent if error],
         usage=sum((cost for _, (_, cost, _) in sent), Usage()),
     )
-    return outcome.model_dump(mode="json")
+    return outcome.model_dump_json(exclude_defaults=True)
 
 
 def quotes_per_page(settings: Settings) -> int:
@@ -398,7 +398,7 @@ def _page_text(page: ReadPage) -> str:
     )[:RESULT_CHARS]
 
 
-async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
+async def _read_page(run: RunResources, state: WorkerState, url: str) -> str:
     """Read one page whole through the run's guarded reader and keep quotes and links."""
     found = next((h.title for h in state.get("hits", []) if h.url == url), "")
     emit(WorkerReading(**budget_use(state), url=url, title=found[:200]))
@@ -407,7 +407,9 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     fetch = Usage(page_fetches=fetches[0])
     if not fetched.passages:
         page = ReadPage(url=url, error=fetched.error or "the page holds no readable text")
-        return ToolOutcome(text=_page_text(page), page=page, usage=fetch).model_dump(mode="json")
+        return ToolOutcome(text=_page_text(page), page=page, usage=fetch).model_dump_json(
+            exclude_defaults=True
+        )
     quotes, usage = await page_quotes(run, state, url, fetched)
     usage = usage + fetch
     title = fetched.title or found
@@ -419,7 +421,9 @@ async def _read_page(run: RunResources, state: WorkerState, url: str) -> dict:
     # saved as the call's outcome without the links earlier rounds' pages list (`act` keeps
     # none of them either); the model is told of every link found
     (kept,) = prompts.unlisted_links(state.get("read_pages", []), [page])
-    return ToolOutcome(text=_page_text(page), page=kept, usage=usage).model_dump(mode="json")
+    return ToolOutcome(text=_page_text(page), page=kept, usage=usage).model_dump_json(
+        exclude_defaults=True
+    )
 
 
 def _skipped(why: str) -> ToolOutcome:
@@ -469,7 +473,7 @@ def _planned(
     return plan
 
 
-async def _run(run: RunResources, state: WorkerState, kind: str, argument: object) -> dict:
+async def _run(run: RunResources, state: WorkerState, kind: str, argument: object) -> str:
     """One planned call."""
     if kind in ("search", "documents"):
         return await _web_search(run, argument, kind == "documents")  # type: ignore[arg-type]
@@ -478,7 +482,7 @@ async def _run(run: RunResources, state: WorkerState, kind: str, argument: objec
     return await _read_page(run, state, argument)  # type: ignore[arg-type]
 
 
-async def _mcp_call(run: RunResources, server: str, tool: str, args: dict) -> dict:
+async def _mcp_call(run: RunResources, server: str, tool: str, args: dict) -> str:
     """One allowed MCP tool with the model's arguments; its answer is a hit (cited like any)."""
     tools = run.mcp_tools
     try:
@@ -487,7 +491,9 @@ async def _mcp_call(run: RunResources, server: str, tool: str, args: dict) -> di
         hit = await tools.call(server, tool, args)
     except (ToolFailed, TimeoutError) as error:
         why = redact(" ".join(f"{server}/{tool}: {type(error).__name__}: {error}".split()))[:300]
-        return ToolOutcome(text=f"failed: {why}", errors=[why]).model_dump(mode="json")
+        return ToolOutcome(text=f"failed: {why}", errors=[why]).model_dump_json(
+            exclude_defaults=True
+        )
     # the door every search hit passes: no control characters, an address that parses, and
     # a web address the run's source filter allows (`domain.source_filter`)
     admitted = admitted_hits([hit], run.dropped_addresses)
@@ -495,10 +501,23 @@ async def _mcp_call(run: RunResources, server: str, tool: str, args: dict) -> di
     if not kept:
         refused = SourceFilter.of(run.settings).refusal(hit.url) if admitted else None
         why = f"not kept: {refused or 'its address does not parse'}"
-        return ToolOutcome(text=f"{server}/{tool}: {why}"[:RESULT_CHARS]).model_dump(mode="json")
+        return ToolOutcome(text=f"{server}/{tool}: {why}"[:RESULT_CHARS]).model_dump_json(
+            exclude_defaults=True
+        )
     (hit,) = kept
     text = f"{prompts.one_line(hit.title)} — {hit.url}\n{hit.content}"[:RESULT_CHARS]
-    return ToolOutcome(text=text, hits=[hit] if hit.content else []).model_dump(mode="json")
+    return ToolOutcome(text=text, hits=[hit] if hit.content else []).model_dump_json(
+        exclude_defaults=True
+    )
+
+
+def _saved_outcome(saved: str | dict) -> ToolOutcome:
+    """A tool call's outcome as its task saved it: JSON text without the fields at their
+    defaults (one string, which the garbage collector never walks, where its parsed form is a
+    dict, a list and more per quote), or the parsed form a checkpoint written before kept."""
+    if isinstance(saved, str):
+        return ToolOutcome.model_validate_json(saved)
+    return ToolOutcome.model_validate(saved)
 
 
 async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
@@ -510,7 +529,7 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
     box = toolbox(search=True, pages=True, documents=True, mcp=await mcp_specs(run))
     plan = _planned(state, box, run)
 
-    async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome | dict:
+    async def outcome(index: int, step: ToolOutcome | tuple[str, object]) -> ToolOutcome | str:
         if isinstance(step, ToolOutcome):
             return step
         call = pending.calls[index]
@@ -520,7 +539,7 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
         done = await asyncio.gather(*(outcome(i, s) for i, s in enumerate(plan)))
     # read into models once all have ended: the step's tasks hold each saved outcome till then,
     # and a model of each besides, while the slowest call waits, held every page read twice
-    outcomes = [o if isinstance(o, ToolOutcome) else ToolOutcome.model_validate(o) for o in done]
+    outcomes = [o if isinstance(o, ToolOutcome) else _saved_outcome(o) for o in done]
     # kept without the links the evidence already lists (those it would never show again)
     read = [o.page for o in outcomes if o.page is not None]
     pages = prompts.unlisted_links(state.get("read_pages", []), read)

@@ -224,7 +224,10 @@ def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it
     earlier = ReadPage(url=f"{site.url}/before", links=[PageLink(url=f"{site.url}/deep")])
     state = worker(site.url, read_pages=[earlier], pending_round=read_round(f"{site.url}/hub"))
     update = asyncio.run(act(state, runs=replies.runs))
-    assert update["read_pages"][0].links == [] and saved[0]["page"]["links"] == []
+    assert (
+        update["read_pages"][0].links == []
+        and worker_tools._saved_outcome(saved[0]).page.links == []
+    )
     assert "links found: 1" in update["tool_rounds"][0].results[0]
 
 
@@ -240,12 +243,13 @@ def test_act_reads_its_calls_saved_outcomes_into_models_once_all_have_ended(
         events.append("ended")
         return outcome
 
-    def validated(data):
+    def validated(saved):
         events.append("read")
-        return worker_tools.ToolOutcome(**data)
+        return read(saved)
 
+    read = worker_tools._saved_outcome
     monkeypatch.setattr(worker_tools, "durable_tool", saving)
-    monkeypatch.setattr(worker_tools.ToolOutcome, "model_validate", validated)
+    monkeypatch.setattr(worker_tools, "_saved_outcome", validated)
     replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
     replies.append({"quotes": [{"text": "Deep down, the ratio was 11.2 to 1 for logs."}]})
     hits = [
@@ -255,6 +259,34 @@ def test_act_reads_its_calls_saved_outcomes_into_models_once_all_have_ended(
     update = asyncio.run(act(state, runs=replies.runs))
     assert [page.url for page in update["read_pages"]] == [h.url for h in hits]
     assert events == ["ended", "ended", "read", "read"]
+
+
+def test_a_tool_calls_outcome_is_saved_as_json_text_and_one_saved_parsed_is_still_read(
+    replies, site, monkeypatch
+):
+    """One string per saved outcome (the collector never walks it), where the parsed JSON was a
+    dict, a list and more per quote and link; a checkpoint written before holds the parsed form,
+    which a resumed `act` reads the same."""
+    saved = []
+
+    async def saving(key, run):
+        saved.append(await run())
+        return saved[-1]
+
+    monkeypatch.setattr(worker_tools, "durable_tool", saving)
+    replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
+    state = worker(site.url, pending_round=read_round(f"{site.url}/hub"))
+    update = asyncio.run(act(state, runs=replies.runs))
+    (text,) = saved
+    assert isinstance(text, str) and json.loads(text)["page"]["url"] == f"{site.url}/hub"
+
+    async def saved_before(key, run):
+        return json.loads(text)
+
+    monkeypatch.setattr(worker_tools, "durable_tool", saved_before)
+    again = asyncio.run(act(state, runs=replies.runs))
+    assert again["read_pages"] == update["read_pages"] and again["hits"] == update["hits"]
+    assert again["tool_rounds"] == update["tool_rounds"] and site.served == ["/hub"]
 
 
 def test_a_link_found_in_a_page_read_can_be_followed(replies, site):
@@ -439,21 +471,21 @@ class Answers:
 
 
 def test_an_mcp_answer_passes_the_door_and_the_source_filter(replies, monkeypatch):
-    from deep_research.nodes.worker_tools import _mcp_call
+    from deep_research.nodes.worker_tools import _mcp_call, _saved_outcome
     from deep_research.tools.run_resources import RunResources
 
     settings = SETTINGS.model_copy(update={"exclude_domains": ["blocked.example"]})
     run = replies.runs.detached(settings)
     dirty = SearchHit(url="mcp://docs/find?q=x", title="docs\x1b[0m", content="40\x07 archives")
     monkeypatch.setattr(RunResources, "mcp_tools", Answers(dirty))
-    outcome = asyncio.run(_mcp_call(run, "docs", "find", {"q": "x"}))
-    (hit,) = outcome["hits"]
-    assert hit["title"] == "docs[0m" and hit["content"] == "40 archives"
-    assert "\x07" not in outcome["text"] and "\x1b" not in outcome["text"]
+    outcome = _saved_outcome(asyncio.run(_mcp_call(run, "docs", "find", {"q": "x"})))
+    (hit,) = outcome.hits
+    assert hit.title == "docs[0m" and hit.content == "40 archives"
+    assert "\x07" not in outcome.text and "\x1b" not in outcome.text
     blocked_hit = SearchHit(url="https://blocked.example/a", content="40 archives")
     monkeypatch.setattr(RunResources, "mcp_tools", Answers(blocked_hit))
-    blocked = asyncio.run(_mcp_call(run, "docs", "find", {"q": "y"}))
-    assert blocked["hits"] == [] and "blocked.example" in blocked["text"]
+    blocked = _saved_outcome(asyncio.run(_mcp_call(run, "docs", "find", {"q": "y"})))
+    assert blocked.hits == [] and "blocked.example" in blocked.text
 
 
 def test_a_source_filter_leaves_the_workers_mcp_tools_and_documents_in_place(tmp_path):

@@ -81,9 +81,10 @@ async def durable(
 
 
 @task(name="tool_call")
-async def _saved_tool(key: str, run: Callable[[], Awaitable[dict]]) -> tuple[str, dict]:
-    """One tool call as a task: its outcome (JSON, with the call's fingerprint) is saved; its
-    error too, so a key a server echoed in it (the quoting model call) is masked first."""
+async def _saved_tool(key: str, run: Callable[[], Awaitable[str]]) -> tuple[str, str | dict]:
+    """One tool call as a task: its outcome (JSON text, with the call's fingerprint) is saved;
+    its error too, so a key a server echoed in it (the quoting model call) is masked first. (A
+    checkpoint written before outcomes were text holds the parsed JSON.)"""
     token = _IN_SAVED_TOOL.set(True)
     try:
         return key, await run()
@@ -94,8 +95,8 @@ async def _saved_tool(key: str, run: Callable[[], Awaitable[dict]]) -> tuple[str
         _IN_SAVED_TOOL.reset(token)
 
 
-async def durable_tool(key: str, run: Callable[[], Awaitable[dict]]) -> dict:
-    """`await run()` (a worker's tool call: search, page read, MCP call; JSON out), saved in
+async def durable_tool(key: str, run: Callable[[], Awaitable[str]]) -> str | dict:
+    """`await run()` (a worker's tool call: search, page read, MCP call; JSON text out), saved in
     the run's checkpoint as soon as it ends, like `durable` model calls: a node run again after
     a crash reads an answered call back instead of sending it again. The model calls a tool
     makes (quoting a page) are saved with its outcome, not on their own."""
