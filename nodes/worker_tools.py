@@ -536,10 +536,10 @@ async def act(state: WorkerState, *, runs: LiveRuns) -> dict:
         return await durable_tool(_call_key(state, number, call), lambda: _run(run, state, *step))
 
     async with run.worker_slots:
-        done = await asyncio.gather(*(outcome(i, s) for i, s in enumerate(plan)))
+        saved = await asyncio.gather(*(outcome(i, s) for i, s in enumerate(plan)))
     # read into models once all have ended: the step's tasks hold each saved outcome till then,
     # and a model of each besides, while the slowest call waits, held every page read twice
-    outcomes = [o if isinstance(o, ToolOutcome) else _saved_outcome(o) for o in done]
+    outcomes = [o if isinstance(o, ToolOutcome) else _saved_outcome(o) for o in saved]
     # kept without the links the evidence already lists (those it would never show again)
     read = [o.page for o in outcomes if o.page is not None]
     pages = prompts.unlisted_links(state.get("read_pages", []), read)
