@@ -26,6 +26,10 @@ from stand_ins.loopback import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 POSTGRES_URL = os.environ.get("DEEP_RESEARCH_TEST_POSTGRES_URL")
+ONE_ROUND = {  # a run of one round whose failed steps are not retried
+    "question": "Compare zstd and xz",
+    "settings": {"max_iterations": 1, "min_iterations": 1, "model_retries": 0},
+}
 
 
 def _postgres_param():
@@ -161,10 +165,7 @@ def test_a_worker_that_raises_is_the_only_one_repeated_on_resume(
         return await real_decide(state, runs=runs)
 
     monkeypatch.setattr(worker_module, "decide", decide_or_raise)
-    question = {
-        "question": "Compare zstd and xz",
-        "settings": {"max_iterations": 1, "min_iterations": 1, "model_retries": 0},
-    }
+    question = ONE_ROUND
 
     async def scenario():
         async with open_checkpointer(checkpoint_db) as saver:
@@ -207,10 +208,7 @@ def test_a_worker_stopped_after_its_report_before_the_orchestrator_has_it_report
         return update
 
     monkeypatch.setattr(worker_module, "report_findings", report_then_stop)
-    question = {
-        "question": "Compare zstd and xz",
-        "settings": {"max_iterations": 1, "min_iterations": 1, "model_retries": 0},
-    }
+    question = ONE_ROUND
 
     async def scenario():
         async with open_checkpointer(checkpoint_db) as saver:

@@ -208,11 +208,8 @@ def test_act_reads_a_page_whole_keeps_verbatim_quotes_and_its_links(replies, sit
     assert site.served == ["/hub"]
 
 
-def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it_found(
-    replies, site, monkeypatch
-):
-    """The hub's one link is listed under a page read before: the hub is kept without it, in
-    the worker's pages and in the call's saved outcome alike."""
+def saved_outcomes(monkeypatch) -> list:
+    """Each tool call's outcome as `act` saves it, in the order they end (run, not saved)."""
     saved = []
 
     async def saving(key, run):
@@ -220,6 +217,15 @@ def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it
         return saved[-1]
 
     monkeypatch.setattr(worker_tools, "durable_tool", saving)
+    return saved
+
+
+def test_act_keeps_no_link_the_evidence_already_lists_and_tells_the_model_all_it_found(
+    replies, site, monkeypatch
+):
+    """The hub's one link is listed under a page read before: the hub is kept without it, in
+    the worker's pages and in the call's saved outcome alike."""
+    saved = saved_outcomes(monkeypatch)
     replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
     earlier = ReadPage(url=f"{site.url}/before", links=[PageLink(url=f"{site.url}/deep")])
     state = worker(site.url, read_pages=[earlier], pending_round=read_round(f"{site.url}/hub"))
@@ -267,13 +273,7 @@ def test_a_tool_calls_outcome_is_saved_as_json_text_and_one_saved_parsed_is_stil
     """One string per saved outcome (the collector never walks it), where the parsed JSON was a
     dict, a list and more per quote and link; a checkpoint written before holds the parsed form,
     which a resumed `act` reads the same."""
-    saved = []
-
-    async def saving(key, run):
-        saved.append(await run())
-        return saved[-1]
-
-    monkeypatch.setattr(worker_tools, "durable_tool", saving)
+    saved = saved_outcomes(monkeypatch)
     replies.append({"quotes": [{"text": "The survey of 2024 measured 40 archives in total."}]})
     state = worker(site.url, pending_round=read_round(f"{site.url}/hub"))
     update = asyncio.run(act(state, runs=replies.runs))
