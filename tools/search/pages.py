@@ -361,7 +361,7 @@ class PageFetcher:
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
             return FetchedPage(error=redact(f"{type(error).__name__}: {error}")[:300])
-        if self._on_read is not None and page.passages:
+        if self._on_read is not None and page.text:
             await self._on_read(url, answer, page.text)
         return page
 
