@@ -234,12 +234,13 @@ def test_a_page_that_shows_a_key_we_hold_is_kept_and_read_again_without_it(
         kept.append(text)
 
     async def scenario():
-        await PageFetcher(settings, on_read=on_read).page(url)
+        page = await PageFetcher(settings, on_read=on_read).page(url)
         before = PageRead(url=url, kind="page", text=kept[0])
-        return await reread(before, PageFetcher(settings), 10)
+        return page, await reread(before, PageFetcher(settings), 10)
 
-    again = asyncio.run(scenario())
+    page, again = asyncio.run(scenario())
     assert kept and key not in kept[0] and "Bearer ***" in kept[0]
+    assert page.text is kept[0] and not [p for p in page.passages if key in p]  # what is quoted
     assert again.status == 200 and again.text == kept[0]  # the same text: unchanged by hash
 
 

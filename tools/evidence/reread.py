@@ -14,13 +14,7 @@ from urllib.parse import urlsplit
 from deep_research.tools.corpus.reading import SkippedFile, read_document
 from deep_research.tools.evidence.reads import PageRead
 from deep_research.tools.local_search import file_validators, path_of
-from deep_research.tools.search.pages import (
-    FETCH_ERRORS,
-    PageFetcher,
-    answer_text,
-    clean_passages,
-)
-from deep_research.tools.secrets import redacted
+from deep_research.tools.search.pages import FETCH_ERRORS, PageFetcher, answer_text, kept_text
 
 
 @dataclass(frozen=True)
@@ -100,5 +94,5 @@ def _reread_file(read: PageRead) -> Reread:
         document = read_document(path)
     except (SkippedFile, OSError) as error:
         return Reread(None, note=f"{path} cannot be read: {error}"[:300])
-    text = "\n\n".join(redacted(clean_passages(document)))  # as a run keeps what it reads
+    text = kept_text(document)  # as a run keeps what it reads
     return Reread(200, read.url, text, conditional=True, etag=etag, last_modified=modified)

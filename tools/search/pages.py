@@ -19,7 +19,7 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import NamedTuple
 from urllib.parse import urldefrag, urljoin, urlsplit
@@ -351,13 +351,12 @@ class PageFetcher:
             links = tuple(
                 self._links.setdefault(link, link) for link in redacted_at_once(page.links)
             )
-            title = redact(page.title)
-            if redact(page.text) == page.text:  # a key is never across two passages
-                page = replace(page, title=title, links=links)
-            else:
-                page = FetchedPage.of(
-                    redacted(page.passages), title=title, links=links, published=page.published
-                )
+            page = FetchedPage.of(
+                redacted_at_once(page.passages),
+                title=redact(page.title),
+                links=links,
+                published=page.published,
+            )
         except FETCH_ERRORS as error:
             log.info("page not read: %s: %s: %s", url, type(error).__name__, error)
             return FetchedPage(error=redact(f"{type(error).__name__}: {error}")[:300])
@@ -444,7 +443,12 @@ def answer_text(answer: Answer, seconds: float) -> str:
     where a page's text enters); SkippedFile when it is no page we read (another status, an
     image)."""
     got = _readable(answer)
-    document = read_page(got.data, got.content_type, got.url, seconds)
+    return kept_text(read_page(got.data, got.content_type, got.url, seconds))
+
+
+def kept_text(document: Document) -> str:
+    """A read document's text as a run keeps it (its passages in page order, redacted as where
+    a page's text enters): what a re-read compares with what the run read."""
     return PASSAGE_BREAK.join(redacted(clean_passages(document)))
 
 
