@@ -8,6 +8,7 @@ repetition, verbatim overlap), never about meaning.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from functools import cache
@@ -33,6 +34,7 @@ LOOP_UNIQUE = 0.35  # below this share of distinct shingles, a long reply loops
 LOOP_MIN_WORDS = 80
 LINE_REPEATS = 4  # one non-trivial line this many times is a loop
 COPIED_MIN_CHARS = 15  # a field this long found verbatim in the instructions was copied
+DESCRIPTION_MIN_CHARS = 40  # a schema description this long, found inside a field, was copied
 
 
 def _prompt_text(messages: list[BaseMessage]) -> str:
@@ -151,6 +153,33 @@ def _allowed_in(contract: type[BaseModel]) -> frozenset[str]:
     return frozenset(allowed_values(contract.model_json_schema()))
 
 
+@cache
+def _descriptions(schema: str) -> tuple[str, ...]:
+    """The schema's descriptions long enough that no answer holds one, without their final
+    full stop: a whole sentence of instructions inside a field (Gemma 3 270M wrote a finding as
+    "The worker found the following: 'One claim a worker found, citing the ids of the sources
+    that support it (3):") was copied, whatever it was wrapped in."""
+    try:
+        parsed = json.loads(schema) if schema else {}
+    except ValueError:
+        return ()
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            text = node.get("description")
+            if isinstance(text, str) and len(text) >= DESCRIPTION_MIN_CHARS:
+                found.append(text.rstrip("."))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(parsed)
+    return tuple(dict.fromkeys(found))
+
+
 def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "") -> str | None:
     """The first field of a structured reply that echoes the instructions, the prompt's markup
     or loops, if any. `schema`: the JSON schema the model was shown (its descriptions count as
@@ -162,6 +191,7 @@ def field_problem(value: BaseModel, prompt: list[BaseMessage], schema: str = "")
     prompt_labels = set(_LABEL.findall(text))  # once per reply, not once per field
     for path, string in _strings(value):
         copied = string.strip() not in allowed and string.strip() in instructions
+        copied = copied or any(text in string for text in _descriptions(schema))
         if len(string.strip()) >= COPIED_MIN_CHARS and copied:
             return f"{path} copies the instructions instead of answering ({string.strip()[:60]!r})"
         markers = [m for m in _MARKERS if m in string and m in text]

@@ -221,6 +221,23 @@ def test_a_copied_instruction_is_still_refused():
     assert "copies the instructions" in field_problem(reply, plan, schema)
 
 
+def test_a_sentence_of_the_schema_wrapped_in_words_of_its_own_is_refused():
+    """Gemma 3 270M, through .ci/llama.sh, on a Chinese question: a finding that is a field's
+    description with a frame around it. The right answers of every contract pass (above)."""
+    schema = json.dumps(json_schema(WorkerFindings))
+    claim = (
+        "The worker found the following: 'One claim a worker found, citing the ids of the "
+        "sources that support it (3): "
+    )
+
+    def findings(claim: str) -> WorkerFindings:
+        found = {"claim": claim, "source_ids": [1]}
+        return WorkerFindings(findings=[found], summary="zstd is faster.", gaps=[])
+
+    assert "findings.0.claim copies the instructions" in field_problem(findings(claim), [], schema)
+    assert field_problem(findings("zstd -19 compresses logs 3.2x [1]."), [], schema) is None
+
+
 PART = OutlineSection(title="Speed", question="Which decodes faster?", source_ids=[1, 2])
 
 
