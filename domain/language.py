@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from array import array
 from dataclasses import dataclass, replace
 
 from deep_research.settings import LanguageCode
@@ -309,25 +310,29 @@ def _identifier(languages: tuple[str, ...]):
         return _IDENTIFIERS[languages]
 
 
-# py3langid's automaton: tables of 104,583 entries it only indexes (`tk_nextmove` is an array)
+# py3langid's automaton, as its identifier holds it: the moves and each state's output
 _AUTOMATON_TABLES = ("tk_nextmove", "tk_output", "_rowbase")
 
 
 def _restricted_identifiers(language_sets: tuple[tuple[str, ...], ...]) -> dict:
     """One identifier for each set of languages, from one load of the model, sharing its
-    automaton (39 MB of transitions), each keeping only its own languages' weights. The
-    library's own restriction keeps the whole model's weights too (27 MB, for a later reset we
-    never make), and a second identifier loaded the model again.
+    automaton, each keeping only its own languages' weights. The library's own restriction
+    keeps the whole model's weights too (27 MB, for a later reset we never make), and a second
+    identifier loaded the model again.
 
-    The automaton's lists of ints become tuples, which the identifier indexes the same way: a
-    tuple of ints is untracked by the garbage collector, where every full collection walked the
-    lists' 209,166 items again (a tenth of all it walked with 64 runs at once). A table a later
-    py3langid keeps in another form is left as it is."""
+    The automaton is held as its trie (`langid_automaton`: 1.3 MB where the table of every
+    move is 39 MB) and its states' outputs as an array of ints, which the garbage collector
+    never walks. A later py3langid whose tables are another automaton's keeps them as they are."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    from deep_research.domain.langid_automaton import trie_moves
 
     model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     automaton = {name: getattr(model, name) for name in _AUTOMATON_TABLES}
-    automaton = {n: tuple(t) if isinstance(t, list) else t for n, t in automaton.items()}
+    compact = trie_moves(model.tk_nextmove, model.tk_row)
+    if compact is not None:
+        automaton["tk_nextmove"], automaton["_rowbase"] = compact
+        automaton["tk_output"] = array("i", automaton["tk_output"])
     identifiers = {}
     for languages in language_sets:
         model.set_languages(list(languages))
