@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import ipaddress
+import weakref
 
 import httpcore
 import pytest
@@ -291,3 +293,38 @@ def test_whole_pages_fill_thin_hits_only_and_leave_refused_ones(page_server):
     assert got[0].content.startswith("thin\n\n") and "11.2x" in got[0].content
     assert got[1].content == "x" * 700 and got[2].content == "thin"  # thick, and past the top 2
     assert page_server.served == ["/article"]
+
+
+class _AskingStep:
+    """Stands for what the step that asked for a page holds in its context (its LangGraph
+    config, runtime and callbacks)."""
+
+
+_ASKING_STEP: contextvars.ContextVar[_AskingStep | None] = contextvars.ContextVar(
+    "asking_step", default=None
+)
+
+
+def test_a_page_read_that_has_ended_keeps_nothing_of_the_step_that_asked(page_server):
+    """The reader keeps a page for the run's later asks; what it keeps is the page, not the
+    read's task, which holds the asking step's context as long as it lives."""
+    page_server.pages["/kept"] = "<html><body><article><p>Kept words.</p></article></body></html>"
+    url = f"{page_server.url}/kept"
+    reader = PageFetcher(Settings(fetch_private_addresses=True))
+
+    async def ask() -> tuple[weakref.ref, FetchedPage]:
+        step = _AskingStep()
+        _ASKING_STEP.set(step)
+        page = await reader.page(url)
+        await asyncio.sleep(0)  # the read's own callbacks run
+        return weakref.ref(step), page
+
+    gc.collect()
+    gc.disable()  # only reference counts free anything now
+    try:
+        step, page = asyncio.run(ask())
+        assert "Kept words." in page.text
+        assert step() is None
+        assert asyncio.run(reader.page(url)) is page  # asked again: the page kept, no new read
+    finally:
+        gc.enable()

@@ -294,7 +294,7 @@ class PageFetcher:
         self._on_read = on_read
         self._allowed = SourceFilter.of(settings)  # the run's include/exclude domains
         self._tls = tls  # the process's TLS context; None builds one per connection
-        self._pages: dict[str, asyncio.Future[FetchedPage]] = {}
+        self._pages: dict[str, asyncio.Future[FetchedPage] | FetchedPage] = {}
         self._links: dict[PlainLink, PlainLink] = {}  # each link once, whatever page it is on
         self._book = book or self._own_count
         self.sent = 0  # fetches this fetcher started
@@ -320,14 +320,25 @@ class PageFetcher:
     async def page(self, url: str) -> FetchedPage:
         """The page read whole (passages, title, links), fetched once per URL; no passages and
         the reason when refused, unreadable or over the run's page budget."""
-        if url not in self._pages:
+        known = self._pages.get(url)
+        if isinstance(known, FetchedPage):
+            return known
+        if known is None:
             if not self._book():
                 return FetchedPage(error="the run's page budget (max_page_fetches) is spent")
             self.sent += 1
             if (tally := _tally.get()) is not None:
                 tally[0] += 1
-            self._pages[url] = asyncio.ensure_future(self._read(url))
-        return await asyncio.shield(self._pages[url])
+            known = self._pages[url] = asyncio.ensure_future(self._read(url))
+            known.add_done_callback(functools.partial(self._settled, url))
+        return await asyncio.shield(known)
+
+    def _settled(self, url: str, reading: asyncio.Future[FetchedPage]) -> None:
+        """A read that has ended is kept as its page, not as its task: a task holds the context
+        it was made in for as long as it lives, here the asking step's LangGraph config (its
+        runtime, scratchpad and callbacks, some 15 kB), for the rest of the run."""
+        if not reading.cancelled() and reading.exception() is None:
+            self._pages[url] = reading.result()
 
     async def _read(self, url: str) -> FetchedPage:
         """Fetch and split, turning every failure into no passages (and a log line); a page
