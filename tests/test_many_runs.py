@@ -6,6 +6,8 @@ Drives the real graph through `ainvoke` against the stand-ins; the servers count
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections import Counter
 
 import pytest
@@ -350,3 +352,28 @@ def test_a_process_that_imports_the_graph_collects_its_young_objects_less_often(
         "    print(gc.get_threshold())\n"
     )
     assert printed(probe) == ["(10000, 10, 10)", "(50000, 5, 5)", "(0, 10, 10)"]
+
+
+def test_a_finished_runs_page_reader_and_what_it_read_go_without_a_collection(
+    chat_server, search_server, monkeypatch
+):
+    from deep_research.tools.search import pages
+
+    readers = []
+    built = pages.PageFetcher.__init__
+
+    def keep_a_weak_reference(self, *args, **kwargs):
+        built(self, *args, **kwargs)
+        readers.append(weakref.ref(self))
+
+    monkeypatch.setattr(pages.PageFetcher, "__init__", keep_a_weak_reference)
+    chat_server.latency = search_server.latency = 0.01
+    gc.collect()
+    gc.disable()  # only reference counts free anything now
+    try:
+        outputs, live = asyncio.run(run_all(questions(2), {"max_iterations": 1}))
+        assert all(out["report"] for out in outputs) and live == 0
+        assert len(readers) == 2  # one reader per run
+        assert [reader() for reader in readers] == [None, None]  # a cycle would keep them
+    finally:
+        gc.enable()

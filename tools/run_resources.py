@@ -170,9 +170,15 @@ class RunResources:
         return self._languages
 
     async def aclose(self) -> None:
-        """The run has ended: what its search holds open (MCP servers it started) stops."""
+        """The run has ended: what its search holds open (MCP servers it started) stops, and
+        what it read goes. Its page reader and caches hand each read back to the run
+        (`on_read`, `keep_read`): a cycle that only a full collection of the garbage collector
+        frees, which a process with many runs seldom makes, so every page a finished run
+        read stayed in memory until then (31 MiB of page text at the end of 64 runs)."""
         if self._search_cache is not None:
             await self._search_cache.aclose()
+        self._search_cache = self._pages = self._web_cache = self._documents_cache = None
+        self.reads = None
 
     @property
     def spent(self) -> Usage:
