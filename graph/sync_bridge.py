@@ -28,6 +28,7 @@ from langgraph._internal._runnable import RunnableCallable
 from langgraph.types import Command
 
 from deep_research.graph.settings_guard import SettingsReader, reading_settings, with_settings
+from deep_research.tools.free_memory import FREE_MEMORY
 from deep_research.tools.run_resources import LiveRuns
 from deep_research.tools.secrets import redact_error
 
@@ -91,7 +92,8 @@ def node(
     the run's last node (`ends_run`) returns. The error of a failed node is redacted before
     LangGraph saves it in the checkpoint (`tools.secrets.redact_error`). With `read`, the node
     sees the settings in state as `read` gives them (`graph.settings_guard`): validated, and
-    guarded for remote callers.
+    guarded for remote callers. A step that ends lets the process hand its heap's free pages back
+    to the system (`tools.free_memory`: at most every 2 s).
     """
     handed = "runs" in inspect.signature(afunc).parameters
     bound = functools.partial(afunc, runs=runs) if handed else afunc
@@ -108,6 +110,7 @@ def node(
             raise
         if ends_run:
             await runs.release(run_id)
+        FREE_MEMORY.step_ended()
         return update
 
     return RunnableLambda(
