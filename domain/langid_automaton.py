@@ -21,6 +21,7 @@ from array import array
 import numpy as np
 
 _CHUNK = 2048  # states whose rows are looked at together: 2 MB of moves at a time
+_UNSIGNED = "BHILQ"  # the typecodes of arrays of unsigned ints
 
 
 class TrieMoves:
@@ -55,6 +56,10 @@ def trie_moves(nextmove: array, rows: array) -> tuple[TrieMoves, range] | None:
     """The trie's moves and the row offsets that index them (`(state << 8)`, as a range), from
     the library's full table and each state's row; None when the table is not an Aho-Corasick
     automaton's (a later py3langid may build another), which is then kept as it is."""
+    if not (isinstance(nextmove, array) and nextmove.typecode in _UNSIGNED and len(rows)):
+        return None
+    if len(nextmove) % 256 or len(nextmove) // 256 <= max(rows):
+        return None
     table = np.frombuffer(nextmove, dtype=np.dtype(f"u{nextmove.itemsize}")).reshape(-1, 256)
     row_of = np.asarray(rows, dtype=np.int64)
     states = len(row_of)

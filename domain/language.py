@@ -322,7 +322,8 @@ def _restricted_identifiers(language_sets: tuple[tuple[str, ...], ...]) -> dict:
 
     The automaton is held as its trie (`langid_automaton`: 1.3 MB where the table of every
     move is 39 MB) and its states' outputs as an array of ints, which the garbage collector
-    never walks. A later py3langid whose tables are another automaton's keeps them as they are."""
+    never walks. A later py3langid whose tables are another automaton's keeps them as they are
+    (its lists of ints as tuples)."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     from deep_research.domain.langid_automaton import trie_moves
@@ -333,6 +334,8 @@ def _restricted_identifiers(language_sets: tuple[tuple[str, ...], ...]) -> dict:
     if compact is not None:
         automaton["tk_nextmove"], automaton["_rowbase"] = compact
         automaton["tk_output"] = array("i", automaton["tk_output"])
+    else:  # lists of ints as tuples, which the collector stops walking once it has seen them
+        automaton = {n: tuple(t) if isinstance(t, list) else t for n, t in automaton.items()}
     identifiers = {}
     for languages in language_sets:
         model.set_languages(list(languages))

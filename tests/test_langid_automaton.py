@@ -80,3 +80,7 @@ def test_a_table_that_is_not_an_automatons_trie_is_left_as_it_is():
     # two moves one deeper into the same state: not a trie
     nextmove = array("I", [1, 1] + [0] * 254 + [0] * 256)
     assert trie_moves(nextmove, array("H", [0, 1])) is None
+    # tables in another form: a list, rows of another width, a row past the table's end
+    assert trie_moves([1] * 256 + [0] * 256, array("H", [0, 1])) is None
+    assert trie_moves(array("I", [0] * 300), array("H", [0])) is None
+    assert trie_moves(array("I", [0] * 256), array("H", [0, 1])) is None

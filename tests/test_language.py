@@ -179,3 +179,15 @@ def test_a_report_the_writer_could_not_make_says_so_in_the_runs_language():
         report = failed_report("Q", "the reply is empty", [], language)
         head = report.split("\n\n")[1]
         assert head.startswith(opening) and "the reply is empty" in head
+
+
+def test_a_language_model_whose_table_is_not_a_trie_is_used_as_it_is(monkeypatch):
+    from deep_research.domain import langid_automaton
+
+    monkeypatch.setattr(language_module, "_IDENTIFIERS", {})
+    monkeypatch.setattr(langid_automaton, "trie_moves", lambda nextmove, rows: None)
+    assert detect_language("Comparer zstd et xz pour les archives de journaux") == "fr"
+    assert detect_language("Почему растут цены на электроэнергию в Европе?") == "ru"
+    identifier = language_module._IDENTIFIERS[language_module._LATIN]
+    assert len(identifier.tk_nextmove) > 1_000_000  # the library's own table of every move
+    assert isinstance(identifier.tk_output, tuple)
