@@ -65,3 +65,11 @@ def test_every_step_that_ends_asks_and_the_throttle_decides(monkeypatch):
     graph.add_edge("second", END)
     assert asyncio.run(graph.compile().ainvoke({"done": 0})) == {"done": 2}
     assert len(trims) == 2
+
+
+def test_a_process_whose_c_library_cannot_be_opened_by_name_goes_without(monkeypatch):
+    def no_library(name):
+        raise TypeError("expected str, bytes or os.PathLike object, not NoneType")  # Windows
+
+    monkeypatch.setattr(free_memory.ctypes, "CDLL", no_library)
+    assert free_memory._malloc_trim() is None

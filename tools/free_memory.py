@@ -7,7 +7,7 @@ once, 20-30 MiB of its heap was free at the peak and counted in its memory all t
 `malloc_trim(0)` hands every whole free page back (glibc 2.8 and later); it takes a few
 milliseconds, so it is done when a step ends, at most once every `EVERY` seconds (every step
 of a process in use, none of an idle one). Where the C library has no `malloc_trim` (musl,
-macOS), this does nothing.
+macOS, Windows), this does nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _malloc_trim() -> Callable[[], object] | None:
     """glibc's `malloc_trim(0)`, or None where the process's C library has none."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):
+    except (AttributeError, OSError, TypeError):  # no such symbol; Windows has no CDLL(None)
         return None
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     return lambda: trim(0)
