@@ -63,6 +63,7 @@ class Words:
     )
     kept_round: str  # the same, handed back unchanged ({round} {score})
     writer_failed: str  # a report the writer's reply could not make, above the notes ({problem})
+    writer_failed_alone: str  # the same, when the citation check left none of the notes
 
 
 _ENGLISH = Words(
@@ -82,6 +83,8 @@ _ENGLISH = Words(
     "found nothing new.",
     "**No report: the writer model's reply could not be used ({problem}).** Below are the "
     "findings as the researchers recorded them.",
+    "**No report: the writer model's reply could not be used ({problem}), and none of the "
+    "researchers' findings held up under the citation check.**",
 )
 WORDS: dict[str, Words] = {
     "en": _ENGLISH,
@@ -99,6 +102,8 @@ WORDS: dict[str, Words] = {
         "评分较低。",
         "本报告是第 {round} 轮的报告（评分 {score}/100）：之后的报告评分较低，且没有新的发现。",
         "**没有报告：写作模型的回复无法使用（{problem}）。** 以下是研究人员记录的发现。",
+        "**没有报告：写作模型的回复无法使用（{problem}），"
+        "研究人员记录的发现也没有一条通过引用核查。**",
     ),
     "zh-Hant": Words(
         "Traditional Chinese (繁體中文)",
@@ -114,6 +119,8 @@ WORDS: dict[str, Words] = {
         "評分較低。",
         "本報告是第 {round} 輪的報告（評分 {score}/100）：之後的報告評分較低，且沒有新的發現。",
         "**沒有報告：寫作模型的回覆無法使用（{problem}）。** 以下是研究人員記錄的發現。",
+        "**沒有報告：寫作模型的回覆無法使用（{problem}），"
+        "研究人員記錄的發現也沒有一條通過引用核查。**",
     ),
     "ja": Words(
         "Japanese (日本語)",
@@ -132,6 +139,8 @@ WORDS: dict[str, Words] = {
         "新たな発見はありませんでした。",
         "**レポートはありません：執筆モデルの応答を使用できませんでした（{problem}）。** 以下は"
         "調査担当が記録した発見です。",
+        "**レポートはありません：執筆モデルの応答を使用できませんでした（{problem}）。"
+        "調査担当が記録した発見も、引用の確認を通ったものはありませんでした。**",
     ),
     "ko": Words(
         "Korean (한국어)",
@@ -150,6 +159,8 @@ WORDS: dict[str, Words] = {
         "고 새로 찾은 내용이 없었습니다.",
         "**보고서 없음: 작성 모델의 응답을 사용할 수 없었습니다({problem}).** 아래는 조사자들이 "
         "기록한 발견입니다.",
+        "**보고서 없음: 작성 모델의 응답을 사용할 수 없었고({problem}), 조사자들이 "
+        "기록한 발견 중 인용 확인을 통과한 것도 없었습니다.**",
     ),
     "de": Words(
         "German (Deutsch)",
@@ -169,6 +180,8 @@ WORDS: dict[str, Words] = {
         "wurde schlechter bewertet und fand nichts Neues.",
         "**Kein Bericht: Die Antwort des Schreibmodells war nicht verwendbar ({problem}).** "
         "Unten stehen die Ergebnisse, wie die Recherche sie festgehalten hat.",
+        "**Kein Bericht: Die Antwort des Schreibmodells war nicht verwendbar ({problem}), und "
+        "keines der Ergebnisse der Recherche hielt der Prüfung der Zitate stand.**",
     ),
     "fr": Words(
         "French (français)",
@@ -188,6 +201,8 @@ WORDS: dict[str, Words] = {
         "moins bien noté et n'a rien trouvé de nouveau.",
         "**Aucun rapport : la réponse du modèle rédacteur était inutilisable ({problem}).** "
         "Voici les constats tels que les chercheurs les ont consignés.",
+        "**Aucun rapport : la réponse du modèle rédacteur était inutilisable ({problem}), et "
+        "aucun des constats des chercheurs n'a résisté à la vérification des citations.**",
     ),
     "es": Words(
         "Spanish (español)",
@@ -207,6 +222,8 @@ WORDS: dict[str, Words] = {
         "obtuvo una valoración más baja y no encontró nada nuevo.",
         "**No hay informe: la respuesta del modelo redactor no se pudo usar ({problem}).** A "
         "continuación, los hallazgos tal como los registraron los investigadores.",
+        "**No hay informe: la respuesta del modelo redactor no se pudo usar ({problem}), y "
+        "ninguno de los hallazgos de los investigadores superó la verificación de las citas.**",
     ),
     "it": Words(
         "Italian (italiano)",
@@ -226,6 +243,8 @@ WORDS: dict[str, Words] = {
         "stato valutato meno e non ha trovato nulla di nuovo.",
         "**Nessun rapporto: la risposta del modello redattore non era utilizzabile ({problem}).** "
         "Di seguito i risultati come li hanno registrati i ricercatori.",
+        "**Nessun rapporto: la risposta del modello redattore non era utilizzabile ({problem}), "
+        "e nessuno dei risultati dei ricercatori ha superato la verifica delle citazioni.**",
     ),
     "pt": Words(
         "Portuguese (português)",
@@ -245,6 +264,8 @@ WORDS: dict[str, Words] = {
         "foi avaliado abaixo e não encontrou nada de novo.",
         "**Sem relatório: a resposta do modelo redator não pôde ser usada ({problem}).** Abaixo "
         "estão as constatações tal como os pesquisadores as registraram.",
+        "**Sem relatório: a resposta do modelo redator não pôde ser usada ({problem}), e nenhuma "
+        "das constatações dos pesquisadores passou na verificação das citações.**",
     ),
     "nl": Words(
         "Dutch (Nederlands)",
@@ -264,6 +285,8 @@ WORDS: dict[str, Words] = {
         "werd lager beoordeeld en vond niets nieuws.",
         "**Geen rapport: het antwoord van het schrijfmodel was onbruikbaar ({problem}).** "
         "Hieronder staan de bevindingen zoals de onderzoekers ze vastlegden.",
+        "**Geen rapport: het antwoord van het schrijfmodel was onbruikbaar ({problem}), en geen "
+        "van de bevindingen van de onderzoekers doorstond de controle van de citaten.**",
     ),
     "ru": Words(
         "Russian (русский)",
@@ -282,6 +305,8 @@ WORDS: dict[str, Words] = {
         "оценку и не нашёл ничего нового.",
         "**Отчёта нет: ответ модели-автора не удалось использовать ({problem}).** Ниже — "
         "находки в том виде, в каком их записали исследователи.",
+        "**Отчёта нет: ответ модели-автора не удалось использовать ({problem}), и ни одна из "
+        "находок исследователей не прошла проверку цитат.**",
     ),
     "und": replace(_ENGLISH, name="the language of the question"),
 }

@@ -6,7 +6,7 @@ import re
 
 from deep_research.domain.budgets import cost_usd
 from deep_research.domain.citations import clean_citations, renumber, sources_section
-from deep_research.domain.language import run_language, words_for
+from deep_research.domain.language import Words, run_language, words_for
 from deep_research.domain.markup import markers
 from deep_research.domain.plain_text import one_line
 from deep_research.domain.report_frame import nested_headings, without_empty_sections
@@ -60,6 +60,17 @@ def failed_report(question: str, problem: str, results: list[WorkerResult], lang
     notes = notes_report(question, results).split("\n\n", 1)[-1]
     head = words_for(language).writer_failed.format(problem=problem)
     return f"# {question}\n\n{head}\n\n{notes}"
+
+
+def _failure_alone(report: str, problem: str, words: Words) -> str:
+    """A report the writer could not make, whose notes the citation check left nothing of
+    (seen with a 270M model: a finding "1" under a summary "]["), says so, where it would
+    say the findings follow."""
+    head = words.writer_failed.format(problem=problem)
+    before, found, after = report.partition(head)
+    if not problem or not found or after.strip():
+        return report
+    return before + words.writer_failed_alone.format(problem=problem) + after
 
 
 def limitations(results: list[WorkerResult], language: str) -> str:
@@ -246,6 +257,7 @@ async def finalize(state: ResearchState, *, runs: LiveRuns) -> dict:
     language = _language(state)
     words = words_for(language)
     framed = without_empty_sections(state.get("report", ""), (words.unsupported, words.unchecked))
+    framed = _failure_alone(framed, state.get("report_problem", ""), words)
     text, cited = clean_citations(nested_headings(framed), registry.sources)
     text, numbers = renumber(text, cited)
     by_id = {s.id: s for s in registry.sources}

@@ -191,3 +191,49 @@ def test_a_language_model_whose_table_is_not_a_trie_is_used_as_it_is(monkeypatch
     identifier = language_module._IDENTIFIERS[language_module._LATIN]
     assert len(identifier.tk_nextmove) > 1_000_000  # the library's own table of every move
     assert isinstance(identifier.tk_output, tuple)
+
+
+@pytest.mark.parametrize("language", sorted(WORDS))
+def test_a_failed_writers_note_says_no_findings_follow_when_the_check_left_none(language):
+    """Seen with Gemma 3 270M on a German question: the writer's replies were empty, the one
+    finding was "1" under a summary of "][", the citation check marked it, and the report said
+    the findings followed with nothing after it."""
+    import asyncio
+
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from deep_research.nodes.writing import failed_report, finalize
+    from deep_research.state import Finding, SourceEvidence
+    from deep_research.tools.run_resources import LiveRuns
+
+    words = WORDS[language]
+    source = SourceEvidence(id=1, url="https://example.org/a", title="A", excerpt="Words.")
+    worker = WorkerResult(
+        subtask_id=1,
+        description="The subtask",
+        summary="][",
+        sources=[source],
+        findings=[Finding(claim="1", source_ids=[1])],
+    )
+    unused = GenericFakeChatModel(messages=iter([]))  # finalize asks no model
+    runs = LiveRuns(lambda settings, role: unused)
+    failed = failed_report("Q", "the reply is empty", [worker], language)
+
+    def final(report: str) -> str:
+        state = {
+            "question": "Q",
+            "report": report,
+            "report_problem": "the reply is empty",
+            "worker_results": [worker],
+            "stop_reason": "max_iterations",
+            "settings": Settings(language=language),
+            "run_id": f"failed-{language}",
+        }
+        return asyncio.run(finalize(state, runs=runs))["report"]
+
+    checked = failed.replace("- 1 [1]", f"- 1{words.unchecked}")  # as the check leaves it
+    alone = words.writer_failed_alone.format(problem="the reply is empty")
+    assert alone in final(checked) and "##" not in final(checked)
+    assert words.writer_failed.format(problem="the reply is empty") not in final(checked)
+    kept = final(failed.replace("- 1 [1]", "- Zstd is faster [1]"))  # a finding that holds
+    assert alone not in kept and "Zstd is faster" in kept and "## The subtask" in kept
