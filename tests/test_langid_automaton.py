@@ -84,3 +84,33 @@ def test_a_table_that_is_not_an_automatons_trie_is_left_as_it_is():
     assert trie_moves([1] * 256 + [0] * 256, array("H", [0, 1])) is None
     assert trie_moves(array("I", [0] * 300), array("H", [0])) is None
     assert trie_moves(array("I", [0] * 256), array("H", [0, 1])) is None
+
+
+def _dense_automaton(patterns: list[str]) -> tuple[list[str], array]:
+    """A small Aho-Corasick automaton written out as py3langid writes its own: the states are
+    the patterns' prefixes, shallowest first, and a state's move on a byte is the longest
+    suffix of its string and that byte that is a state (one row per state)."""
+    states = sorted({p[:n] for p in patterns for n in range(len(p) + 1)}, key=lambda s: (len(s), s))
+    index = {state: number for number, state in enumerate(states)}
+    moves = []
+    for state in states:
+        for byte in range(256):
+            text = state + chr(byte)
+            moves.append(next(index[text[k:]] for k in range(len(text) + 1) if text[k:] in index))
+    return states, array("I", moves)
+
+
+def test_a_small_automatons_trie_makes_every_move_its_table_makes():
+    states, nextmove = _dense_automaton(["he", "she", "his", "hers"])
+    moves, rowbase = trie_moves(nextmove, array("H", range(len(states))))
+    for state in range(len(states)):
+        for byte in range(256):
+            assert moves[rowbase[state] + byte] == nextmove[state * 256 + byte]
+
+
+def test_a_table_whose_moves_the_trie_does_not_make_is_left_as_it_is():
+    states, nextmove = _dense_automaton(["he", "she", "his", "hers"])
+    sh, h = states.index("sh"), states.index("h")
+    assert nextmove[sh * 256 + ord("x")] == 0  # "shx" ends in no state: back to the root
+    nextmove[sh * 256 + ord("x")] = h  # one move no trie with failure links makes
+    assert trie_moves(nextmove, array("H", range(len(states)))) is None
