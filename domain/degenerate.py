@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from functools import cache
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -130,20 +131,29 @@ def _strings(value: object, path: str = "") -> list[tuple[str, str]]:
     return []
 
 
+def _schema_nodes(schema: object) -> Iterator[dict]:
+    """Every object of a JSON schema, the schema itself included, wherever it is nested."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from _schema_nodes(item)
+    elif isinstance(schema, dict):
+        yield schema
+        for item in schema.values():
+            yield from _schema_nodes(item)
+
+
 def allowed_values(schema: object) -> set[str]:
     """Every string a JSON schema itself allows as a value (`enum` members, `const`s).
 
     Such a value is written in the instructions the model was shown, and copying it is the
     right answer: `"straightforward"` is a query type, not the schema handed back.
     """
-    if isinstance(schema, list):
-        return {value for item in schema for value in allowed_values(item)}
-    if not isinstance(schema, dict):
-        return set()
-    found = {v for v in schema.get("enum", []) if isinstance(v, str)}
-    if isinstance(schema.get("const"), str):
-        found.add(schema["const"])
-    return found | {value for item in schema.values() for value in allowed_values(item)}
+    found: set[str] = set()
+    for node in _schema_nodes(schema):
+        found.update(v for v in node.get("enum", []) if isinstance(v, str))
+        if isinstance(node.get("const"), str):
+            found.add(node["const"])
+    return found
 
 
 @cache
@@ -163,20 +173,12 @@ def _descriptions(schema: str) -> tuple[str, ...]:
         parsed = json.loads(schema) if schema else {}
     except ValueError:
         return ()
-    found: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            text = node.get("description")
-            if isinstance(text, str) and len(text) >= DESCRIPTION_MIN_CHARS:
-                found.append(text.rstrip("."))
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(parsed)
+    found = [
+        node["description"].rstrip(".")
+        for node in _schema_nodes(parsed)
+        if isinstance(node.get("description"), str)
+        and len(node["description"]) >= DESCRIPTION_MIN_CHARS
+    ]
     return tuple(dict.fromkeys(found))
 
 
