@@ -43,7 +43,7 @@ from deep_research.tools.corpus.reading import (
 )
 from deep_research.tools.search.base import SearchBackend
 from deep_research.tools.search.guard import FetchRefused, GuardedBackend
-from deep_research.tools.secrets import redact, redacted, redacted_at_once
+from deep_research.tools.secrets import redact, redacted_at_once
 
 MAX_LINK_CHARS = 400  # a longer link (a playground's code in its query) is not one to follow
 MAX_PDF_PAGES = 60  # pages of a PDF read from the web, at most (its bytes: page_max_bytes)
@@ -460,7 +460,7 @@ def answer_text(answer: Answer, seconds: float) -> str:
 def kept_text(document: Document) -> str:
     """A read document's text as a run keeps it (its passages in page order, redacted as where
     a page's text enters): what a re-read compares with what the run read."""
-    return PASSAGE_BREAK.join(redacted(clean_passages(document)))
+    return PASSAGE_BREAK.join(redacted_at_once(tuple(clean_passages(document))))
 
 
 class WholePages:
