@@ -20,6 +20,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from deep_research.settings import ROLES, Role, Settings
+from deep_research.tools.chat_openai import ChatOpenAIAsBuilt
 from deep_research.tools.endpoint_limits import endpoint_id
 from deep_research.tools.model_names import (
     Endpoint,
@@ -64,9 +65,8 @@ def openai_model(
             ("openai-blocking", endpoint.base_url, timeout),
             lambda: httpx.Client(timeout=timeout, verify=tls),
         )
-        per_loop[key] = init_chat_model(
-            name,
-            model_provider="openai",
+        per_loop[key] = ChatOpenAIAsBuilt(
+            model=name,
             api_key=SecretStr(endpoint.api_key),
             base_url=endpoint.base_url,
             timeout=timeout,

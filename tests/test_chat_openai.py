@@ -1,0 +1,96 @@
+"""`ChatOpenAIAsBuilt`: the server receives the same JSON as from `ChatOpenAI`, while the openai
+SDK no longer walks the conversation and tools (`tools/chat_openai.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field
+
+from deep_research.tools.chat_openai import ChatOpenAIAsBuilt, sent_as_built
+from deep_research.tools.models import named_model
+
+from stand_ins.chat import ChatServer
+
+
+class Lookup(BaseModel):
+    """Look a term up, in one language, since a date."""
+
+    term: str = Field(description="what to look up")
+    languages: list[str] = Field(default_factory=list)
+    since: str | None = Field(None, json_schema_extra={"format": "date-time"})
+
+
+CONVERSATION = [
+    SystemMessage("You research. Quote pages ‹verbatim›."),
+    HumanMessage([{"type": "text", "text": "Compare zstd and xz — 压缩率?"}]),
+    AIMessage(
+        "",
+        tool_calls=[{"id": "call_1", "name": "Lookup", "args": {"term": "zstd", "since": None}}],
+    ),
+    ToolMessage('{"found": ["zstd 1.5.6"]}', tool_call_id="call_1"),
+]
+REQUEST = {
+    "extra_body": {
+        "response_format": {"type": "json_schema", "json_schema": {"name": "X", "schema": {}}},
+        "max_tokens": 77,
+    }
+}
+
+
+async def _bodies_sent(server: ChatServer) -> list[dict]:
+    """The request bodies `ChatOpenAI` and `ChatOpenAIAsBuilt` send for the same call."""
+    for model_class in (ChatOpenAI, ChatOpenAIAsBuilt):
+        model = model_class(model="stand-in", api_key="sk-x", base_url=f"{server.url}/v1")
+        tooled = model.bind_tools([Lookup], tool_choice="auto")
+        await tooled.ainvoke(CONVERSATION, **REQUEST)
+    return [request["body"] for request in server.chat_requests]
+
+
+def test_the_server_receives_what_chat_openai_sends():
+    server = ChatServer().start()
+    try:
+        plain, as_built = asyncio.run(_bodies_sent(server))
+    finally:
+        server.stop()
+    assert as_built == plain
+    assert as_built["messages"][1]["content"][0]["text"].endswith("压缩率?")
+    assert as_built["tools"][0]["function"]["name"] == "Lookup"
+    assert as_built["response_format"]["type"] == "json_schema"
+    assert as_built["max_tokens"] == 77
+
+
+def test_the_conversation_and_tools_skip_the_sdk_walk():
+    payload = {
+        "model": "m",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "tool_choice": "auto",
+        "extra_body": {"max_tokens": 5},
+    }
+    sent = sent_as_built(payload)
+    assert sent["messages"] == []  # what the SDK walks: nothing
+    assert "tools" not in sent
+    assert sent["extra_body"] == {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "max_tokens": 5,
+    }
+    assert sent["tool_choice"] == "auto"
+
+
+def test_a_responses_api_payload_is_left_alone():
+    payload = {"model": "m", "input": [{"role": "user", "content": "hi"}], "tools": [{"x": 1}]}
+    assert sent_as_built(dict(payload)) == payload
+
+
+@pytest.mark.parametrize("name", ["stand-in-model", "openai:stand-in-model"])
+def test_the_engine_builds_openai_compatible_models_as_built(name, chat_server):
+    async def built():
+        return named_model(name, idle_timeout=30.0)
+
+    assert isinstance(asyncio.run(built()), ChatOpenAIAsBuilt)
