@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from deep_research.domain.language import script_of
 from deep_research.domain.lexical import content_words, support_score
@@ -132,7 +132,7 @@ def resolved(answer: EvidenceWeighing, items: Sequence[Quote]) -> WeighedEvidenc
         if (quote := item(entry.item)) is not None:
             aside.setdefault(
                 key(quote),
-                SetAsideQuote(**quote.model_dump(), reason=entry.reason, note=entry.note),
+                SetAsideQuote(**asdict(quote), reason=entry.reason, note=entry.note),
             )
     elsewhere = {k for k, q in aside.items() if q.reason == "other_entity"}
     conflicts = []

@@ -7,6 +7,7 @@ order), so ids never depend on which worker finished first and stay the same on 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
 from deep_research.domain.control_chars import without_any_controls, without_controls
@@ -102,9 +103,7 @@ class SourceRegistry:
             for f in result.findings
         ]
         quotes = [
-            q.model_copy(update={"source_id": local[q.source_id]})
-            for q in result.quotes
-            if q.source_id in local
+            replace(q, source_id=local[q.source_id]) for q in result.quotes if q.source_id in local
         ]
         sources = [self.sources[local[s.id] - 1] for s in result.sources]
         return result.model_copy(

@@ -76,5 +76,10 @@ def test_every_contract_comes_back_from_a_checkpoint_as_itself():
     answer = state.Clarified(question="Switching what?", answer="our database")
     link = state.PageLink(url="https://s/a", text="a", in_text=True)  # a dataclass, not a model
     page = state.ReadPage(url="https://s", links=[link])
+    quote = state.Quote(source_id=2, text="zstd -19", claim="zstd compresses")  # dataclasses too
+    aside = state.SetAsideQuote(source_id=3, text="xz 5.2", reason="superseded", note="old")
+    weighed = state.WeighedEvidence(set_aside=[aside])
+    saved = [answer, link, page, quote, aside, weighed]
     serde = serializer()
-    assert serde.loads_typed(serde.dumps_typed([answer, link, page])) == [answer, link, page]
+    back = serde.loads_typed(serde.dumps_typed(saved))
+    assert back == saved and [type(kind) for kind in back] == [type(kind) for kind in saved]

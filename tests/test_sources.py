@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from deep_research.domain.citations import clean_citations, renumber, sources_section
 from deep_research.domain.sources import SourceRegistry
 from deep_research.state import Finding, Quote, Source, SourceEvidence, WorkerResult
@@ -42,6 +45,22 @@ def test_quotes_get_run_wide_ids_and_a_read_page_leads_with_its_words():
     assert registry.quotes(1) == []
     page = registry.sources[1]
     assert page.read and page.excerpt.startswith("Zstd level 19 wins.")
+
+
+def test_a_quote_is_one_object_and_still_checked():
+    """A run holds hundreds of quotes: each is a slotted object (a model instance was three: it,
+    its field dict, its set of fields given), validated as the model was."""
+    quote = Quote(source_id=1, text="Zstd level 19 wins.", claim="zstd wins")
+    assert not hasattr(quote, "__dict__") and not hasattr(quote, "__pydantic_fields_set__")
+    with pytest.raises(ValidationError):
+        Quote(source_id=1, text="")
+    with pytest.raises(ValidationError):
+        Quote(source_id="one", text="words")
+    held = WorkerResult(subtask_id=1, quotes=[quote])
+    assert held.model_dump()["quotes"] == [
+        {"source_id": 1, "text": "Zstd level 19 wins.", "claim": "zstd wins"}
+    ]
+    assert WorkerResult.model_validate_json(held.model_dump_json()) == held
 
 
 def test_findings_lose_ids_the_worker_never_had():
