@@ -8,6 +8,7 @@ import asyncio
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from openai.resources.chat.completions import AsyncCompletions
 from pydantic import BaseModel, Field
 
 from deep_research.tools.chat_openai import ChatOpenAIAsBuilt, sent_as_built
@@ -94,3 +95,23 @@ def test_the_engine_builds_openai_compatible_models_as_built(name, chat_server):
         return named_model(name, idle_timeout=30.0)
 
     assert isinstance(asyncio.run(built()), ChatOpenAIAsBuilt)
+
+
+def test_the_sdk_is_handed_an_empty_conversation(monkeypatch):
+    """What `ChatOpenAI`'s own streaming path hands the SDK's `create`: if langchain-openai ever
+    stops building its payload in `_get_request_payload`, this fails (the bodies would still
+    match, with the walk back)."""
+    handed: list[dict] = []
+
+    async def create(self, **kwargs):
+        handed.append(kwargs)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(AsyncCompletions, "create", create)
+    model = ChatOpenAIAsBuilt(model="m", api_key="sk-x", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(RuntimeError, match="stop here"):
+        asyncio.run(model.bind_tools([Lookup]).ainvoke(CONVERSATION, **REQUEST))
+    (kwargs,) = handed
+    assert kwargs["messages"] == [] and "tools" not in kwargs
+    assert len(kwargs["extra_body"]["messages"]) == len(CONVERSATION)
+    assert kwargs["extra_body"]["tools"][0]["function"]["name"] == "Lookup"
