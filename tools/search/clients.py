@@ -18,6 +18,8 @@ from typing import TypeVar
 
 import httpx
 
+from deep_research.tools.http_cycles import with_let_go
+
 Client = TypeVar("Client")
 
 
@@ -61,8 +63,13 @@ class SearchClients:
 
     def httpx_here(self, key: Hashable, **options) -> httpx.AsyncClient:
         """An `httpx.AsyncClient` on the running loop with `options` and the shared TLS context;
-        `key` must name everything in `options` that sets one client apart from another."""
-        return self.on_loop(("httpx", key), lambda: httpx.AsyncClient(verify=self.tls(), **options))
+        `key` must name everything in `options` that sets one client apart from another. Its
+        responses are freed once closed and let go (`tools.http_cycles`)."""
+        hooks = with_let_go(options.pop("event_hooks", None))
+        return self.on_loop(
+            ("httpx", key),
+            lambda: httpx.AsyncClient(verify=self.tls(), event_hooks=hooks, **options),
+        )
 
     def _kept(self, clients: dict[Hashable, object], key: Hashable, build: Callable) -> Client:
         """`clients[key]`, built and kept if absent."""
