@@ -19,6 +19,7 @@ from typing import TypeVar
 import httpx
 
 from deep_research.tools.http_cycles import with_let_go
+from deep_research.tools.pool_checks import quick_transport
 
 Client = TypeVar("Client")
 
@@ -64,12 +65,18 @@ class SearchClients:
     def httpx_here(self, key: Hashable, **options) -> httpx.AsyncClient:
         """An `httpx.AsyncClient` on the running loop with `options` and the shared TLS context;
         `key` must name everything in `options` that sets one client apart from another. Its
-        responses are freed once closed and let go (`tools.http_cycles`)."""
+        responses are freed once closed and let go (`tools.http_cycles`), and its pool checks
+        idle connections without anyio's attribute tables (`tools.pool_checks`)."""
         hooks = with_let_go(options.pop("event_hooks", None))
-        return self.on_loop(
-            ("httpx", key),
-            lambda: httpx.AsyncClient(verify=self.tls(), event_hooks=hooks, **options),
-        )
+        pooled = {"limits": options.pop("limits")} if "limits" in options else {}
+
+        def build() -> httpx.AsyncClient:
+            transport = quick_transport(verify=self.tls(), **pooled)
+            return httpx.AsyncClient(
+                verify=self.tls(), transport=transport, event_hooks=hooks, **options
+            )
+
+        return self.on_loop(("httpx", key), build)
 
     def _kept(self, clients: dict[Hashable, object], key: Hashable, build: Callable) -> Client:
         """`clients[key]`, built and kept if absent."""

@@ -1,0 +1,87 @@
+"""httpcore's pool learns that a server closed an idle connection from the socket the
+connection kept, not from anyio's attribute tables (`tools/pool_checks.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+from deep_research.settings import Settings
+from deep_research.tools.models import named_model
+from deep_research.tools.pool_checks import QuickReadable, QuickReadableBackend, readable
+from deep_research.tools.search.clients import SearchClients
+from deep_research.tools.search.tavily import TavilySearch
+
+REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
+
+
+def test_readable_means_data_or_the_peers_close():
+    ours, theirs = socket.socketpair()
+    try:
+        assert not readable(ours)
+        theirs.sendall(b"x")
+        assert readable(ours)
+        ours.recv(1)
+        assert not readable(ours)
+        theirs.close()
+        assert readable(ours)  # the close: a read would return b""
+    finally:
+        ours.close()
+    assert readable(ours) and readable(None)  # gone: httpcore drops the connection
+
+
+async def _two_requests_to_a_server_that_closes_idle_connections() -> tuple[list[str], int]:
+    """Two requests through one client; the server answers each connection once (keep-alive,
+    no `Connection: close`) and then closes it while the client holds it idle."""
+    accepted = 0
+
+    async def answer_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        accepted += 1
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(REPLY)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer_once, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = SearchClients().httpx_here(("closing",), timeout=5)
+    try:
+        texts = []
+        for _ in range(2):
+            texts.append((await client.get(f"http://127.0.0.1:{port}/")).text)
+            await asyncio.sleep(0.05)  # the server's close reaches the idle connection
+        return texts, accepted
+    finally:
+        await client.aclose()
+        server.close()
+
+
+def test_a_connection_the_server_closed_is_not_used_again():
+    texts, accepted = asyncio.run(_two_requests_to_a_server_that_closes_idle_connections())
+    assert texts == ["ok", "ok"] and accepted == 2
+
+
+def test_the_engines_clients_connect_through_quick_readable_streams(chat_server, search_server):
+    async def backends():
+        clients = [
+            SearchClients().httpx_here(("any",), timeout=5),
+            named_model("stand-in-model", idle_timeout=30.0).http_async_client,
+            TavilySearch(Settings(), SearchClients())._client()._client,
+        ]
+        return [client._transport._pool._network_backend for client in clients]
+
+    assert all(isinstance(b, QuickReadableBackend) for b in asyncio.run(backends()))
+
+
+def test_tls_keeps_the_socket_it_started_with():
+    class Plain:
+        def get_extra_info(self, info):
+            return "the socket" if info == "socket" else "from the stream"
+
+        async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+            return Plain()
+
+    stream = QuickReadable(Plain())
+    tls = asyncio.run(stream.start_tls(None))
+    assert tls._socket == "the socket" and tls.get_extra_info("server_addr") == "from the stream"
