@@ -76,12 +76,35 @@ def test_the_engines_clients_connect_through_quick_readable_streams(chat_server,
 
 def test_tls_keeps_the_socket_it_started_with():
     class Plain:
+        """A stream whose every instance names its own socket (TLS over TCP would not)."""
+
+        made = 0
+
+        def __init__(self):
+            Plain.made += 1
+            self.number = Plain.made
+
         def get_extra_info(self, info):
-            return "the socket" if info == "socket" else "from the stream"
+            return f"socket {self.number}" if info == "socket" else f"info of {self.number}"
 
         async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
             return Plain()
 
     stream = QuickReadable(Plain())
     tls = asyncio.run(stream.start_tls(None))
-    assert tls._socket == "the socket" and tls.get_extra_info("server_addr") == "from the stream"
+    assert tls._socket == "socket 1"  # the connection's own, not the TLS stream's
+    assert tls.get_extra_info("server_addr") == "info of 2"  # the rest from the TLS stream
+
+
+def test_proxies_from_the_environment_are_still_mounted(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+
+    async def mounts():
+        client = SearchClients().httpx_here(("proxied",), timeout=5)
+        try:
+            return client._mounts
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(mounts())  # a proxy transport per scheme, as httpx mounts them

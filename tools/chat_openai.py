@@ -21,10 +21,11 @@ AS_BUILT = ("messages", "tools")  # the large fields; the rest is a few scalars
 
 def sent_as_built(payload: dict) -> dict:
     """The request payload with its conversation and tools moved into `extra_body`."""
-    moved = {field: payload.pop(field) for field in AS_BUILT if field in payload}
-    if "messages" not in moved:  # the Responses API's payload, which this does not touch
-        payload.update(moved)
+    if "messages" not in payload or "response_format" in payload:
+        # the Responses API's payload; or a typed response format, for which langchain-openai
+        # calls the SDK's parse helpers, which check the tools themselves: left as built
         return payload
+    moved = {field: payload.pop(field) for field in AS_BUILT if field in payload}
     payload["extra_body"] = {**moved, **(payload.get("extra_body") or {})}
     payload["messages"] = []  # required by the SDK's signature; replaced by `extra_body`'s
     return payload

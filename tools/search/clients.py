@@ -19,7 +19,7 @@ from typing import TypeVar
 import httpx
 
 from deep_research.tools.http_cycles import with_let_go
-from deep_research.tools.pool_checks import quick_transport
+from deep_research.tools.pool_checks import quickened
 
 Client = TypeVar("Client")
 
@@ -68,13 +68,10 @@ class SearchClients:
         responses are freed once closed and let go (`tools.http_cycles`), and its pool checks
         idle connections without anyio's attribute tables (`tools.pool_checks`)."""
         hooks = with_let_go(options.pop("event_hooks", None))
-        pooled = {"limits": options.pop("limits")} if "limits" in options else {}
 
         def build() -> httpx.AsyncClient:
-            transport = quick_transport(verify=self.tls(), **pooled)
-            return httpx.AsyncClient(
-                verify=self.tls(), transport=transport, event_hooks=hooks, **options
-            )
+            client = httpx.AsyncClient(verify=self.tls(), event_hooks=hooks, **options)
+            return quickened(client)
 
         return self.on_loop(("httpx", key), build)
 

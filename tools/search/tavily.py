@@ -12,7 +12,7 @@ from tavily import errors as tavily_errors
 from deep_research.settings import Settings
 from deep_research.state import SearchHit
 from deep_research.tools.http_cycles import with_let_go
-from deep_research.tools.pool_checks import quick_transport
+from deep_research.tools.pool_checks import quickened
 from deep_research.tools.search.base import (
     MAX_CONTENT_CHARS,
     SearchKeyRejected,
@@ -99,10 +99,8 @@ class TavilySearch:
             proxied = any(os.environ.get(v) for v in ("TAVILY_HTTP_PROXY", "TAVILY_HTTPS_PROXY"))
             http = None
             if not proxied:  # responses freed once closed (`tools.http_cycles`)
-                http = httpx.AsyncClient(
-                    verify=self._clients.tls(),
-                    transport=quick_transport(verify=self._clients.tls()),  # `tools.pool_checks`
-                    event_hooks=with_let_go(None),
+                http = quickened(  # `tools.pool_checks`
+                    httpx.AsyncClient(verify=self._clients.tls(), event_hooks=with_let_go(None))
                 )
             return tavily.AsyncTavilyClient(
                 api_key=self._key, api_base_url=self._base_url, client=http
