@@ -3,8 +3,8 @@ the openai SDK walking them again.
 
 The SDK walks every request body against its TypedDict annotations (`openai._utils._transform`)
 to rename aliased keys and format dates. A chat completion's messages and tool specs have
-neither, so the walk gives back what it was given: 2.4 ms of CPU a call, 14 % of the engine's,
-in a 32-worker fan-out (docs/benchmarks.md; openai/openai-python#3616). Fields
+neither, so the walk gives back what it was given: 2.4 ms of CPU a call, 14 % of the engine's
+under cProfile in a 32-worker fan-out (docs/benchmarks.md; openai/openai-python#3616). Fields
 handed to the SDK as `extra_body` are merged into the JSON as they are, over the typed ones
 (its documented way to send fields it does not know): the typed `messages` is left empty.
 """
