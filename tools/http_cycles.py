@@ -23,11 +23,12 @@ class LetGoWhenClosed(httpx.AsyncByteStream):
     def __init__(self, bound: httpx.AsyncByteStream) -> None:
         self._bound: httpx.AsyncByteStream | None = bound
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        """The bound stream's own iterator: no generator of ours, which a reply read only to
+        its end marker would leave for the event loop to finalize, one more per response."""
         if self._bound is None:
             raise httpx.StreamClosed()
-        async for chunk in self._bound:
-            yield chunk
+        return self._bound.__aiter__()
 
     async def aclose(self) -> None:
         bound, self._bound = self._bound, None
