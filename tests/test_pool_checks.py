@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import httpx
+
 from deep_research.settings import Settings
 from deep_research.tools.models import named_model
-from deep_research.tools.pool_checks import QuickReadable, QuickReadableBackend, readable
+from deep_research.tools.pool_checks import QuickReadable, QuickReadableBackend, quickened, readable
 from deep_research.tools.search.clients import SearchClients
 from deep_research.tools.search.tavily import TavilySearch
 
@@ -108,3 +110,87 @@ def test_proxies_from_the_environment_are_still_mounted(monkeypatch):
             await client.aclose()
 
     assert asyncio.run(mounts())  # a proxy transport per scheme, as httpx mounts them
+
+
+def _self_signed(folder) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 and its key, as PEM files (a server of our own speaking TLS)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_file), str(key_file)
+
+
+def test_over_tls_an_idle_connection_is_checked_and_a_closed_one_dropped(tmp_path):
+    """A keep-alive TLS server (as every hosted provider is): requests share one connection
+    while it is open, its idle check reads the socket under TLS, and once the server closes
+    it the next request opens another."""
+    import ssl
+
+    cert, key = _self_signed(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    client_tls = ssl.create_default_context(cafile=cert)
+
+    async def main():
+        accepted, writers = 0, []
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal accepted
+            accepted += 1
+            writers.append(writer)
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(REPLY)
+                await writer.drain()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=server_tls)
+        url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        client = quickened(httpx.AsyncClient(verify=client_tls))
+        try:
+            texts = [(await client.get(url)).text for _ in range(2)]
+            (connection,) = client._transport._pool.connections
+            stream = connection._connection._network_stream
+            assert isinstance(stream, QuickReadable)
+            assert stream.get_extra_info("ssl_object") is not None  # TLS, from the stream
+            assert not stream.get_extra_info("is_readable")  # idle, open
+            assert accepted == 1
+            writers[0].close()  # the server ends the idle connection
+            await asyncio.sleep(0.05)
+            texts.append((await client.get(url)).text)
+            return texts, accepted
+        finally:
+            await client.aclose()
+            server.close()
+
+    texts, accepted = asyncio.run(main())
+    assert texts == ["ok", "ok", "ok"] and accepted == 2
