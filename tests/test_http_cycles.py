@@ -117,3 +117,23 @@ def test_the_tavily_client_lets_go_of_its_responses(search_server):
         return TavilySearch(Settings(), SearchClients())._client()
 
     assert let_go_when_closed in asyncio.run(built())._client.event_hooks["response"]
+
+
+def test_a_reply_cut_off_by_the_total_cap_is_freed_too(chat_server, no_collection):
+    """A server that never stops talking: the engine's cap ends the stream mid-way, and the
+    response it was reading is freed as the call ends."""
+    from langchain_core.messages import HumanMessage
+
+    from deep_research.tools.streaming import stream_reply
+
+    chat_server.stream_parts = [0.05] * 400  # a part every 50 ms, for 20 s
+    chat_server.chunk_chars = 1
+
+    async def main():
+        model = named_model("stand-in-model", idle_timeout=30.0)
+        with pytest.raises(TimeoutError):
+            await stream_reply(model, [HumanMessage("Talk")], role="writer", total_cap=0.5)
+        await asyncio.sleep(0.1)
+        return [o for o in gc.get_objects() if isinstance(o, httpx.Response)]
+
+    assert asyncio.run(main()) == []
