@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import httpx
+import httpx2
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -51,8 +52,9 @@ def no_http(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("an HTTP request was sent")
 
-    monkeypatch.setattr(httpx.AsyncClient, "send", refuse)
-    monkeypatch.setattr(httpx.Client, "send", refuse)
+    for module in (httpx, httpx2):  # httpx2: the chat servers' clients
+        monkeypatch.setattr(module.AsyncClient, "send", refuse)
+        monkeypatch.setattr(module.Client, "send", refuse)
     for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
@@ -207,8 +209,8 @@ def test_the_run_service_drives_runs_with_the_live_runs_it_is_handed(no_http, tm
 
 
 def test_the_openai_client_gets_timeouts_every_httpx_takes():
-    """The openai SDK builds its own clients on httpx2, whose Timeout refuses an httpx.Timeout
-    (httpx2 2.17.0: "Invalid timeout ... got <class 'httpx.Timeout'>"): plain seconds only."""
+    """The openai SDK's stack, httpx2, refuses an httpx.Timeout (httpx2 2.17.0: "Invalid
+    timeout ... got <class 'httpx.Timeout'>"): plain seconds, which both take."""
     from deep_research.tools.model_names import Endpoint
     from deep_research.tools.models import openai_model
     from deep_research.tools.process_wide import ProcessWide
@@ -219,7 +221,7 @@ def test_the_openai_client_gets_timeouts_every_httpx_takes():
 
     model = asyncio.run(build())
     assert model.request_timeout == (30.0, 600.0, 600.0, 600.0)  # connect, read, write, pool
-    assert model.http_async_client.timeout == httpx.Timeout(600.0, connect=30.0)
+    assert model.http_async_client.timeout == httpx2.Timeout(600.0, connect=30.0)
 
 
 def test_a_burst_of_calls_reuses_the_connections_of_the_one_before(chat_server, monkeypatch):

@@ -8,6 +8,7 @@ import gc
 import weakref
 
 import httpx
+import httpx2
 import pytest
 
 from deep_research.tools.http_cycles import let_go_when_closed, with_let_go
@@ -40,7 +41,9 @@ def no_collection():
     gc.enable()
 
 
-async def _read_and_let_go(client: httpx.AsyncClient, url: str) -> tuple[weakref.ref, bytes]:
+async def _read_and_let_go(
+    client: httpx.AsyncClient | httpx2.AsyncClient, url: str
+) -> tuple[weakref.ref, bytes]:
     """Stream one page whole, close it, and keep only a weak reference to the response."""
     async with client.stream("GET", url) as response:
         data = b"".join([chunk async for chunk in response.aiter_bytes()])
@@ -101,12 +104,19 @@ def test_a_closed_stream_is_not_read_again(page_server):
     asyncio.run(main())
 
 
-def test_the_model_clients_let_go_of_their_responses(chat_server):
-    async def built():
-        return named_model("stand-in-model", idle_timeout=30.0)
+def test_the_model_clients_closed_responses_are_freed_without_the_collector(
+    chat_server, page_server, no_collection
+):
+    """A chat server's client is httpx2's, which binds no response to its stream: nothing to
+    let go of, and a closed response is freed as the engine's httpx clients' are."""
 
-    model = asyncio.run(built())
-    assert let_go_when_closed in model.http_async_client.event_hooks["response"]
+    async def main():
+        client = named_model("stand-in-model", idle_timeout=30.0).http_async_client
+        assert isinstance(client, httpx2.AsyncClient)
+        gone, data = await _read_and_let_go(client, f"{page_server.url}/a")
+        assert data == BODY and gone() is None
+
+    asyncio.run(main())
 
 
 def test_the_tavily_client_lets_go_of_its_responses(search_server):

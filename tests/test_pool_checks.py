@@ -9,7 +9,6 @@ import socket
 import httpx
 
 from deep_research.settings import Settings
-from deep_research.tools.models import named_model
 from deep_research.tools.pool_checks import QuickReadable, QuickReadableBackend, quickened, readable
 from deep_research.tools.search.clients import SearchClients
 from deep_research.tools.search.tavily import TavilySearch
@@ -68,7 +67,6 @@ def test_the_engines_clients_connect_through_quick_readable_streams(chat_server,
     async def backends():
         clients = [
             SearchClients().httpx_here(("any",), timeout=5),
-            named_model("stand-in-model", idle_timeout=30.0).http_async_client,
             TavilySearch(Settings(), SearchClients())._client()._client,
         ]
         return [client._transport._pool._network_backend for client in clients]

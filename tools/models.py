@@ -7,13 +7,17 @@ streams with usage, times out on silence, and leaves retries to `tools.structure
 `google_genai:`, `bedrock_converse:` ...) is built by LangChain's own `init_chat_model`; the
 provider's package is an optional extra. The API key and base URL come from the environment at
 build time and never enter settings, state or checkpoints.
+
+A chat server is reached over httpx2, the openai SDK's own HTTP stack (`SearchClients.model_http`):
+its connection pool checks an idle connection once, when it reuses it, where httpx's checks
+every pooled connection whenever a request starts or ends (`docs/architecture.md`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import httpx
+import httpx2
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
@@ -37,12 +41,12 @@ ModelSource = Callable[[Settings, Role], BaseChatModel]
 """Where a model client gets a role's chat model: by name (`chat_model`), or one given."""
 
 
-def connection_limits(max_in_flight: int | None) -> httpx.Limits:
+def connection_limits(max_in_flight: int | None) -> httpx2.Limits:
     """A chat server's connection pool: as many idle connections kept as the endpoint lets
     calls be in flight (no cap: httpx's 100). httpx keeps 20: with 32 workers quoting 96 pages
     at once, each level of a fan-out opened again the connections the one before had closed."""
     kept = max_in_flight or KEPT_WITHOUT_A_CAP
-    return httpx.Limits(
+    return httpx2.Limits(
         max_connections=max(kept, KEPT_WITHOUT_A_CAP), max_keepalive_connections=kept
     )
 
@@ -56,14 +60,13 @@ def openai_model(
     if key not in per_loop:
         # Waiting for the first byte is prompt processing, which a cold local model may spend
         # minutes on: every socket wait is bounded by the idle timeout, the whole call by none.
-        # A (connect, read, write, pool) tuple, not an `httpx.Timeout`: the openai SDK builds its
-        # own clients on httpx2, whose Timeout refuses httpx's (seen with httpx2 2.17.0).
+        # A (connect, read, write, pool) tuple, which both the SDK and httpx2 take.
         timeout = (min(idle_timeout, CONNECT_TIMEOUT), idle_timeout, idle_timeout, idle_timeout)
         tls = process.search_clients.tls()  # the process's: no CA bundle loaded again
         gate = process.gates.model(endpoint.base_url)
         blocking = process.search_clients.anywhere(  # the SDK builds a blocking client too
             ("openai-blocking", endpoint.base_url, timeout),
-            lambda: httpx.Client(timeout=timeout, verify=tls),
+            lambda: httpx2.Client(timeout=timeout, verify=tls),
         )
         per_loop[key] = ChatOpenAIAsBuilt(
             model=name,
@@ -76,7 +79,7 @@ def openai_model(
             stream_chunk_timeout=0,  # silence is timed by `tools.streaming` (one timer a call)
             http_client=blocking,
             # one pool per server on this loop, whatever the model: the endpoint's cap holds
-            http_async_client=process.search_clients.httpx_here(
+            http_async_client=process.search_clients.model_http(
                 ("openai", endpoint.base_url, timeout),
                 timeout=timeout,
                 event_hooks=gate.http_hooks(),

@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 
 import httpx
+import httpx2
 import openai
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
@@ -25,6 +26,7 @@ BACKOFF_BASE = 0.5  # seconds before the first retry when the server names no wa
 BACKOFF_CAP = 20.0
 _CONNECTION = (
     httpx.TransportError,
+    httpx2.TransportError,  # the chat servers' stack, should one reach us unwrapped by the SDK
     openai.APIConnectionError,  # openai.APITimeoutError is one
     TimeoutError,
 )

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 import httpx
+import httpx2
 
 from deep_research.tools.http_cycles import with_let_go
 from deep_research.tools.pool_checks import quickened
@@ -74,6 +75,15 @@ class SearchClients:
             return quickened(client)
 
         return self.on_loop(("httpx", key), build)
+
+    def model_http(self, key: Hashable, **options) -> httpx2.AsyncClient:
+        """A chat server's client on the running loop: httpx2 (the openai SDK's own stack) with
+        `options` and the shared TLS context; `key` as for `httpx_here`. Neither of httpx's
+        mendings is needed: httpx2 binds no response to its stream, and its pool checks an idle
+        connection once, as it reuses it, from the socket its stream keeps."""
+        return self.on_loop(
+            ("httpx2", key), lambda: httpx2.AsyncClient(verify=self.tls(), **options)
+        )
 
     def _kept(self, clients: dict[Hashable, object], key: Hashable, build: Callable) -> Client:
         """`clients[key]`, built and kept if absent."""
