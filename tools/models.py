@@ -35,7 +35,7 @@ from deep_research.tools.model_names import (
 from deep_research.tools.process_wide import ProcessWide, current
 
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection
-KEPT_WITHOUT_A_CAP = 100  # httpx's default most connections, kept idle too when nothing caps calls
+KEPT_WITHOUT_A_CAP = 100  # httpx2's default most connections, kept idle too when nothing caps calls
 
 ModelSource = Callable[[Settings, Role], BaseChatModel]
 """Where a model client gets a role's chat model: by name (`chat_model`), or one given."""
@@ -43,7 +43,7 @@ ModelSource = Callable[[Settings, Role], BaseChatModel]
 
 def connection_limits(max_in_flight: int | None) -> httpx2.Limits:
     """A chat server's connection pool: as many idle connections kept as the endpoint lets
-    calls be in flight (no cap: httpx's 100). httpx keeps 20: with 32 workers quoting 96 pages
+    calls be in flight (no cap: httpx2's 100). httpx2 keeps 20: with 32 workers quoting 96 pages
     at once, each level of a fan-out opened again the connections the one before had closed."""
     kept = max_in_flight or KEPT_WITHOUT_A_CAP
     return httpx2.Limits(
