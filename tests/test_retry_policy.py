@@ -4,6 +4,7 @@ and HTTP status, never from its text; the wait honours Retry-After."""
 from __future__ import annotations
 
 import httpx
+import httpx2
 import openai
 import pytest
 from ddgs.exceptions import DDGSException
@@ -43,6 +44,7 @@ def http_error(status: int) -> httpx.HTTPStatusError:
         (openai.APITimeoutError(REQUEST), True),
         (openai.APIConnectionError(request=REQUEST), True),
         (httpx.ConnectError("refused"), True),
+        (httpx2.RemoteProtocolError("server disconnected"), True),  # the chat servers' stack
         (TimeoutError(), True),
         (EmptyStream("nothing"), True),
         (SearchRateLimited("slow down"), True),

@@ -23,11 +23,11 @@ import contextlib
 import os
 import warnings
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-import httpx
+import httpx2
 from aiolimiter import AsyncLimiter
 
 from deep_research.tools.retry_policy import retry_after
@@ -112,7 +112,7 @@ class Limits:
         )
 
 
-def retry_after_seconds(headers: httpx.Headers) -> float:
+def retry_after_seconds(headers: Mapping[str, str]) -> float:
     """How long a 429 pauses the endpoint: what the server asks (`tools.retry_policy`), capped
     at MAX_PAUSE, else DEFAULT_PAUSE."""
     asked = retry_after(headers, cap=MAX_PAUSE)
@@ -212,18 +212,19 @@ class Endpoint:
                 return
 
     def http_hooks(self) -> dict[str, list]:
-        """httpx event hooks for a client of this endpoint: every HTTP request, the SDK's own
+        """Event hooks for a client of this endpoint (httpx2's, the chat servers'; httpx takes
+        them too): every HTTP request, the SDK's own
         retries included, waits out a 429 pause and takes its request from the bucket, and
         every 429 answer pauses the endpoint."""
         self._hooked = True
         return {"request": [self.before_request], "response": [self.observe]}
 
-    async def before_request(self, request: httpx.Request) -> None:
-        """An httpx request hook (see `http_hooks`)."""
+    async def before_request(self, request: httpx2.Request) -> None:
+        """A request hook (see `http_hooks`)."""
         await self._take_request()
 
-    async def observe(self, response: httpx.Response) -> None:
-        """An httpx response hook: a 429 slows the whole endpoint, not just the one call."""
+    async def observe(self, response: httpx2.Response) -> None:
+        """A response hook: a 429 slows the whole endpoint, not just the one call."""
         if response.status_code == 429:
             self.back_off(retry_after_seconds(response.headers))
 

@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
+import httpx2
 from limits import RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.aio.storage import RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
@@ -228,8 +228,8 @@ class SharedEndpoint(Endpoint):
         self._debt_tasks.add(task)
         task.add_done_callback(self._debt_tasks.discard)
 
-    async def observe(self, response: httpx.Response) -> None:
-        """An httpx response hook: a 429 pauses the endpoint for every process."""
+    async def observe(self, response: httpx2.Response) -> None:
+        """A response hook: a 429 pauses the endpoint for every process."""
         if response.status_code == 429:
             await self.back_off_shared(retry_after_seconds(response.headers))
 
