@@ -63,7 +63,7 @@ def test_a_connection_the_server_closed_is_not_used_again():
     assert texts == ["ok", "ok"] and accepted == 2
 
 
-def test_the_engines_clients_connect_through_quick_readable_streams(chat_server, search_server):
+def test_the_search_clients_connect_through_quick_readable_streams(search_server):
     async def backends():
         clients = [
             SearchClients().httpx_here(("any",), timeout=5),
