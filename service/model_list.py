@@ -21,11 +21,12 @@ import difflib
 import fnmatch
 import json
 
-import httpx
+import httpx2
 
 from deep_research.service.bad_input import BadInput
 from deep_research.settings import ROLES, Settings
 from deep_research.tools.model_names import openai_api_key, openai_base_url, provider_of
+from deep_research.tools.process_wide import current
 from deep_research.tools.secrets import redact
 
 OPENAI_API = "https://api.openai.com/v1"  # where the SDK goes when no base URL is set
@@ -91,7 +92,9 @@ def fetch_model_list(base_url: str, api_key: str, timeout: float = LIST_TIMEOUT)
     try:
         url = f"{base_url.rstrip('/')}/models"
         with (
-            httpx.Client(timeout=timeout, headers=headers) as client,
+            httpx2.Client(
+                timeout=timeout, headers=headers, verify=current().search_clients.tls()
+            ) as client,  # as chat calls go: same proxies, same CAs
             client.stream("GET", url) as response,
         ):
             if response.status_code != 200:
@@ -102,7 +105,7 @@ def fetch_model_list(base_url: str, api_key: str, timeout: float = LIST_TIMEOUT)
                 if len(data) > MAX_LISTED_BYTES:
                     return None
         return json.loads(data)
-    except (httpx.HTTPError, ValueError):
+    except (httpx2.HTTPError, ValueError):
         return None
 
 

@@ -226,7 +226,7 @@ def test_the_openai_client_gets_timeouts_every_httpx_takes():
 
 def test_a_burst_of_calls_reuses_the_connections_of_the_one_before(chat_server, monkeypatch):
     """The chat client keeps as many idle connections as the endpoint lets calls be in flight
-    (httpx keeps 20): a fan-out's next level of 40 calls opens none of the 40 again."""
+    (httpx2 keeps 20): a fan-out's next level of 40 calls opens none of the 40 again."""
     from langchain_core.messages import HumanMessage
 
     from deep_research.tools.model_names import Endpoint

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpcore2
 import httpcore2._backends.anyio as anyio_backend
 import httpx2
 from langchain_core.messages import HumanMessage
@@ -23,8 +24,8 @@ def _model(url: str, process: ProcessWide | None = None):
 
 def test_a_burst_on_a_warm_pool_checks_each_idle_connection_about_once(chat_server, monkeypatch):
     """httpx's pool asked every idle connection whether its server had closed it each time a
-    request started or ended: a burst of n calls on n idle connections polled some n²/2
-    sockets. httpx2's asks a connection as it takes it."""
+    request started or ended: a burst of n calls on n idle connections polled at least n²/2
+    sockets (8,096 for 40). httpx2's asks a connection as it takes it."""
     monkeypatch.setenv("DEEP_RESEARCH_ENDPOINT_MAX_CONCURRENT_MODEL_CALLS", "48")
     chat_server.latency = 0.2  # long enough for 40 calls to be in flight at once
     polled = []
@@ -45,7 +46,7 @@ def test_a_burst_on_a_warm_pool_checks_each_idle_connection_about_once(chat_serv
         return len(model.http_async_client._transport._pool.connections)
 
     assert asyncio.run(two_bursts()) == 40
-    assert 40 <= len(polled) <= 80  # each reused connection once (httpx: 800 and more)
+    assert 40 <= len(polled) <= 80  # each reused connection once (httpx: 8,096)
 
 
 def test_a_connection_the_chat_server_closed_is_not_used_again():
@@ -96,6 +97,8 @@ def test_a_connection_the_chat_server_closed_is_not_used_again():
 
 def test_the_chat_client_keeps_the_process_tls_proxies_and_the_endpoint_hooks(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
     process = ProcessWide()
 
     async def built():
@@ -103,7 +106,38 @@ def test_the_chat_client_keeps_the_process_tls_proxies_and_the_endpoint_hooks(mo
         return model.http_async_client, process.gates.model("https://chat.example/v1")
 
     client, gate = asyncio.run(built())
-    assert client._transport._pool._ssl_context is process.search_clients.tls()
-    assert any(str(pattern.pattern).startswith("https") for pattern in client._mounts)
+    tls = process.search_clients.tls()
+    assert client._transport._pool._ssl_context is tls
+    (proxied,) = [t for p, t in client._mounts.items() if p.matches(httpx2.URL("https://x/"))]
+    assert isinstance(proxied._pool, httpcore2.AsyncHTTPProxy)  # the chat server, by the proxy
+    assert proxied._pool._ssl_context is tls
     assert gate.before_request in client.event_hooks["request"]
     assert gate.observe in client.event_hooks["response"]
+
+
+def test_every_request_to_a_chat_server_takes_the_same_way(chat_server, monkeypatch):
+    """Chat calls, the context-window probes and the model list go over one stack, so a proxy
+    setting sends all of them the same way: here a range in NO_PROXY (which httpx did not read,
+    sending the probes and the list to a proxy that is not there)."""
+    from deep_research.service.model_list import fetch_model_list
+    from deep_research.tools.context_window import ContextWindows
+
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", "127.0.0.0/8")
+    for name in ("http_proxy", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    chat_server.info_paths = {
+        "/props": {"default_generation_settings": {"n_ctx": 6_000}},
+        "/v1/models": {"object": "list", "data": [{"id": "stand-in-model"}]},
+    }
+    base = f"{chat_server.url}/v1"
+    process = ProcessWide()
+
+    async def asked():
+        reply = await _model(base, process).ainvoke([HumanMessage("hi")])
+        window = await ContextWindows().window(base, "stand-in-model", process.gates)
+        return reply.content, window
+
+    content, window = asyncio.run(asked())
+    assert content and window == 6_000
+    assert fetch_model_list(base, "k") == {"object": "list", "data": [{"id": "stand-in-model"}]}

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from functools import cache
 
 import httpx
+import httpx2
 
 from deep_research.settings import ROLES, Role, Settings
 from deep_research.tools.bounded_http import bounded_request
@@ -45,18 +46,18 @@ def _positive(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-async def _get(client: httpx.AsyncClient, url: str, **kwargs) -> dict | None:
+async def _get(client: httpx2.AsyncClient, url: str, **kwargs) -> dict | None:
     """The JSON object a probe returns, or None for any failure (the server does not tell)."""
     try:
         method = "POST" if "json" in kwargs else "GET"
         response = await bounded_request(client, method, url, seconds=PROBE_TIMEOUT, **kwargs)
         body = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except (httpx2.HTTPError, httpx.HTTPError, ValueError):  # httpx's: `bounded_request`'s caps
         return None
     return body if isinstance(body, dict) else None
 
 
-async def _llama_cpp(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+async def _llama_cpp(client: httpx2.AsyncClient, root: str, model: str) -> int | None:
     """llama.cpp's server: `GET /props`."""
     body = await _get(client, f"{root}/props")
     if body is None:
@@ -65,7 +66,7 @@ async def _llama_cpp(client: httpx.AsyncClient, root: str, model: str) -> int | 
     return _positive(settings.get("n_ctx")) or _positive(body.get("n_ctx"))
 
 
-async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+async def _ollama(client: httpx2.AsyncClient, root: str, model: str) -> int | None:
     """Ollama: the loaded model in `/api/ps`, else `num_ctx` or the default from `/api/show`
     (both asked at once)."""
     running, shown = await asyncio.gather(
@@ -85,7 +86,7 @@ async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> int | Non
     return min([OLLAMA_DEFAULT_CONTEXT, *[t for t in trained if _positive(t)]])
 
 
-async def _vllm(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+async def _vllm(client: httpx2.AsyncClient, root: str, model: str) -> int | None:
     """vLLM: `max_model_len` of the model in `GET /v1/models`."""
     body = await _get(client, f"{root}/v1/models")
     for entry in (body or {}).get("data") or []:
@@ -94,7 +95,7 @@ async def _vllm(client: httpx.AsyncClient, root: str, model: str) -> int | None:
     return None
 
 
-async def _lm_studio(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+async def _lm_studio(client: httpx2.AsyncClient, root: str, model: str) -> int | None:
     """LM Studio: `GET /api/v0/models/{model}`, the loaded window first."""
     body = await _get(client, f"{root}/api/v0/models/{model}")
     if body is None:
@@ -150,7 +151,7 @@ class ContextWindows:
                 return await probe(client, _root(base_url), model)
 
         try:
-            async with httpx.AsyncClient(
+            async with httpx2.AsyncClient(  # the chat client's stack: same proxies
                 timeout=PROBE_TIMEOUT, headers=headers, verify=self._tls()
             ) as client:
                 found = await asyncio.gather(*(asked(probe) for probe in PROBES))

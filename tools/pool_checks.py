@@ -3,10 +3,11 @@
 Each time a request starts or ends, httpcore's connection pool asks every pooled connection
 whether it has expired; for an idle one that is `get_extra_info("is_readable")` on its stream,
 which anyio answers by building a table of every attribute of the socket (the peer's address
-looked up with a system call on each) to hand back the raw socket. With a model server's pool as
-large as the calls it may have in flight, while 32 workers went from their page quotes to their
-next step (`bench/bench_run.py`'s fan-out, its event loop sampled), the pool's checks took 38 %
-of the loop's time, those tables 22 %. `QuickReadable` keeps the raw socket from the
+looked up with a system call on each) to hand back the raw socket. When the model server's
+pool was an httpx one (chat servers are now reached over httpx2, `SearchClients.model_http`),
+while 32 workers went from their page quotes to their next step (`bench/bench_run.py`'s
+fan-out, its event loop sampled), the pool's checks took 38 % of the loop's time, those tables
+22 %. The search clients' pools still are httpx's. `QuickReadable` keeps the raw socket from the
 connection's start and asks it directly (a `poll` with no wait, as httpcore does); everything
 else goes to the stream it wraps.
 """
