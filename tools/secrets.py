@@ -36,7 +36,8 @@ QUERY_PASSWORD = re.compile(
 
 def mask_url_passwords(text: str) -> str:
     """The text with every password (`user:password@`, `password=`) replaced by `***`."""
-    text = URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", text)
+    if "@" in text:  # what `URL_PASSWORD` ends with; its scan costs 15 µs a kB of page text
+        text = URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", text)
     return QUERY_PASSWORD.sub(lambda match: f"{match['head']}***", text)
 
 
