@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import httpx2
 
 MAX_JSON_BYTES = 8 * 1024 * 1024  # a search page or a server's props: far below this
 
@@ -19,7 +20,7 @@ class ResponseTooLarge(httpx.HTTPError):
 
 
 async def bounded_request(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient | httpx2.AsyncClient,  # httpx2: the chat servers' probes
     method: str,
     url: str,
     *,
