@@ -213,9 +213,8 @@ class Endpoint:
 
     def http_hooks(self) -> dict[str, list]:
         """Event hooks for a client of this endpoint (httpx2's, the chat servers'; httpx takes
-        them too): every HTTP request, the SDK's own
-        retries included, waits out a 429 pause and takes its request from the bucket, and
-        every 429 answer pauses the endpoint."""
+        them too): every HTTP request, the SDK's own retries included, waits out a 429 pause
+        and takes its request from the bucket, and every 429 answer pauses the endpoint."""
         self._hooked = True
         return {"request": [self.before_request], "response": [self.observe]}
 
